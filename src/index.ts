@@ -1,0 +1,4 @@
+/**
+ * worksync: the public library API.
+ */
+export {}
