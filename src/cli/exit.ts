@@ -1,0 +1,85 @@
+/**
+ * How the CLI ends: one clear line on stderr and an exit code, never a stack trace.
+ *
+ * Exit codes (the command-line contract defines 0, 1 and 2):
+ * - 0  success
+ * - 1  the command could not finish (a rerun resumes where it applies)
+ * - 2  `import-csv` finished but rejected some rows
+ * - 64 the invocation itself is wrong (unknown flag, bad value, missing input file)
+ * - 130 interrupted by SIGINT/SIGTERM
+ */
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+
+export const ExitCode = {
+  ok: 0,
+  failed: 1,
+  rejected: 2,
+  usage: 64,
+  interrupted: 130
+} as const
+
+/** A command's deliberate non-zero end, with the one line to print. */
+export class CliExit extends Data.TaggedError("CliExit")<{
+  readonly code: number
+  readonly message: string
+}> {}
+
+/** Bad invocation: what is wrong, where, and what to do. */
+export const usageError = (message: string) => new CliExit({ code: ExitCode.usage, message })
+
+type Describe = (error: unknown) => string | undefined
+
+/** Error describers registered by the layers the CLI uses (client errors, store errors...). */
+const describers: Array<Describe> = []
+export const registerDescriber = (describe: Describe) => {
+  describers.push(describe)
+}
+
+const messageOf = (error: unknown): string => {
+  for (const describe of describers) {
+    const text = describe(error)
+    if (text !== undefined) return text
+  }
+  if (error instanceof Error && error.message) return error.message
+  if (typeof error === "object" && error !== null && "_tag" in error) return String((error as { _tag: unknown })._tag)
+  return String(error)
+}
+
+const isCliValidationError = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && "_tag" in error &&
+  ["CommandMismatch", "CorrectedFlag", "HelpRequested", "InvalidArgument", "InvalidValue", "MissingValue",
+    "MissingFlag", "MultipleValuesDetected", "MissingSubcommand", "NoBuiltInMatch", "UnclusteredFlag"]
+    .includes(String((error as { _tag: unknown })._tag))
+
+/** Maps the end of the program to an exit code, printing one line on stderr for failures. */
+export const teardown = (exit: Exit.Exit<unknown, unknown>, onExit: (code: number) => void) => {
+  if (Exit.isSuccess(exit)) return onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
+  const cause = exit.cause
+  if (Cause.isInterruptedOnly(cause)) {
+    process.stderr.write("worksync: interrupted\n")
+    return onExit(ExitCode.interrupted)
+  }
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (error instanceof CliExit) {
+      if (error.message) process.stderr.write(`worksync: ${error.message}\n`)
+      return onExit(error.code)
+    }
+    // @effect/cli has already printed the usage problem and the help hint.
+    if (isCliValidationError(error)) return onExit(ExitCode.usage)
+    process.stderr.write(`worksync: ${messageOf(error)}\n`)
+    return onExit(ExitCode.failed)
+  }
+  const defect = Cause.squash(cause)
+  const verbose = process.argv.includes("--verbose")
+  process.stderr.write(
+    `worksync: internal error: ${defect instanceof Error ? defect.message : String(defect)}` +
+      (verbose && defect instanceof Error && defect.stack ? `\n${defect.stack}` : " (run with --verbose for details)") +
+      "\n"
+  )
+  return onExit(ExitCode.failed)
+}
