@@ -159,3 +159,151 @@ export const RECORD_ORDER = "position asc, id asc" as const
 
 /** list-files order: createdAt ascending, then id. */
 export const FILE_ORDER = "createdAt asc, id asc" as const
+
+/**
+ * Webhook retries: after a failed attempt the next one waits 5 s, 10 s, 20 s, 40 s
+ * (doubling from 5 s; the document says only "backoff"), so 5 attempts span the
+ * 5 s first delay plus 75 s. The emulator scales these by its time scale.
+ */
+export const WEBHOOK_RETRY_BACKOFF_MS = [5_000, 10_000, 20_000, 40_000] as const
+
+/**
+ * `WEBHOOK_HEALTH_CHECK` delivery body: the usual envelope with `previousValue` null and
+ * `currentValue` the webhook's configuration `{id, uid, url, status, enabled, metadata}`
+ * (no secret). It goes to the re-enabled webhook only, whatever its `events` filter.
+ */
+export const WEBHOOK_HEALTH_CHECK_BODY = "{ event, webhook, previousValue: null, currentValue: webhook }" as const
+
+/**
+ * Emails (webhook disabled after failures, invitation sent or re-sent) are not sent: the
+ * emulator records each in its `email_outbox` table
+ * `(id, kind, to_email, to_user_id, subject, body, ref_id, created_at)`; kinds
+ * `WEBHOOK_DISABLED`, `INVITATION`, `INVITATION_RESENT`.
+ */
+export const EMAIL_OUTBOX = "email_outbox table" as const
+
+/**
+ * Resource-style query parameters (`GET /v1/records`, `GET /v1/records/{id}`,
+ * `DELETE /v1/records/{id}`): each argument is one parameter; arrays repeat the
+ * parameter (`assigneeIds=a&assigneeIds=b`); booleans are `true`/`false`; numbers are
+ * decimal. Readers also accept one comma-separated value for an array.
+ */
+export const RESOURCE_QUERY_ENCODING = "repeated keys for arrays, true/false, decimal numbers" as const
+
+/**
+ * `PATCH /v1/records/{id}` takes the update-record body without `recordId` (it is in the
+ * path) and answers like update-record. `GET /v1/lists?workspaceId=` answers like
+ * list-lists; `POST /v1/lists` and `POST /v1/workspaces` like create-list and
+ * create-workspace; `GET /v1/workspaces` like list-workspaces.
+ */
+export const RESOURCE_STYLE_SHAPES = "same bodies and answers as the RPC operations" as const
+
+/**
+ * Size units: "MB" and "GB" in the documents are binary, MB = 1024 * 1024 bytes and
+ * GB = 1024^3 bytes; 4.8 GB is Math.floor(4.8 * 1024^3). The constants live in limits.ts.
+ */
+export const SIZE_UNITS = { MB: 1024 * 1024, GB: 1024 * 1024 * 1024 } as const
+
+/**
+ * `startedAt` / `duedAt` inputs: a bare `YYYY-MM-DD` (a real calendar day) is all-day;
+ * a timed value must be an ISO 8601 date-time with `Z` or an offset
+ * (`2024-05-01T09:30:00Z`, `...+02:00`), because a zoneless time has no single
+ * instant. Reads accept any ISO 8601 date-time, with or without a zone.
+ */
+export const DATE_INPUT_FORMS = ["YYYY-MM-DD", "YYYY-MM-DDTHH:mm[:ss[.sss]](Z|±HH:mm)"] as const
+
+/**
+ * `inviteUser` input: `email` and `accessLevel` are required strings (accessLevel one
+ * of the six levels); `projectId`, `companyId`, `roleId` optional strings and
+ * `projectIds` an optional string list.
+ */
+export const INVITE_USER_INPUT = "{ email, accessLevel, projectId?, companyId?, projectIds?, roleId? }" as const
+
+/**
+ * Webhook operations: `createWebhook(input: {url, name?, events?, projectIds?})`
+ * and `updateWebhook(input: {id, url?, name?, events?, projectIds?, enabled?})`
+ * return a Webhook; `disableWebhook(id)` returns the Webhook; `deleteWebhook(id)`
+ * returns Boolean. `webhooks` returns `{ items: Webhook[] }`.
+ */
+export const WEBHOOK_INPUTS = "create { url, name?, events?, projectIds? }; update { id, ...same?, enabled? }" as const
+
+/** `__typename` of list-record-activity items: comments and actions (reads accept any string). */
+export const ACTIVITY_TYPENAMES = { comment: "Comment", action: "Action" } as const
+
+/**
+ * File item `folder` and `todo` are null or an object with at least `id` (the emulator
+ * sends `{id, title}` for `todo` and `{id, name}` for `folder`); `user` is
+ * `{id, fullName, email}` (the client also accepts null, e.g. for anonymous form uploads).
+ */
+export const FILE_ITEM_REFS = "folder { id, name } | null; todo { id, title } | null" as const
+
+/** Tag `color` is a string, or null when the tag was created without one. */
+export const TAG_COLOR_NULLABLE = true
+
+/**
+ * Presigned flow details (`GET /uploads`, `PUT /uploads/{uid}/confirm`):
+ * - a filename whose extension is unknown uploads as `application/octet-stream`; the
+ *   extension is the lowercase letters/digits after the last dot, and a name without one
+ *   (`README`, `.env`, `a.`) is the documented 400;
+ * - `key` is limited to `[A-Za-z0-9._-]{1,128}`; re-presigning one's own PENDING key
+ *   issues a fresh URL for the same row, any other reuse is 400 `KEY_IN_USE`;
+ * - a size over the plan's per-file cap or storage allowance is 400 `PLAN_LIMIT_REACHED`;
+ * - `formId` naming no form is 404 `FORM_NOT_FOUND`; an inactive form is 403 `FORM_INACTIVE`;
+ * - without `size`, confirm (and reconciliation) accept the stored object whatever its
+ *   size, up to the flow's maximum (4.8 GB, 500 MB for forms);
+ * - errors use the REST error body (REST_ERROR_SHAPE) on both mounts.
+ */
+export const PRESIGN_DETAILS = "octet-stream fallback; key reuse; plan limit 400; form 404/403" as const
+
+/** Confirming an already CONFIRMED file answers 200 `{message, status: "CONFIRMED"}` again. */
+export const CONFIRM_IDEMPOTENT = true
+
+/**
+ * A presigned storage URL is claimed when its PUT starts; a PUT that fails midway
+ * releases the claim, so only a URL whose bytes landed is spent.
+ */
+export const PRESIGN_SINGLE_USE = "claimed at start, released on a failed upload" as const
+
+/**
+ * Serving: the filename segment must decode to the file's exact name, else 404.
+ * Thumbnails (`50x50`, `500x500`) answer 200 `image/png` placeholders of that size
+ * directly (no redirect); non-images and PENDING files are 404.
+ */
+export const SERVE_NAME_MUST_MATCH = true
+
+/**
+ * list-files: `workspaceId` is optional; without it the list holds every file of the
+ * workspaces the caller can see in the organization header's organization (all their
+ * organizations without one) plus organization-level files. `folder` is `{id, name}`,
+ * `todo` `{id, title}`; `user` is null only for an anonymous form upload of a form with
+ * no creator.
+ */
+export const LIST_FILES_WITHOUT_WORKSPACE = "caller's visible workspaces + org-level files" as const
+
+/**
+ * CSV import: a date cell with a time but no zone (`2024-05-01 09:30`, Jira's
+ * `24/Jan/24 10:15 AM`) is read as UTC and sent as a timed ISO timestamp; a bare
+ * `YYYY-MM-DD` stays an all-day date. The documents define no zone-less form.
+ */
+export const CSV_TIMESTAMP_WITHOUT_ZONE = "UTC" as const
+
+/**
+ * CSV import row numbers (the `row` column of the rejects file) are the physical line
+ * on which the record starts, the header being line 1, so they match a text editor and,
+ * without quoted line breaks, a spreadsheet.
+ */
+export const CSV_ROW_NUMBERING = "line where the record starts; header is line 1" as const
+
+/**
+ * Exactly-once creates: an op whose create may have been applied is reconciled by
+ * search-records on its exact title (then list-records with `search` when the search
+ * page is full), keeping records in the expected list, created no earlier than the
+ * attempt minus this clock-skew margin, and not already mapped by the journal.
+ */
+export const RECONCILE_CLOCK_SKEW_MS = 5 * 60_000
+
+/** An invitation expires this many days after it is sent or re-sent. */
+export const INVITATION_TTL_DAYS = 7
+
+/** Webhooks per organization (the document says counts are enforced per organization, not the number); beyond it createWebhook is PLAN_LIMIT_REACHED. */
+export const WEBHOOKS_PER_ORGANIZATION = 100
