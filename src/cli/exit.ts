@@ -30,6 +30,12 @@ export class CliExit extends Data.TaggedError("CliExit")<{
 /** Bad invocation: what is wrong, where, and what to do. */
 export const usageError = (message: string) => new CliExit({ code: ExitCode.usage, message })
 
+/** Long-running servers (the emulator) stop on SIGINT/SIGTERM as their normal end. */
+let interruptIsNormalEnd = false
+export const treatInterruptAsSuccess = () => {
+  interruptIsNormalEnd = true
+}
+
 type Describe = (error: unknown) => string | undefined
 
 /** Error describers registered by the layers the CLI uses (client errors, store errors...). */
@@ -59,6 +65,7 @@ export const teardown = (exit: Exit.Exit<unknown, unknown>, onExit: (code: numbe
   if (Exit.isSuccess(exit)) return onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
   const cause = exit.cause
   if (Cause.isInterruptedOnly(cause)) {
+    if (interruptIsNormalEnd) return onExit(ExitCode.ok)
     process.stderr.write("worksync: interrupted\n")
     return onExit(ExitCode.interrupted)
   }

@@ -4,6 +4,7 @@
  * import each other; they meet here.
  */
 import type Database from "better-sqlite3"
+import type { Schema } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 
 /** Access levels, descending capability (R-USER-01). */
@@ -17,6 +18,10 @@ export interface Principal {
   readonly orgId: string | null
   /** Workspace resolved from the workspace header (id or slug); null when none was sent. */
   readonly workspaceId: string | null
+  /** The organization header as sent (id or slug), null when absent; lets a caller tell "not sent" from "did not resolve". */
+  readonly orgRef?: string | null
+  /** The workspace header as sent (id or slug), null when absent. */
+  readonly workspaceRef?: string | null
 }
 
 /** A change the service announces to webhooks (see the GraphQL document, Events). */
@@ -108,11 +113,22 @@ export interface RestOperation {
    * Throws an `HttpError` (from ./http.ts) for error answers.
    */
   readonly handle: (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => unknown
+  /** The input schema (for openapi.json); the handler still validates. */
+  readonly input?: Schema.Schema<any, any, never>
+  /** One line for openapi.json. */
+  readonly summary?: string
+  /** The operation family (records, tags, ...), the OpenAPI tag. */
+  readonly family?: string
 }
 
 /**
  * A raw route for paths outside `/v1` RPC (GraphQL, uploads, serving). Returns false when
  * it does not handle the request, so the next route is tried.
+ *
+ * `url` is relative to the mount: a request to `/rest/uploads?x=1` arrives with
+ * `url.pathname === "/uploads"` and `mount === "rest"`; `/uploads` arrives with the same
+ * pathname and `mount === "base"`. `req.url` keeps the original path. Storage routes get
+ * the storage server's path unchanged and `mount === "base"`.
  */
 export type RawRoute = (
   ctx: EmulatorContext,

@@ -307,3 +307,203 @@ export const INVITATION_TTL_DAYS = 7
 
 /** Webhooks per organization (the document says counts are enforced per organization, not the number); beyond it createWebhook is PLAN_LIMIT_REACHED. */
 export const WEBHOOKS_PER_ORGANIZATION = 100
+
+/**
+ * REST operations beyond the documented ones (R-REST-CALL-02 names the families, not
+ * their shapes). All are RPC `POST /v1/<name>`; ids are strings; `workspaceId` accepts an
+ * id or a slug; writes answer the written object (or `{success: true}` for deletes);
+ * listings answer `{items, totalCount}`:
+ * - workspaces: `get-workspace {workspaceId}`, `update-workspace {workspaceId, name?}`;
+ *   `create-workspace` also creates a first list "To do" and makes the creator ADMIN;
+ * - lists: `update-list {workspaceId, listId, title?, position?}`, `delete-list {workspaceId, listId}`
+ *   (its records go to the trash);
+ * - tags: `update-tag {workspaceId, tagId, title?, color?}`, `delete-tag {workspaceId, tagId}`,
+ *   `add-record-tag` / `remove-record-tag {workspaceId, recordId, tagId}` (answer the record detail);
+ * - checklists: `create-checklist {workspaceId, recordId, title}`, `update-checklist
+ *   {workspaceId, checklistId, title?, position?}`, `delete-checklist {workspaceId, checklistId}`,
+ *   `create-checklist-item {workspaceId, checklistId, title, done?, startedAt?, duedAt?}`,
+ *   `update-checklist-item {workspaceId, checklistItemId, title?, done?, position?, startedAt?, duedAt?}`,
+ *   `delete-checklist-item {workspaceId, checklistItemId}`;
+ * - comments: `list-comments {workspaceId, recordId, skip?, limit?}` (default 20),
+ *   `create-comment {workspaceId, recordId, html? | text?, parentId?}` (answers the activity
+ *   item plus `recordId`), `update-comment {workspaceId, commentId, html? | text?}` (author only),
+ *   `delete-comment {workspaceId, commentId}`;
+ * - custom fields: `list-custom-fields {workspaceId}` (items `{id, name, type, position,
+ *   customFieldOptions, tableColumns}`), `create-custom-field {workspaceId, name, type,
+ *   options?: [{title, color?}], tableColumns?: [{name, type?}]}`, `update-custom-field
+ *   {workspaceId, customFieldId, name?}`, `delete-custom-field`, `set-record-custom-field
+ *   {workspaceId, recordId, customFieldId, text? | number? | checked? | optionIds? | tableRows?}`
+ *   (the key matching the type; null clears; answers the record detail);
+ * - users: `get-current-user {}`;
+ * - activity: `list-activity {workspaceId?, skip?, limit?}` (items are activity items plus
+ *   `recordId` and `workspaceId`);
+ * - documents: `list-documents {workspaceId?, skip?, limit?}` (default 20), `create-document
+ *   {workspaceId, title, html?}`, `get-document {workspaceId, documentId}`; a document is
+ *   `{id, title, html, workspaceId, createdAt, updatedAt}`;
+ * - saved views: `list-saved-views {workspaceId?, skip?, limit?}` (default 100),
+ *   `create-saved-view {workspaceId, name, config?}`;
+ * - dependencies: `list-record-dependencies {workspaceId, recordId}`, `create-record-dependency
+ *   {workspaceId, recordId, dependsOnId, type?: BLOCKED_BY | RELATES_TO}`,
+ *   `delete-record-dependency {workspaceId, dependencyId}`;
+ * - `list-forms`, `list-form-fields`, `list-reports`, `list-charts`, `list-dashboards`,
+ *   `list-automations` `{workspaceId?}`: listings (only forms hold data in the emulator);
+ * - `list-webhooks {}`: the caller's webhooks as the GraphQL Webhook shape with `secret`
+ *   null (read-only; webhooks are managed through GraphQL).
+ */
+export const EXTRA_OPERATIONS = "see the comment above" as const
+
+/**
+ * list-records details the documents leave open: without `archived` both archived and
+ * live records are listed; `assigneeIds` and `tagIds` match records having any of the
+ * ids; `search` is a case-insensitive substring of the title; `startCursor`/`endCursor`
+ * are the ids of the first and last item (null on an empty page). A `listId` or
+ * `workspaceId` that does not resolve is a 422 NOT_FOUND, not an empty page.
+ */
+export const LIST_RECORDS_DETAILS = "archived both by default; any-of id filters; cursors are item ids" as const
+
+/**
+ * Record detail details: `checklistCount` and `checklistCompletedCount` count checklist
+ * items (all, and done); `customFields` lists every custom field of the record's
+ * workspace with this record's value (null/empty when unset); `customFieldOptions` are
+ * the selected options; `tableColumns`, `tableRows`, `tableTotals` are null except on
+ * TABLE fields (totals sum NUMBER columns, other columns total null).
+ */
+export const RECORD_DETAIL_DETAILS = "checklist counts are items; customFields are all of the workspace" as const
+
+/**
+ * Webhook event values (`previousValue` / `currentValue`): record events (`TODO_*` except
+ * the checklist ones) carry the record detail; `TODO_CHECKLIST_*` the checklist
+ * `{id, title, position, checklistItems, recordId}`; `TODO_CHECKLIST_ITEM_*` the item plus
+ * `checklistId` and `recordId`; `TODO_LIST_*` the list; `TAG_*` the tag; `CUSTOM_FIELD_*` the
+ * definition; `COMMENT_*` the activity item plus `recordId`. A write that changes several
+ * things emits one event per change, each with the same before and after values.
+ */
+export const EVENT_VALUE_SHAPES = "record detail for record events; the entity itself otherwise" as const
+
+/**
+ * REST transport details: an RPC call without a body, or with a body not sent as
+ * `application/json`, is a 400; an unknown path or operation is a 404 and a known path with
+ * the wrong method a 405 (both with the usual error body). Without an organization header
+ * a call acts in every organization of the token's user. Deleted comments stay in
+ * list-record-activity with `deletedAt` set and `html` "".
+ */
+export const REST_TRANSPORT_DETAILS = "400 without a JSON body; 404 unknown path; 405 wrong method" as const
+
+/**
+ * GraphQL transport: an executed request answers HTTP 200 (failures in `errors`); a
+ * missing or unknown token answers 401 with code `UNAUTHENTICATED`; a method other than
+ * POST 405. Codes beside the documented ones: `GRAPHQL_PARSE_FAILED`,
+ * `GRAPHQL_VALIDATION_FAILED`, `BAD_USER_INPUT` for variables that do not fit the schema
+ * (a required input field missing), `NOT_FOUND` for a record, comment, custom field or
+ * checklist item that does not exist, `WEBHOOK_NOT_FOUND` (also another user's webhook),
+ * `INVITATION_NOT_FOUND`, `INTERNAL_SERVER_ERROR`. Every operation sent with an
+ * organization header naming a suspended organization is `COMPANY_BANNED`.
+ */
+export const GRAPHQL_TRANSPORT = "200 with errors; 401 UNAUTHENTICATED; 405 non-POST" as const
+
+/**
+ * GraphQL `File.project` is null for an organization-level file (uploadFile without
+ * projectId); the document types it `Workspace!`, which such a file cannot satisfy.
+ * A multipart file's `type` is its part's Content-Type unless that is missing or
+ * `application/octet-stream`, then the type of its extension; `extension` is "" when the
+ * name has none.
+ */
+export const FILE_PROJECT_NULLABLE = true
+
+/**
+ * Workspace arguments of `workspaceUserList`, `assignees`, `invitations` and
+ * `workspaceUserRoles` are optional and default to the `<p>-workspace-id` header; with
+ * neither the answer is PROJECT_NOT_FOUND (the header is what workspace-scoped operations
+ * need). `workspaceUserList(projectId, first = 50 (max 100), skip = 0, search)` lists the
+ * workspace's members and the organization's OWNER and ADMINs (who see every workspace),
+ * in membership order; `search` matches name or email. `assignees(projectId)` are its
+ * users at OWNER, ADMIN, MEMBER or CLIENT. `currentUser` is a User
+ * `{id, firstName, lastName, fullName, email, image {thumbnail, small, medium, large}}`.
+ */
+export const USER_QUERIES = "projectId defaults to the header; first 50/100; assignees OWNER..CLIENT" as const
+
+/**
+ * Invitations. Existing users are added at once (organization and workspace
+ * memberships) and get an invitation row already accepted; a new address gets a pending
+ * invitation and an INVITATION email in the outbox. Inviting a pending address again
+ * refreshes that invitation. Seats in use are organization members plus distinct
+ * addresses with a pending invitation; a new member or address needing a seat beyond the
+ * limit (organization `seat_limit`, else the emulator's) is PLAN_LIMIT_REACHED
+ * "Seat limit reached: N of M seats are in use". A new member's organization level is
+ * the invited level, except OWNER, which becomes ADMIN (ownership is single-slot).
+ * Check order: scope (PROJECT_NOT_FOUND / COMPANY_NOT_FOUND / COMPANY_BANNED / FORBIDDEN
+ * for an organization-level invite by a non-OWNER), ADD_SELF, the level matrix
+ * (FORBIDDEN), roleId (PROJECT_USER_ROLE_NOT_FOUND; organization-level invites need it in
+ * one of `projectIds`), USER_ALREADY_IN_THE_PROJECT, seats. `invitations(projectId,
+ * pending)` lists invitations to that workspace (also organization-level ones naming it):
+ * `pending: true` only pending, otherwise pending and accepted; `myInvitations` the
+ * caller's pending ones. `resendInvitation` and `cancelInvitation` need the inviter or an
+ * ADMIN/OWNER of the scope; a revoked or unknown one is INVITATION_NOT_FOUND, an accepted
+ * one BAD_USER_INPUT. Invitation has also `createdAt`, `accepted`, `project`,
+ * `organization`, `role`.
+ */
+export const INVITE_EXISTING_USERS = "added directly, invitation row accepted" as const
+
+/**
+ * Removal: `removeProjectUser` and `removeOrganizationUser` need an ADMIN or OWNER of the
+ * scope (else FORBIDDEN); a target outside it is USER_NOT_FOUND; removing an OWNER (the
+ * workspace level or the organization owner) is FORBIDDEN. `operationId` is a fresh id.
+ * Removing an organization user also removes their memberships of its workspaces.
+ */
+export const USER_REMOVAL = "ADMIN+ may remove; OWNER never; operationId fresh" as const
+
+/**
+ * Roles: ProjectUserRole `{id, name, projectId, isRecordsEnabled, canCreateRecords,
+ * canEditRecords, canDeleteRecords, isFilesEnabled, canUploadFiles, isCommentsEnabled,
+ * canInviteUsers, createdAt, updatedAt}`, every toggle defaulting to true.
+ * `createWorkspaceUserRole(input: {projectId, name, ...toggles})`,
+ * `updateWorkspaceUserRole(input: {id, name?, ...toggles?})` and `workspaceUserRole(id)`
+ * return the role, `deleteWorkspaceUserRole(id)` true, `workspaceUserRoles(projectId)`
+ * the list. Creating, changing and deleting need a workspace ADMIN or OWNER (FORBIDDEN);
+ * an unknown role is PROJECT_USER_ROLE_NOT_FOUND. Members holding a role with
+ * `isFilesEnabled` or `canUploadFiles` false have uploads disabled
+ * (FILES_DISABLED_FOR_ROLE); deleting a role clears it from its members.
+ */
+export const ROLE_OPERATIONS = "flat toggles default true; file toggles drive FILES_DISABLED_FOR_ROLE" as const
+
+/**
+ * Comments over GraphQL: `createComment` on DISCUSSION or STATUS_UPDATE takes its
+ * workspace from the workspace header (those entities are not emulated; `categoryId` is
+ * kept as given). An attachment element naming an unknown file, a file of another
+ * organization or a PENDING file is BAD_USER_INPUT (nothing is created). The Comment type
+ * also has `category`, `categoryId`, `parentId`, `updatedAt`, `user` and `files`;
+ * `updateComment(input: {id, html, text, tiptap?})` (author only) and `deleteComment(id)`
+ * (author or ADMIN) fire COMMENT_UPDATED and COMMENT_DELETED. `createRecordCustomFieldFile`
+ * adds the file's uid to the FILE field's list (CUSTOM_FIELD_TYPES) and fires
+ * TODO_CUSTOM_FIELD_UPDATED; only CONFIRMED files of the organization (else BAD_USER_INPUT).
+ */
+export const GRAPHQL_COMMENTS = "other categories use the workspace header; bad attachments refuse" as const
+
+/**
+ * Checklist item assignees (behind TODO_CHECKLIST_ITEM_ASSIGNEE_ADDED / _REMOVED, which no
+ * REST operation changes): GraphQL `addChecklistItemAssignee` and
+ * `removeChecklistItemAssignee(input: {checklistItemId, userId})` return the ChecklistItem
+ * `{id, title, done, position, startedAt, duedAt, checklistId, todoId, assignees}`; the
+ * event values are the item plus `checklistId`, `recordId` and `assignees`.
+ */
+export const CHECKLIST_ITEM_ASSIGNEES = "GraphQL add/removeChecklistItemAssignee" as const
+
+/**
+ * Webhook management details: `webhooks` is `{items, totalCount}` of the caller's own
+ * webhooks; `createWebhook` without the organization header (or naming one the caller is
+ * not in) is COMPANY_NOT_FOUND, a url that is not http(s) BAD_USER_INPUT, `projectIds`
+ * outside the organization PROJECT_NOT_FOUND. `updateWebhook` with `enabled: false`
+ * stops delivery and keeps the status; `enabled: true` on a disabled or UNHEALTHY
+ * webhook sets it HEALTHY and sends WEBHOOK_HEALTH_CHECK. Deliveries are logged in
+ * `webhook_deliveries` (one row per event and webhook: status QUEUED, DELIVERED, FAILED
+ * or DROPPED when the webhook was disabled or deleted meanwhile) and
+ * `webhook_delivery_attempts` (delay and timeout used, status code or error).
+ */
+export const WEBHOOK_MANAGEMENT = "own webhooks only; delivery log tables" as const
+
+/**
+ * The emulator scales webhook delays by its time scale, but an attempt's timeout never
+ * drops below 1 s (or 7 s when unscaled): a shorter one would turn a slow but healthy
+ * receiver on a busy machine into a failure.
+ */
+export const WEBHOOK_MIN_TIMEOUT_MS = 1_000

@@ -1,4 +1,18 @@
 /** Every subcommand of `worksync`, in the order `--help` lists them. */
+import { backupCommand } from "./backup.ts"
+import { copyFilesCommand } from "./copy-files.ts"
+import { diffCommand } from "./diff.ts"
+import { emulatorCommand } from "./emulator.ts"
+import { exportCommand } from "./export.ts"
+import { importCsvCommand } from "./import-csv.ts"
 import { versionCommand } from "./version.ts"
 
-export const commands = [versionCommand] as const
+export const commands = [
+  backupCommand,
+  diffCommand,
+  exportCommand,
+  importCsvCommand,
+  copyFilesCommand,
+  emulatorCommand,
+  versionCommand
+] as const

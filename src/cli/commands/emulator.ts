@@ -1,0 +1,74 @@
+/**
+ * `worksync emulator`: the local service, until SIGINT/SIGTERM. Prints one JSON line on
+ * stdout once listening (URLs and the OWNER's tokens), as the contract says.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { treatInterruptAsSuccess, usageError } from "../exit.ts"
+import { printJson } from "../output.ts"
+
+const options = {
+  port: Options.integer("port").pipe(Options.withDescription("port of the REST/app server; 0 picks a free one"), Options.withDefault(0)),
+  storagePort: Options.integer("storage-port").pipe(Options.withDescription("port of the storage server; 0 picks a free one"), Options.withDefault(0)),
+  host: Options.text("host").pipe(Options.withDescription("address to listen on"), Options.withDefault("127.0.0.1")),
+  seed: Options.text("seed").pipe(Options.withDescription("data to start with: empty, demo, N (3 workspaces of N records) or WxN"), Options.withDefault("empty")),
+  db: Options.file("db").pipe(Options.withDescription("keep the state in this SQLite file (default: in memory)"), Options.optional),
+  rateLimit: Options.float("rate-limit").pipe(Options.withDescription("requests per second per token; 429 with Retry-After beyond"), Options.optional),
+  latency: Options.integer("latency").pipe(Options.withDescription("milliseconds added to every answer"), Options.optional),
+  failRate: Options.float("fail-rate").pipe(Options.withDescription("fraction of requests answered 500"), Options.optional),
+  dropRate: Options.float("drop-rate").pipe(Options.withDescription("fraction of connections dropped without an answer"), Options.optional),
+  ambiguousRate: Options.float("ambiguous-rate").pipe(Options.withDescription("fraction of writes that commit and then lose their answer"), Options.optional),
+  timeScale: Options.float("time-scale").pipe(Options.withDescription("multiplies the documented delays (webhooks, reconciliation)"), Options.optional),
+  headerPrefix: Options.text("header-prefix").pipe(Options.withDescription("header prefix, default svc"), Options.optional)
+}
+
+const fraction = (name: string, value: Option.Option<number>) =>
+  Option.isSome(value) && (value.value < 0 || value.value > 1)
+    ? Effect.fail(usageError(`--${name} ${value.value}: must be a fraction between 0 and 1`))
+    : Effect.void
+
+export const emulatorCommand = Command.make("emulator", options, (flags) =>
+  Effect.gen(function*() {
+    yield* fraction("fail-rate", flags.failRate)
+    yield* fraction("drop-rate", flags.dropRate)
+    yield* fraction("ambiguous-rate", flags.ambiguousRate)
+    const emulator = yield* Effect.promise(() => import("../../emulator/index.ts"))
+    const seed = yield* Effect.try({
+      try: () => emulator.parseSeed(flags.seed),
+      catch: (e) => usageError(`--seed ${flags.seed}: ${e instanceof Error ? e.message : String(e)}`)
+    })
+    const faults = {
+      ...Option.match(flags.rateLimit, { onNone: () => ({}), onSome: (rateLimit) => ({ rateLimit }) }),
+      ...Option.match(flags.latency, { onNone: () => ({}), onSome: (latencyMs) => ({ latencyMs }) }),
+      ...Option.match(flags.failRate, { onNone: () => ({}), onSome: (failRate) => ({ failRate }) }),
+      ...Option.match(flags.dropRate, { onNone: () => ({}), onSome: (dropRate) => ({ dropRate }) }),
+      ...Option.match(flags.ambiguousRate, { onNone: () => ({}), onSome: (ambiguousWriteRate) => ({ ambiguousWriteRate }) })
+    }
+    const handle = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          emulator.startEmulator({
+            host: flags.host,
+            port: flags.port,
+            storagePort: flags.storagePort,
+            seed: seed.kind === "sized" ? { workspaces: seed.workspaces, recordsPerWorkspace: seed.recordsPerWorkspace } : seed.kind,
+            faults,
+            ...Option.match(flags.db, { onNone: () => ({}), onSome: (dbFile) => ({ dbFile }) }),
+            ...Option.match(flags.timeScale, { onNone: () => ({}), onSome: (timeScale) => ({ timeScale }) }),
+            ...Option.match(flags.headerPrefix, { onNone: () => ({}), onSome: (headerPrefix) => ({ headerPrefix }) })
+          }),
+        catch: (e) => usageError(`emulator could not start on ${flags.host}:${flags.port}: ${e instanceof Error ? e.message : String(e)}`)
+      }),
+      (h) => Effect.promise(() => h.close())
+    )
+    yield* printJson(emulator.describe(handle))
+    treatInterruptAsSuccess()
+    return yield* Effect.never
+  }).pipe(Effect.scoped)
+).pipe(
+  Command.withDescription(
+    "Start the local emulator of the service; prints one JSON line with its URLs and an OWNER's tokens, runs until SIGINT/SIGTERM"
+  )
+)

@@ -1,0 +1,222 @@
+/**
+ * Connection settings: where the service is, who we are, and how hard we may push it.
+ * Secrets are `Redacted` from the moment they are read; `redact` scrubs any configured
+ * secret from free text as a last line of defence for error messages.
+ */
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { DEFAULT_HEADER_PREFIX } from "../schema/assumptions.ts"
+
+/** How many requests may run at once and how fast they may start. */
+export interface LimiterSettings {
+  /** Requests in flight at once, across every fiber sharing the client. */
+  readonly maxInFlight: number
+  /** Starting rate in requests per second (token bucket refill and burst). */
+  readonly initialRps: number
+  /** Ceiling for the adaptive rate; null means the rate may grow without bound. */
+  readonly maxRps: number | null
+  /** AIMD: halve on 429, add `increasePerSuccess` rps on each success. */
+  readonly adaptive: boolean
+  readonly increasePerSuccess: number
+  /** The rate never drops below this (requests per second). */
+  readonly minRps: number
+}
+
+/** The one retry policy's knobs (see retry.ts). */
+export interface RetrySettings {
+  readonly maxRetries: number
+  readonly baseDelayMs: number
+  readonly capDelayMs: number
+}
+
+export interface ConnectionConfig {
+  /** REST base; calls go to `{restUrl}/v1/<operation>` and `{restUrl}/uploads`. */
+  readonly restUrl: string
+  /** App base; `{baseUrl}/graphql`, `{baseUrl}/uploads...`. */
+  readonly baseUrl: string
+  /** REST personal access token (`Authorization: Bearer`). */
+  readonly token: Option.Option<Redacted.Redacted<string>>
+  /** GraphQL token id header value. */
+  readonly tokenId: Option.Option<string>
+  /** GraphQL token secret header value. */
+  readonly tokenSecret: Option.Option<Redacted.Redacted<string>>
+  /** Organization id or slug. */
+  readonly org: Option.Option<string>
+  /** Header prefix: `svc` gives `svc-org-id`, `x-svc-company-id`, ... */
+  readonly headerPrefix: string
+  /** Per-attempt timeout of one HTTP request (not counting time queued in the limiter). */
+  readonly requestTimeoutMs: number
+  readonly limiter: LimiterSettings
+  readonly retry: RetrySettings
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
+export const DEFAULT_LIMITER: LimiterSettings = {
+  maxInFlight: 8,
+  initialRps: 20,
+  maxRps: null,
+  adaptive: true,
+  increasePerSuccess: 1,
+  minRps: 0.5
+}
+
+export const DEFAULT_RETRY: RetrySettings = {
+  maxRetries: 6,
+  baseDelayMs: 200,
+  capDelayMs: 30_000
+}
+
+/** What a caller may give: plain strings are accepted for secrets and wrapped at once. */
+export interface ConnectionInput {
+  readonly restUrl: string
+  readonly baseUrl: string
+  readonly token?: string | Redacted.Redacted<string> | Option.Option<Redacted.Redacted<string>> | undefined
+  readonly tokenId?: string | Option.Option<string> | undefined
+  readonly tokenSecret?: string | Redacted.Redacted<string> | Option.Option<Redacted.Redacted<string>> | undefined
+  readonly org?: string | Option.Option<string> | undefined
+  readonly headerPrefix?: string | undefined
+  readonly requestTimeoutMs?: number | undefined
+  readonly limiter?: Partial<LimiterSettings> | undefined
+  readonly retry?: Partial<RetrySettings> | undefined
+}
+
+export class Connection extends Context.Tag("worksync/Connection")<Connection, ConnectionConfig>() {}
+
+const toSecret = (
+  v: string | Redacted.Redacted<string> | Option.Option<Redacted.Redacted<string>> | undefined
+): Option.Option<Redacted.Redacted<string>> => {
+  if (v === undefined) return Option.none()
+  if (typeof v === "string") return v === "" ? Option.none() : Option.some(Redacted.make(v))
+  if (Option.isOption(v)) return v
+  return Option.some(v)
+}
+
+const toOpt = (v: string | Option.Option<string> | undefined): Option.Option<string> => {
+  if (v === undefined) return Option.none()
+  if (typeof v === "string") return v === "" ? Option.none() : Option.some(v)
+  return v
+}
+
+const trimSlash = (url: string): string => url.replace(/\/+$/, "")
+
+/** Builds a full config from partial input, applying every default, and registers its secrets with `redact`. */
+export const makeConnectionConfig = (input: ConnectionInput): ConnectionConfig => {
+  const limiter: LimiterSettings = { ...DEFAULT_LIMITER, ...stripUndefined(input.limiter ?? {}) }
+  const config: ConnectionConfig = {
+    restUrl: trimSlash(input.restUrl),
+    baseUrl: trimSlash(input.baseUrl),
+    token: toSecret(input.token),
+    tokenId: toOpt(input.tokenId),
+    tokenSecret: toSecret(input.tokenSecret),
+    org: toOpt(input.org),
+    headerPrefix: input.headerPrefix ?? DEFAULT_HEADER_PREFIX,
+    requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    limiter: {
+      ...limiter,
+      // A user ceiling below the default start means starting at the ceiling.
+      initialRps: limiter.maxRps === null ? limiter.initialRps : Math.min(limiter.initialRps, limiter.maxRps)
+    },
+    retry: { ...DEFAULT_RETRY, ...stripUndefined(input.retry ?? {}) }
+  }
+  registerSecrets(config)
+  return config
+}
+
+const stripUndefined = <T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as never
+
+const isFullConfig = (c: ConnectionInput | ConnectionConfig): c is ConnectionConfig =>
+  "limiter" in c && c.limiter !== undefined && "maxInFlight" in c.limiter &&
+  "retry" in c && c.retry !== undefined && "capDelayMs" in c.retry &&
+  Option.isOption(c.token) && Option.isOption(c.tokenId) && Option.isOption(c.org) && typeof c.headerPrefix === "string"
+
+export const connectionLayer = (config: ConnectionInput | ConnectionConfig): Layer.Layer<Connection> =>
+  Layer.sync(Connection, () => {
+    if (isFullConfig(config)) {
+      registerSecrets(config)
+      return config
+    }
+    return makeConnectionConfig(config)
+  })
+
+const optString = (name: string) => Config.option(Config.string(name))
+const optSecret = (name: string) => Config.option(Config.redacted(name))
+
+/**
+ * Reads the `WORKSYNC_*` variables of the CLI contract (through effect's ConfigProvider,
+ * so tests can supply a map). Empty values count as unset.
+ */
+export const connectionConfigFromEnv: Effect.Effect<ConnectionConfig, ConfigError.ConfigError> = Effect.gen(
+  function*() {
+    const restUrl = yield* Config.string("WORKSYNC_REST_URL")
+    const baseUrl = yield* Config.string("WORKSYNC_BASE_URL")
+    const token = yield* optSecret("WORKSYNC_TOKEN")
+    const tokenId = yield* optString("WORKSYNC_TOKEN_ID")
+    const tokenSecret = yield* optSecret("WORKSYNC_TOKEN_SECRET")
+    const org = yield* optString("WORKSYNC_ORG")
+    const headerPrefix = yield* optString("WORKSYNC_HEADER_PREFIX")
+    const nonEmpty = (o: Option.Option<Redacted.Redacted<string>>) =>
+      Option.filter(o, (r) => Redacted.value(r) !== "")
+    return makeConnectionConfig({
+      restUrl,
+      baseUrl,
+      token: nonEmpty(token),
+      tokenId: Option.filter(tokenId, (s) => s !== ""),
+      tokenSecret: nonEmpty(tokenSecret),
+      org: Option.filter(org, (s) => s !== ""),
+      headerPrefix: Option.getOrUndefined(Option.filter(headerPrefix, (s) => s !== ""))
+    })
+  }
+)
+
+export const connectionFromEnv: Layer.Layer<Connection, ConfigError.ConfigError> = Layer.effect(
+  Connection,
+  connectionConfigFromEnv
+)
+
+// ---------------------------------------------------------------------------------------
+// Redaction. Every secret any config in this process was built with is remembered, so
+// `redact(text)` needs no config at hand (error constructors call it).
+
+const secrets = new Set<string>()
+
+/** Short values would scrub innocent text; real tokens are long. */
+const MIN_SECRET_LENGTH = 6
+
+export const registerSecret = (value: string): void => {
+  if (value.length >= MIN_SECRET_LENGTH) secrets.add(value)
+}
+
+const registerSecrets = (config: ConnectionConfig): void => {
+  Option.map(config.token, (t) => registerSecret(Redacted.value(t)))
+  Option.map(config.tokenSecret, (t) => registerSecret(Redacted.value(t)))
+  // The token id is half of the GraphQL credential; keep it out of messages too.
+  Option.map(config.tokenId, registerSecret)
+}
+
+export const REDACTED_MARK = "<redacted>"
+
+/** Removes every configured secret (and anything that looks like a bearer credential) from `text`. */
+export const redact = (text: string): string => {
+  let out = text
+  for (const s of secrets) {
+    if (out.includes(s)) out = out.split(s).join(REDACTED_MARK)
+  }
+  return out.replace(/(Bearer\s+)[^\s"',;]+/gi, `$1${REDACTED_MARK}`)
+}
+
+/** Header names built from the prefix, in one place. */
+export const headerNames = (prefix: string) => ({
+  orgId: `${prefix}-org-id`,
+  companyId: `x-${prefix}-company-id`,
+  projectId: `x-${prefix}-project-id`,
+  tokenId: `${prefix}-token-id`,
+  tokenSecret: `${prefix}-token-secret`,
+  workspaceId: `${prefix}-workspace-id`
+})

@@ -1,0 +1,64 @@
+/**
+ * Everything the client offers in one layer: `Effect.provide(clientLayer(cfg))` gives
+ * Connection, Limiter, RestClient, GraphqlClient, Uploads and the HttpClient (undici,
+ * keep-alive pool sized to the limiter).
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Agent } from "undici"
+import { Connection, connectionFromEnv, type ConnectionConfig, type ConnectionInput, connectionLayer } from "./config.ts"
+import { GraphqlClient, graphqlClientLayer } from "./graphql-client.ts"
+import { Limiter, limiterLayer } from "./limiter.ts"
+import { RestClient, restClientLayer } from "./rest-client.ts"
+import { Uploads, uploadsLayer } from "./uploads.ts"
+
+/** Idle keep-alive sockets are kept this long for the next request. */
+const KEEP_ALIVE_MS = 10_000
+
+/**
+ * One undici Agent per client: a pool per origin of a few more connections than may be in
+ * flight (storage transfers do not hold limiter slots), closed with the layer's scope.
+ */
+export const dispatcherLayer: Layer.Layer<NodeHttpClient.Dispatcher, never, Connection> = Layer.scoped(
+  NodeHttpClient.Dispatcher,
+  Effect.flatMap(Connection, (config) =>
+    Effect.acquireRelease(
+      Effect.sync(
+        () =>
+          new Agent({
+            connections: Math.max(4, config.limiter.maxInFlight * 2),
+            keepAliveTimeout: KEEP_ALIVE_MS,
+            keepAliveMaxTimeout: KEEP_ALIVE_MS * 6,
+            // Timeouts are ours (per request, via Effect); undici's would cut long transfers.
+            headersTimeout: 0,
+            bodyTimeout: 0
+          })
+      ),
+      (agent) => Effect.promise(() => agent.close().catch(() => agent.destroy()))
+    ))
+)
+
+/** The undici-backed HttpClient over our pooled Agent (`NodeHttpClient.layerUndici` with our dispatcher). */
+export const httpClientLayer: Layer.Layer<HttpClient.HttpClient, never, Connection> = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
+  Layer.provide(dispatcherLayer)
+)
+
+export type ClientServices = Connection | Limiter | RestClient | GraphqlClient | Uploads | HttpClient.HttpClient
+
+/** Everything above over an existing Connection. */
+export const clientLayerFromConnection: Layer.Layer<ClientServices, never, Connection> = Layer.mergeAll(
+  restClientLayer,
+  graphqlClientLayer,
+  uploadsLayer
+).pipe(Layer.provideMerge(Layer.merge(limiterLayer, httpClientLayer)), Layer.provideMerge(Layer.service(Connection)))
+
+export const clientLayer = (config: ConnectionInput | ConnectionConfig): Layer.Layer<ClientServices> =>
+  clientLayerFromConnection.pipe(Layer.provide(connectionLayer(config)))
+
+/** The client configured from the `WORKSYNC_*` environment variables. */
+export const clientLayerFromEnv: Layer.Layer<ClientServices, ConfigError.ConfigError> = clientLayerFromConnection.pipe(
+  Layer.provide(connectionFromEnv)
+)

@@ -1,0 +1,105 @@
+/**
+ * Reading answers of the service: the parts of an error body, the tagged error of a REST
+ * status, and one limiter-guarded attempt. Shared by the REST, GraphQL and upload clients.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { formatPath } from "../schema/decode.ts"
+import { RestErrorBody, restErrorParts, type TolerantIssue } from "../schema/errors.ts"
+import { redact } from "./config.ts"
+import {
+  Forbidden,
+  type HttpFailure,
+  InvalidInput,
+  type Issue,
+  RateLimited,
+  ServerError,
+  type Timeout,
+  type TransportError,
+  Unauthorized,
+  UnexpectedStatus,
+  ValidationFailed
+} from "./errors.ts"
+import type { LimiterApi } from "./limiter.ts"
+import { parseRetryAfter } from "./retry.ts"
+import type { Answer } from "./transport.ts"
+
+const issuePath = (path: TolerantIssue["path"]): string => {
+  if (path === undefined || path === null) return ""
+  if (typeof path === "string") return path
+  return path.length === 0 ? "" : formatPath(path)
+}
+
+interface ErrorParts {
+  readonly code: string | null
+  readonly message: string
+  readonly issues: ReadonlyArray<Issue>
+}
+
+/** The code, message and issues of an error body, whatever its form. */
+export const errorPartsOf = (text: string): ErrorParts => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return { code: null, message: redact(text.slice(0, 300)), issues: [] }
+  }
+  const decoded = decodeRestErrorBody(json)
+  if (decoded === null) return { code: null, message: redact(text.slice(0, 300)), issues: [] }
+  const parts = restErrorParts(decoded)
+  // Server text is echoed into errors: scrub secrets from it at the source.
+  return {
+    code: parts.code === null ? null : redact(parts.code),
+    message: redact(parts.message ?? ""),
+    issues: parts.issues.map((i) => ({ path: redact(issuePath(i.path)), message: redact(i.message ?? "invalid") }))
+  }
+}
+
+const decodeRestErrorBodyEither = Schema.decodeUnknownEither(RestErrorBody, { onExcessProperty: "preserve" })
+const decodeRestErrorBody = (u: unknown): RestErrorBody | null => Either.getOrNull(decodeRestErrorBodyEither(u))
+
+/** Maps a non-2xx REST answer to its tagged error. */
+export const restFailure = (operation: string, answer: Answer, nowMs: number): HttpFailure => {
+  const parts = errorPartsOf(answer.text)
+  switch (answer.status) {
+    case 400:
+      return new InvalidInput({ operation, issues: parts.issues, detail: parts.message })
+    case 401:
+      return new Unauthorized({ operation, detail: parts.message })
+    case 403:
+      return new Forbidden({ operation, code: parts.code, detail: parts.message })
+    case 422:
+      return new ValidationFailed({ operation, code: parts.code ?? "VALIDATION_FAILED", serverMessage: parts.message })
+    case 429:
+      return new RateLimited({ operation, retryAfterMs: parseRetryAfter(answer.headers["retry-after"], nowMs) })
+    default:
+      return answer.status >= 500
+        ? new ServerError({ operation, status: answer.status, detail: parts.message })
+        : new UnexpectedStatus({ operation, status: answer.status, detail: parts.message })
+  }
+}
+
+/**
+ * One attempt through the limiter; reports the answer to the limiter (429 → back off,
+ * other answers below 500 → speed up) and maps non-2xx answers with `failureOf`.
+ */
+export const limitedAttempt = <F extends { readonly _tag: string }>(
+  limiter: LimiterApi,
+  send: Effect.Effect<Answer, TransportError | Timeout>,
+  failureOf: (answer: Answer, nowMs: number) => F
+): Effect.Effect<Answer, F | TransportError | Timeout> =>
+  Effect.gen(function*() {
+    const answer = yield* limiter.withPermit(send)
+    const now = yield* Clock.currentTimeMillis
+    if (answer.status === 429) {
+      const failure = failureOf(answer, now)
+      yield* limiter.onRateLimited(failure instanceof RateLimited ? failure.retryAfterMs : null)
+      return yield* Effect.fail(failure)
+    }
+    if (answer.status < 500) yield* limiter.onSuccess
+    if (answer.status >= 200 && answer.status < 300) return answer
+    return yield* Effect.fail(failureOf(answer, now))
+  })
+

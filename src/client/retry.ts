@@ -1,0 +1,159 @@
+/**
+ * The one retry policy of the code base (an Effect Schedule); nothing else retries.
+ *
+ * - 429 is always retried: the service refused the call, nothing was applied. The wait is
+ *   the Retry-After the service gave (seconds or HTTP-date), else exponential backoff.
+ * - 5xx, timeouts and dropped connections are retried only for calls safe to repeat
+ *   (reads; update/move/delete to a fixed value; confirm; presign).
+ * - For a call NOT safe to repeat (a create), those same failures are ambiguous: the
+ *   service may have applied the write before the answer was lost. We choose that only
+ *   400/401/403/422/429 (and a connection refused before sending) are definite for a
+ *   create; a 5xx, a timeout or a drop after sending surfaces as `OutcomeUnknown` and is
+ *   not retried, so a caller (the journal) can check before writing again.
+ *
+ * The classification is exported so the journal applies the same judgement.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import type { RetrySettings } from "./config.ts"
+import { OutcomeUnknown } from "./errors.ts"
+
+/** Just enough of an error to classify it (every ClientError qualifies). */
+export interface Classifiable {
+  readonly _tag: string
+  readonly sent?: boolean
+  readonly retryAfterMs?: number | null
+  readonly message: string
+}
+
+/** The service (or our checks) definitely did not apply the call. */
+export const isDefiniteFailure = (e: Classifiable): boolean => {
+  switch (e._tag) {
+    case "TransportError":
+      return e.sent === false
+    case "ServerError":
+    case "Timeout":
+    case "DecodeError":
+    case "OutcomeUnknown":
+      return false
+    default:
+      return true
+  }
+}
+
+/** The call may or may not have been applied: a 5xx, a timeout, a drop after sending. */
+export const isAmbiguousFailure = (e: Classifiable): boolean =>
+  e._tag === "ServerError" || e._tag === "Timeout" || (e._tag === "TransportError" && e.sent !== false)
+
+/** Whether the policy retries `e` for a call that is (or is not) safe to repeat. */
+export const isRetryable = (e: Classifiable, idempotent: boolean): boolean => {
+  if (e._tag === "RateLimited") return true
+  if (e._tag === "TransportError" && e.sent === false) return true
+  return idempotent && isAmbiguousFailure(e)
+}
+
+/**
+ * For a write, what a failure says about whether it was applied:
+ * "not-applied" (safe to send again), or "unknown" (look before sending again).
+ * A DecodeError means the service answered 2xx with a shape we could not read: treat as unknown.
+ */
+export type WriteOutcome = "not-applied" | "unknown"
+export const writeOutcome = (e: Classifiable): WriteOutcome => (isDefiniteFailure(e) ? "not-applied" : "unknown")
+
+/** Parses a Retry-After value (delta seconds or HTTP-date) into milliseconds from `nowMs`. */
+export const parseRetryAfter = (value: string | undefined | null, nowMs: number): number | null => {
+  if (value === undefined || value === null) return null
+  const v = value.trim()
+  if (v === "") return null
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000)
+  const at = Date.parse(v)
+  if (Number.isNaN(at)) return null
+  return Math.max(0, at - nowMs)
+}
+
+/** Retry-After is honoured, but not beyond this. */
+export const MAX_RETRY_AFTER_MS = 5 * 60_000
+
+/** The delay before the next attempt after `e`, given the backoff's proposal. */
+const delayFor = (e: Classifiable, backoff: Duration.Duration, settings: RetrySettings): Duration.Duration => {
+  const capped = Duration.min(backoff, Duration.millis(settings.capDelayMs))
+  if (e._tag === "RateLimited" && typeof e.retryAfterMs === "number") {
+    return Duration.millis(Math.min(MAX_RETRY_AFTER_MS, e.retryAfterMs))
+  }
+  return capped
+}
+
+/**
+ * The schedule: exponential backoff from `baseDelayMs`, jittered, capped at `capDelayMs`,
+ * at most `maxRetries` retries, only while the failure is retryable; a 429 with
+ * Retry-After waits exactly what the service asked.
+ */
+export const retrySchedule = <E extends Classifiable>(settings: RetrySettings, idempotent: boolean) =>
+  Schedule.exponential(Duration.millis(settings.baseDelayMs), 2).pipe(
+    Schedule.jittered,
+    Schedule.intersect(Schedule.recurs(settings.maxRetries)),
+    Schedule.intersect(Schedule.identity<E>()),
+    Schedule.whileInput((e: E) => isRetryable(e, idempotent)),
+    Schedule.modifyDelay(([, e]: [[Duration.Duration, number], E], d: Duration.Duration) => delayFor(e, d, settings))
+  )
+
+export interface RetryOptions {
+  readonly operation: string
+  /** Safe to repeat: reads, update/move/delete to a fixed value, confirm, presign. */
+  readonly idempotent: boolean
+  readonly settings: RetrySettings
+  /** Secret-free summary of the input, for OutcomeUnknown. */
+  readonly inputSummary: string
+}
+
+/**
+ * Runs one attempt under the policy. An ambiguous failure of a call not safe to repeat
+ * becomes `OutcomeUnknown` (with the attempt's start time) and ends the retries.
+ */
+export const withRetry = <A, E extends Classifiable, R>(
+  attempt: Effect.Effect<A, E, R>,
+  options: RetryOptions
+): Effect.Effect<A, E | OutcomeUnknown, R> => {
+  const once: Effect.Effect<A, E | OutcomeUnknown, R> = options.idempotent
+    ? attempt
+    : Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+      Effect.catchIf(
+        attempt,
+        (e): e is E => isAmbiguousFailure(e),
+        (e) =>
+          Effect.fail(
+            new OutcomeUnknown({
+              operation: options.operation,
+              attemptedAt: new Date(startedAt).toISOString(),
+              inputSummary: options.inputSummary,
+              reason: e.message
+            })
+          )
+      ))
+  return Effect.retry(once, retrySchedule<E | OutcomeUnknown>(options.settings, options.idempotent))
+}
+
+const SECRET_KEY = /token|secret|password|authorization/i
+
+/** `key=value` pairs of a request body, values clipped, anything secret-looking left out. */
+export const summarizeInput = (body: unknown): string => {
+  if (body === null || typeof body !== "object") return body === undefined ? "{}" : clipValue(body)
+  const parts: Array<string> = []
+  for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+    if (v === undefined) continue
+    parts.push(SECRET_KEY.test(k) ? `${k}=<redacted>` : `${k}=${clipValue(v)}`)
+  }
+  return parts.length === 0 ? "{}" : parts.join(", ")
+}
+
+const clipValue = (v: unknown): string => {
+  let s: string
+  try {
+    s = JSON.stringify(v) ?? String(v)
+  } catch {
+    s = String(v)
+  }
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s
+}

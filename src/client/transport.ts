@@ -1,0 +1,135 @@
+/**
+ * One HTTP exchange: send under the per-request timeout, read the whole body as text,
+ * and turn transport failures into `TransportError` / `Timeout`. Shared by the REST,
+ * GraphQL and upload clients; status interpretation stays with each of them.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { describeParseError } from "../schema/decode.ts"
+import { redact } from "./config.ts"
+import { DecodeError, Timeout, TransportError } from "./errors.ts"
+
+/** A fully read answer. */
+export interface Answer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly text: string
+}
+
+/** Errors (by code) proving the request never reached the server. */
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ERR_INVALID_URL"
+])
+
+const codesOf = (u: unknown): Array<string> => {
+  const out: Array<string> = []
+  let cur: unknown = u
+  for (let depth = 0; depth < 6 && typeof cur === "object" && cur !== null; depth++) {
+    const code = (cur as { code?: unknown }).code
+    if (typeof code === "string") out.push(code)
+    const errors = (cur as { errors?: unknown }).errors
+    if (Array.isArray(errors)) for (const e of errors) out.push(...codesOf(e))
+    cur = (cur as { cause?: unknown }).cause
+  }
+  return out
+}
+
+const messagesOf = (u: unknown): string => {
+  const parts: Array<string> = []
+  let cur: unknown = u
+  for (let depth = 0; depth < 6 && typeof cur === "object" && cur !== null; depth++) {
+    const m = (cur as { message?: unknown }).message
+    if (typeof m === "string" && m !== "" && !parts.includes(m)) parts.push(m)
+    cur = (cur as { cause?: unknown }).cause
+  }
+  return parts.join(": ")
+}
+
+/** Never keep the HttpClient error itself: its request carries the credential headers. */
+export const toTransportError = (operation: string, error: HttpClientError.HttpClientError): TransportError => {
+  const cause = "cause" in error ? error.cause : undefined
+  const codes = codesOf(cause)
+  const sent = error._tag === "ResponseError" || !codes.some((c) => NOT_SENT_CODES.has(c))
+  const detail = [codes[0], messagesOf(cause) || error.reason].filter((s) => s !== undefined && s !== "").join(" ")
+  return new TransportError({ operation, detail: redact(detail), sent })
+}
+
+const headersOf = (response: HttpClientResponse.HttpClientResponse): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(response.headers)) out[k.toLowerCase()] = String(v)
+  return out
+}
+
+/**
+ * Sends `request` and reads the answer fully, all within `timeoutMs`. Interruption (and
+ * the timeout) aborts the underlying request.
+ */
+export const exchange = (
+  client: HttpClient.HttpClient,
+  request: HttpClientRequest.HttpClientRequest,
+  operation: string,
+  timeoutMs: number
+): Effect.Effect<Answer, TransportError | Timeout> =>
+  client.execute(request).pipe(
+    Effect.flatMap((response) =>
+      Effect.map(response.text, (text): Answer => ({ status: response.status, headers: headersOf(response), text }))
+    ),
+    Effect.mapError((e) => toTransportError(operation, e)),
+    Effect.timeoutFail({ duration: timeoutMs, onTimeout: () => new Timeout({ operation, timeoutMs }) })
+  )
+
+/**
+ * Sends `request` and returns the response once the headers arrive (the body is left to
+ * the caller, e.g. to stream a download). The timeout covers only the wait for headers.
+ */
+export const exchangeHead = (
+  client: HttpClient.HttpClient,
+  request: HttpClientRequest.HttpClientRequest,
+  operation: string,
+  timeoutMs: number
+): Effect.Effect<HttpClientResponse.HttpClientResponse, TransportError | Timeout> =>
+  client.execute(request).pipe(
+    Effect.mapError((e) => toTransportError(operation, e)),
+    Effect.timeoutFail({ duration: timeoutMs, onTimeout: () => new Timeout({ operation, timeoutMs }) })
+  )
+
+/** Our clients send exactly the headers we set: no tracing headers, no spans holding header values. */
+export const plainClient = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  client.pipe(HttpClient.withTracerPropagation(false), HttpClient.withTracerDisabledWhen(() => true))
+
+/** Parses a JSON body, failing with a DecodeError that names the operation. */
+export const parseJson = (operation: string, text: string): Effect.Effect<unknown, DecodeError> =>
+  Effect.try({
+    try: () => (text === "" ? null : (JSON.parse(text) as unknown)),
+    catch: () => new DecodeError({ operation, path: "(root)", detail: redact(`not JSON: ${text.slice(0, 120)}`) })
+  })
+
+const decodeOptions = { onExcessProperty: "preserve", errors: "all" } as const
+
+/** Decodes `value` with `schema` (extra keys kept); a bad field fails naming its path. */
+export const decodeWith = <A, I>(
+  operation: string,
+  schema: Schema.Schema<A, I, never>,
+  value: unknown
+): Effect.Effect<A, DecodeError> =>
+  Schema.decodeUnknown(schema, decodeOptions)(value).pipe(
+    Effect.mapError((error) => {
+      const line = describeParseError(error)
+      const idx = line.indexOf(": ")
+      return new DecodeError({
+        operation,
+        path: idx > 0 ? line.slice(0, idx) : "(root)",
+        detail: redact(idx > 0 ? line.slice(idx + 2) : line)
+      })
+    })
+  )

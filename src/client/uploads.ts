@@ -1,0 +1,354 @@
+/**
+ * The presigned upload flow and file downloads.
+ *
+ * - presign: REST `GET {restUrl}/uploads` (Bearer, `x-<p>-company-id`, `x-<p>-project-id`)
+ *   or app `GET {baseUrl}/uploads` (token id/secret, `<p>-org-id`, `<p>-workspace-id`).
+ * - putToStorage: `PUT` to the returned url with exactly the returned headers plus
+ *   Content-Length, and no service credential at all (storage is another origin).
+ * - confirm: `PUT .../uploads/{uid}/confirm`, safe to repeat; a 400 (stored size differs)
+ *   is `UploadSizeMismatch` so the caller uploads again.
+ * - download: `GET {baseUrl}/uploads/{uid}/{name}` answers a redirect to signed storage;
+ *   the redirect is followed by hand so no credential is forwarded (none is sent at all:
+ *   serving needs no authentication).
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { PRESIGN_MAX_FILE_BYTES } from "../schema/limits.ts"
+import { ConfirmResponse, PresignResponse } from "../schema/uploads.ts"
+import { Connection, type ConnectionConfig, headerNames } from "./config.ts"
+import {
+  type HttpFailure,
+  InputRejected,
+  LimitExceeded,
+  type OutcomeUnknown,
+  RateLimited,
+  ServerError,
+  TransportError,
+  UnexpectedStatus,
+  UploadRejected,
+  UploadSizeMismatch
+} from "./errors.ts"
+import { Limiter, type LimiterApi } from "./limiter.ts"
+import { bodyStream, type UploadSource } from "./multipart.ts"
+import { errorPartsOf, limitedAttempt } from "./responses.ts"
+import { parseRetryAfter, withRetry } from "./retry.ts"
+import { type Answer, decodeWith, exchange, exchangeHead, parseJson, plainClient } from "./transport.ts"
+
+export type UploadError = HttpFailure | UploadRejected | UploadSizeMismatch | LimitExceeded | InputRejected | OutcomeUnknown
+
+/** Which authentication family to use for presign and confirm. */
+export type UploadVia = "rest" | "app"
+
+export interface PresignInput {
+  /** Name with extension; the service derives MIME type and extension from it. */
+  readonly filename: string
+  /** Bytes; checked against the 4.8 GB limit before anything is sent. */
+  readonly size?: number
+  /** Custom file id (uid). */
+  readonly key?: string
+  /** Workspace id or slug (the project header). */
+  readonly workspaceId: string
+  /** Organization id or slug; defaults to the configured org. */
+  readonly companyId?: string
+  /** Default: "app" when a token id and secret are configured, else "rest". */
+  readonly via?: UploadVia
+}
+
+export interface ConfirmInput {
+  readonly uid: string
+  readonly workspaceId?: string
+  readonly companyId?: string
+  readonly via?: UploadVia
+}
+
+export interface UploadResult {
+  readonly uid: string
+  readonly presigned: PresignResponse
+  readonly confirmed: ConfirmResponse
+}
+
+export interface UploadsApi {
+  readonly presign: (input: PresignInput) => Effect.Effect<PresignResponse, UploadError>
+  /** PUTs `body` (exactly `size` bytes) to the presigned url; no service credential is sent. */
+  readonly putToStorage: (
+    presigned: PresignResponse,
+    body: Stream.Stream<Uint8Array, unknown> | UploadSource,
+    size: number
+  ) => Effect.Effect<void, UploadError>
+  readonly confirm: (input: ConfirmInput) => Effect.Effect<ConfirmResponse, UploadError>
+  /** presign, PUT, confirm; the file ends CONFIRMED. */
+  readonly upload: (
+    source: UploadSource,
+    options: Omit<PresignInput, "filename" | "size"> & { readonly filename?: string }
+  ) => Effect.Effect<UploadResult, UploadError>
+  /** The download URL of a file (`{baseUrl}/uploads/{uid}/{encoded name}`). */
+  readonly downloadUrl: (uid: string, name: string) => string
+  /** The file's bytes, following the redirect to storage by hand. */
+  readonly download: (uid: string, name: string) => Stream.Stream<Uint8Array, UploadError>
+}
+
+export class Uploads extends Context.Tag("worksync/Uploads")<Uploads, UploadsApi>() {}
+
+/** Presign/confirm/serve answers: 400/401/403/404 are upload rejections. */
+const uploadFailure = (
+  operation: string,
+  answer: Answer,
+  nowMs: number,
+  onConfirm: string | null
+): RateLimited | ServerError | UploadSizeMismatch | UploadRejected | UnexpectedStatus => {
+  const parts = errorPartsOf(answer.text)
+  if (answer.status === 429) {
+    return new RateLimited({ operation, retryAfterMs: parseRetryAfter(answer.headers["retry-after"], nowMs) })
+  }
+  if (answer.status >= 500) return new ServerError({ operation, status: answer.status, detail: parts.message })
+  if (answer.status === 400 && onConfirm !== null) {
+    return new UploadSizeMismatch({ operation, uid: onConfirm, detail: parts.message })
+  }
+  if (answer.status === 400 || answer.status === 401 || answer.status === 403 || answer.status === 404) {
+    return new UploadRejected({ operation, status: answer.status, code: parts.code, detail: parts.message })
+  }
+  return new UnexpectedStatus({ operation, status: answer.status, detail: parts.message })
+}
+
+/** Lets a transfer of `size` bytes take its time: the timeout grows with the size (at 256 KB/s). */
+const transferTimeout = (baseMs: number, size: number): number => baseMs + Math.ceil(size / 256)
+
+export const makeUploads = (
+  config: ConnectionConfig,
+  limiter: LimiterApi,
+  httpClient: HttpClient.HttpClient
+): UploadsApi => {
+  const client = plainClient(httpClient)
+  const names = headerNames(config.headerPrefix)
+  const hasAppToken = Option.isSome(config.tokenId) && Option.isSome(config.tokenSecret)
+  const viaOf = (via: UploadVia | undefined): UploadVia => via ?? (hasAppToken ? "app" : "rest")
+  const orgOf = (companyId: string | undefined): string | undefined => companyId ?? Option.getOrUndefined(config.org)
+
+  const authHeaders = (via: UploadVia, workspaceId: string | undefined, companyId: string | undefined) => {
+    const h: Record<string, string> = {}
+    const org = orgOf(companyId)
+    if (via === "rest") {
+      if (Option.isSome(config.token)) h["authorization"] = `Bearer ${Redacted.value(config.token.value)}`
+      if (org !== undefined) h[names.companyId] = org
+      if (workspaceId !== undefined) h[names.projectId] = workspaceId
+    } else {
+      if (Option.isSome(config.tokenId)) h[names.tokenId] = config.tokenId.value
+      if (Option.isSome(config.tokenSecret)) h[names.tokenSecret] = Redacted.value(config.tokenSecret.value)
+      if (org !== undefined) h[names.orgId] = org
+      if (workspaceId !== undefined) h[names.workspaceId] = workspaceId
+    }
+    return h
+  }
+
+  const serviceCall = <A, I>(
+    operation: string,
+    build: () => HttpClientRequest.HttpClientRequest,
+    schema: Schema.Schema<A, I, never>,
+    confirmUid: string | null,
+    summary: string
+  ): Effect.Effect<A, UploadError> => {
+    const attempt = limitedAttempt(
+      limiter,
+      Effect.suspend(() => exchange(client, build(), operation, config.requestTimeoutMs)),
+      (answer, now) => uploadFailure(operation, answer, now, confirmUid)
+    )
+    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, inputSummary: summary }).pipe(
+      Effect.flatMap((answer) => parseJson(operation, answer.text)),
+      Effect.flatMap((json) => decodeWith(operation, schema, json))
+    )
+  }
+
+  const presign = (input: PresignInput): Effect.Effect<PresignResponse, UploadError> => {
+    const operation = "presign upload"
+    if (input.size !== undefined && input.size > PRESIGN_MAX_FILE_BYTES) {
+      return Effect.fail(
+        new LimitExceeded({
+          operation,
+          limit: "4.8 GB per presigned upload",
+          subject: `file ${input.filename}`,
+          actual: input.size,
+          max: PRESIGN_MAX_FILE_BYTES
+        })
+      )
+    }
+    const via = viaOf(input.via)
+    const params = new URLSearchParams({ filename: input.filename })
+    if (input.size !== undefined) params.set("size", String(input.size))
+    if (input.key !== undefined) params.set("key", input.key)
+    const base = via === "rest" ? config.restUrl : config.baseUrl
+    const url = `${base}/uploads?${params.toString()}`
+    return serviceCall(
+      operation,
+      () => HttpClientRequest.get(url).pipe(HttpClientRequest.setHeaders(authHeaders(via, input.workspaceId, input.companyId))),
+      PresignResponse,
+      null,
+      `filename=${JSON.stringify(input.filename)}, size=${input.size ?? "?"}`
+    )
+  }
+
+  const confirm = (input: ConfirmInput): Effect.Effect<ConfirmResponse, UploadError> => {
+    const via = viaOf(input.via)
+    const base = via === "rest" ? config.restUrl : config.baseUrl
+    const url = `${base}/uploads/${encodeURIComponent(input.uid)}/confirm`
+    return serviceCall(
+      "confirm upload",
+      () => HttpClientRequest.put(url).pipe(HttpClientRequest.setHeaders(authHeaders(via, input.workspaceId, input.companyId))),
+      ConfirmResponse,
+      input.uid,
+      `uid=${input.uid}`
+    )
+  }
+
+  const putToStorage = (
+    presigned: PresignResponse,
+    body: Stream.Stream<Uint8Array, unknown> | UploadSource,
+    size: number
+  ): Effect.Effect<void, UploadError> => {
+    const operation = "storage PUT"
+    const stream = Stream.StreamTypeId in (body as object)
+      ? (body as Stream.Stream<Uint8Array, unknown>)
+      : bodyStream(body as UploadSource)
+    // Exactly the headers the service returned (the signature is bound to them) and the
+    // length; nothing from the connection config.
+    const headers: Record<string, string> = {}
+    for (const [k, v] of Object.entries(presigned.headers)) {
+      if (typeof v === "string") headers[k] = v
+    }
+    const build = () => {
+      const req = HttpClientRequest.make("PUT")(presigned.url).pipe(HttpClientRequest.setHeaders(headers))
+      return size === 0
+        ? req.pipe(HttpClientRequest.bodyUint8Array(new Uint8Array(0)), HttpClientRequest.setHeader("content-length", "0"))
+        : req.pipe(HttpClientRequest.bodyStream(stream, { contentLength: size }))
+    }
+    const contentType = headers["Content-Type"] ?? headers["content-type"]
+    const attempt: Effect.Effect<Answer, UploadError> = Effect.suspend(() => {
+      let req = build()
+      // bodyStream/bodyUint8Array set their own content type; put the signed one back.
+      if (contentType !== undefined) req = HttpClientRequest.setHeader(req, "content-type", contentType)
+      return exchange(client, req, operation, transferTimeout(config.requestTimeoutMs, size))
+    }).pipe(
+      Effect.flatMap((answer) =>
+        answer.status >= 200 && answer.status < 300
+          ? Effect.succeed(answer)
+          : Effect.fail(
+            answer.status >= 500
+              ? new ServerError({ operation, status: answer.status, detail: errorPartsOf(answer.text).message })
+              : new UploadRejected({
+                operation,
+                status: answer.status,
+                code: errorPartsOf(answer.text).code,
+                detail: errorPartsOf(answer.text).message
+              })
+          )
+      )
+    )
+    // Storage is not the service: no limiter. The same bytes to the same key may be repeated.
+    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, inputSummary: `size=${size}` }).pipe(
+      Effect.asVoid
+    )
+  }
+
+  const upload = (
+    source: UploadSource,
+    options: Omit<PresignInput, "filename" | "size"> & { readonly filename?: string }
+  ): Effect.Effect<UploadResult, UploadError> =>
+    Effect.gen(function*() {
+      const size = source.size
+      if (size === undefined) {
+        return yield* Effect.fail(
+          new InputRejected({
+            operation: "presign upload",
+            path: "size",
+            detail: `the size of ${source.name} must be known: the presigned flow declares it up front`
+          })
+        )
+      }
+      const presigned = yield* presign({ ...options, filename: options.filename ?? source.name, size })
+      yield* putToStorage(presigned, source, size)
+      const uid = presigned.fields["X-Key"]
+      const confirmed = yield* confirm({
+        uid,
+        workspaceId: options.workspaceId,
+        ...(options.companyId !== undefined ? { companyId: options.companyId } : {}),
+        ...(options.via !== undefined ? { via: options.via } : {})
+      })
+      return { uid, presigned, confirmed }
+    })
+
+  const downloadUrl = (uid: string, name: string): string =>
+    `${config.baseUrl}/uploads/${encodeURIComponent(uid)}/${encodeURIComponent(name)}`
+
+  const drain = (response: HttpClientResponse.HttpClientResponse) => Effect.ignore(response.text)
+
+  /** One GET that answers with headers only (the body is left for streaming). */
+  const head = (
+    operation: string,
+    url: string,
+    viaLimiter: boolean
+  ): Effect.Effect<HttpClientResponse.HttpClientResponse, UploadError> => {
+    // No headers at all: serving needs no authentication, storage must see no credential.
+    const send = Effect.suspend(() => exchangeHead(client, HttpClientRequest.get(url), operation, config.requestTimeoutMs))
+    const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, UploadError> = Effect.gen(function*() {
+      const response = yield* (viaLimiter ? limiter.withPermit(send) : send)
+      const now = yield* Clock.currentTimeMillis
+      if (response.status === 429) {
+        yield* drain(response)
+        const retryAfter = parseRetryAfter(response.headers["retry-after"], now)
+        if (viaLimiter) yield* limiter.onRateLimited(retryAfter)
+        return yield* Effect.fail(new RateLimited({ operation, retryAfterMs: retryAfter }))
+      }
+      if (viaLimiter && response.status < 500) yield* limiter.onSuccess
+      if (response.status < 400) return response
+      const text = yield* Effect.orElseSucceed(response.text, () => "")
+      return yield* Effect.fail(uploadFailure(operation, { status: response.status, headers: {}, text }, now, null))
+    })
+    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, inputSummary: url.split("?")[0] ?? "" })
+  }
+
+  const download = (uid: string, name: string): Stream.Stream<Uint8Array, UploadError> => {
+    const operation = "download file"
+    const first = downloadUrl(uid, name)
+    return Stream.unwrap(
+      Effect.gen(function*() {
+        let response = yield* head(operation, first, true)
+        let url = first
+        // Follow at most a few redirects by hand, sending nothing but the bare GET.
+        for (let hops = 0; response.status >= 300 && response.status < 400; hops++) {
+          const location = response.headers["location"]
+          yield* drain(response)
+          if (location === undefined || hops >= 5) {
+            return yield* Effect.fail(
+              new UnexpectedStatus({ operation, status: response.status, detail: location === undefined ? "redirect without Location" : "too many redirects" })
+            )
+          }
+          url = new URL(location, url).toString()
+          response = yield* head(operation, url, false)
+        }
+        return response.stream.pipe(
+          Stream.mapError((e) => new TransportError({ operation, detail: e.reason === "Decode" ? "download interrupted" : e.message, sent: true }))
+        )
+      })
+    )
+  }
+
+  return { presign, putToStorage, confirm, upload, downloadUrl, download }
+}
+
+export const uploadsLayer: Layer.Layer<Uploads, never, Connection | Limiter | HttpClient.HttpClient> = Layer.effect(
+  Uploads,
+  Effect.gen(function*() {
+    const config = yield* Connection
+    const limiter = yield* Limiter
+    const http = yield* HttpClient.HttpClient
+    return makeUploads(config, limiter, http)
+  })
+)

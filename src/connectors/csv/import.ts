@@ -1,0 +1,450 @@
+/**
+ * CSV import: read, validate, plan into the journal, then replay exactly once.
+ *
+ * 1. The header is read and the mapping checked against it before any row.
+ * 2. The workspace's lists, tags and users are read once (lists and tags by title, users
+ *    by e-mail) to resolve rows; an unknown assignee e-mail rejects the row, a list or
+ *    tag missing on the service gets one `list.ensure` / `tag.ensure` op.
+ * 3. Rows stream through in batches (constant memory): each is validated with Schema and
+ *    either goes to the rejects file (with its line and error) or becomes a
+ *    `record.create` op (plus a `record.update` for `done`) keyed by the row's identity.
+ *    Every op is in the journal before anything is sent.
+ * 4. Replay sends what is not done yet (see src/sync/replay.ts).
+ *
+ * With `dryRun` nothing is written to the service or the journal: the plan is counted
+ * (and its first rows kept) against the journal's current state.
+ */
+import Database from "better-sqlite3"
+import { stringify } from "csv-stringify"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as fs from "node:fs"
+import type { RestClientApi, RestError } from "../../client/rest-client.ts"
+import type { JournalApi, JournalError, JournalStateError, OpState, PlannedOp, PlanOp } from "../../store/journal.ts"
+import {
+  listEnsureKey,
+  OP_KINDS,
+  PHASES,
+  type RecordCreatePayload,
+  type RecordUpdatePayload,
+  tagEnsureKey
+} from "../../sync/plan.ts"
+import { type OpEnd, replay, type ReplayAborted, type ReplayReport } from "../../sync/replay.ts"
+import { makeRecordExecutors } from "../../sync/replay-records.ts"
+import { type MappingInput, resolveMapping } from "./mapping.ts"
+import { type CsvSourceOptions, openCsv } from "./read.ts"
+import type { CsvRow } from "./row.ts"
+import { type ExtractedRow, makeExtractor } from "./rows.ts"
+
+export class ImportUsageError extends Data.TaggedError("ImportUsageError")<{ readonly message: string }> {}
+
+export class ImportFailed extends Data.TaggedError("ImportFailed")<{ readonly message: string }> {}
+
+export interface ImportOptions {
+  readonly workspaceId: string
+  readonly csv: CsvSourceOptions
+  readonly mapping: MappingInput
+  readonly dryRun?: boolean
+  /** Rejected rows go here (original columns plus `row` and `error`). */
+  readonly rejectsFile?: string | undefined
+  readonly concurrency?: number
+  readonly batchSize?: number
+  /** Progress hooks (all optional). */
+  readonly onRowsRead?: (n: number) => Effect.Effect<void>
+  readonly onReplayStart?: (total: number) => Effect.Effect<void>
+  readonly onOpEnd?: (end: OpEnd) => Effect.Effect<void>
+  /** Reconciliation clock-skew margin, ms. */
+  readonly skewMs?: number
+}
+
+export interface PlanPreviewRow {
+  readonly row: number
+  readonly key: string
+  readonly title: string
+  readonly list: string | null
+  readonly done: boolean
+}
+
+export interface ImportResult {
+  /** Data rows read. */
+  readonly rows: number
+  /** Records created by this run (including ones found created by an interrupted attempt). */
+  readonly created: number
+  /** Rows already imported by an earlier run. */
+  readonly skipped: number
+  /** Rows that failed validation or resolution, or repeat a key of the file. */
+  readonly rejected: number
+  /** Ops that failed in this run; a rerun retries them. */
+  readonly failed: number
+  /** Ops whose outcome could not be settled; a rerun reconciles them. */
+  readonly unknown: number
+  /** Ops that wait on an op that failed. */
+  readonly blocked: number
+  /** The first failures, one line each. */
+  readonly failures: ReadonlyArray<string>
+  readonly rejectsFile: string | null
+  /** Dry run only: new ops per kind and the first planned rows. */
+  readonly plan?: { readonly ops: Readonly<Record<string, number>>; readonly first: ReadonlyArray<PlanPreviewRow> }
+}
+
+interface Directory {
+  readonly lists: Map<string, string>
+  readonly tags: Map<string, string>
+  readonly users: Map<string, string>
+}
+
+const loadDirectory = (
+  client: RestClientApi,
+  workspaceId: string,
+  need: { lists: boolean; tags: boolean; users: boolean }
+) =>
+  Effect.gen(function*() {
+    const lists = new Map<string, string>()
+    const tags = new Map<string, string>()
+    const users = new Map<string, string>()
+    if (need.lists) for (const l of yield* client.listLists({ workspaceId })) if (!lists.has(l.title)) lists.set(l.title, l.id)
+    if (need.tags) for (const t of yield* client.listTags({ workspaceId })) if (!tags.has(t.title)) tags.set(t.title, t.id)
+    if (need.users) {
+      for (let skip = 0;; skip += 100) {
+        const page = yield* client.listUsers({ workspaceId, skip, limit: 100 })
+        for (const u of page.users) users.set(u.email.toLowerCase(), u.id)
+        if (page.users.length < 100 || skip + page.users.length >= page.totalCount) break
+      }
+    }
+    return { lists, tags, users } satisfies Directory
+  })
+
+/** Finds a title exactly, else case-insensitively (one match only). */
+const byTitle = (map: Map<string, string>, title: string): string | undefined => {
+  const exact = map.get(title)
+  if (exact !== undefined) return exact
+  const lower = title.toLowerCase()
+  let found: string | undefined
+  for (const [t, id] of map) {
+    if (t.toLowerCase() === lower) {
+      if (found !== undefined) return undefined
+      found = id
+    }
+  }
+  return found
+}
+
+/** What a valid row becomes: its ops, or a rejection. */
+const planRow = (
+  workspaceId: string,
+  dir: Directory,
+  e: ExtractedRow,
+  row: CsvRow
+): Either.Either<{ ensures: Array<PlanOp>; create: PlanOp; done: boolean }, string> => {
+  const ensures: Array<PlanOp> = []
+  const assigneeIds: Array<string> = []
+  for (const email of row.assignees) {
+    const id = dir.users.get(email)
+    if (id === undefined) return Either.left(`assignees: ${email} is not a user of the workspace`)
+    assigneeIds.push(id)
+  }
+  let listId: string | undefined
+  let listTitle: string | undefined
+  if (row.list !== undefined && row.list !== "") {
+    listId = byTitle(dir.lists, row.list)
+    if (listId === undefined) {
+      listTitle = row.list
+      ensures.push({ key: listEnsureKey(workspaceId, row.list), kind: OP_KINDS.listEnsure, payload: { workspaceId, title: row.list } })
+    }
+  }
+  const tagIds: Array<string> = []
+  const tagTitles: Array<string> = []
+  for (const t of row.tags) {
+    const id = byTitle(dir.tags, t)
+    if (id !== undefined) tagIds.push(id)
+    else {
+      tagTitles.push(t)
+      ensures.push({ key: tagEnsureKey(workspaceId, t), kind: OP_KINDS.tagEnsure, payload: { workspaceId, title: t } })
+    }
+  }
+  const payload: RecordCreatePayload = {
+    workspaceId,
+    title: row.title,
+    origin: `line ${e.line}`,
+    ...(listId !== undefined ? { listId } : {}),
+    ...(listTitle !== undefined ? { listTitle } : {}),
+    ...(row.description !== undefined ? { description: row.description } : {}),
+    ...(row.descriptionHtml !== undefined ? { descriptionHtml: row.descriptionHtml } : {}),
+    ...(row.startedAt !== undefined ? { startedAt: row.startedAt } : {}),
+    ...(row.duedAt !== undefined ? { duedAt: row.duedAt } : {}),
+    ...(assigneeIds.length > 0 ? { assigneeIds } : {}),
+    ...(tagIds.length > 0 ? { tagIds } : {}),
+    ...(tagTitles.length > 0 ? { tagTitles } : {})
+  }
+  return Either.right({
+    ensures,
+    create: { key: e.key, kind: OP_KINDS.recordCreate, payload, occurrence: e.occurrence },
+    done: row.done
+  })
+}
+
+const doneOp = (workspaceId: string, createKey: string, line: number): PlanOp => {
+  const payload: RecordUpdatePayload = { workspaceId, recordRef: createKey, fields: { done: true }, origin: `line ${line}` }
+  return { key: `${createKey}/done`, kind: OP_KINDS.recordUpdate, payload, dependsOn: createKey }
+}
+
+/** Assigns journal keys: the real journal, or (dry run) an in-memory count over a read-only view. */
+interface KeyAssigner {
+  readonly plan: (ops: ReadonlyArray<PlanOp>) => Array<PlannedOp>
+  readonly close: () => void
+}
+
+const journalAssigner = (journal: JournalApi): KeyAssigner => {
+  const run = journal.sync.beginPlanRun()
+  return { plan: (ops) => journal.sync.planOps(run, ops), close: () => {} }
+}
+
+const dryAssigner = (journalFile: string | undefined): KeyAssigner => {
+  const db = journalFile !== undefined && fs.existsSync(journalFile)
+    ? new Database(journalFile, { readonly: true, fileMustExist: true })
+    : undefined
+  const stateOf = db?.prepare<[string], { state: OpState }>("SELECT state FROM ops WHERE key = ?")
+  const seen = new Set<string>()
+  return {
+    plan: (ops) =>
+      ops.map((op) => {
+        let n = 0
+        for (;;) {
+          const key = n === 0 ? op.key : `${op.key}#${n}`
+          if (seen.has(key)) {
+            if (op.occurrence === true) {
+              n++
+              continue
+            }
+            return { key, isNew: false, duplicate: true, state: "pending" as const }
+          }
+          seen.add(key)
+          const state = stateOf?.get(key)?.state
+          return state === undefined
+            ? { key, isNew: true, duplicate: false, state: "pending" as const }
+            : { key, isNew: false, duplicate: false, state }
+        }
+      }),
+    close: () => db?.close()
+  }
+}
+
+/** A writer of the rejects file, opened on the first reject. */
+const rejectsWriter = (file: string | undefined, header: ReadonlyArray<string>) => {
+  let stream: ReturnType<typeof stringify> | undefined
+  let out: fs.WriteStream | undefined
+  let count = 0
+  const columns = [...header, "row", "error"]
+  const open = () => {
+    if (file === undefined || stream !== undefined) return
+    out = fs.createWriteStream(file, { mode: 0o600 })
+    stream = stringify({ header: true, columns })
+    stream.pipe(out)
+  }
+  return {
+    write: (values: ReadonlyArray<string>, line: number, error: string) => {
+      count++
+      open()
+      if (stream === undefined) return
+      const rec = header.map((_, i) => values[i] ?? "")
+      // Extra unnamed fields are kept at the end so nothing of the row is lost.
+      const extra = values.slice(header.length)
+      stream.write([...rec, String(line), extra.length > 0 ? `${error} (extra fields: ${extra.join(" | ")})` : error])
+    },
+    /** Writes a header-only file when asked explicitly and nothing was rejected. */
+    finish: (always: boolean): Promise<void> =>
+      new Promise((resolve, reject) => {
+        if (always) open()
+        if (stream === undefined || out === undefined) return resolve()
+        out.on("finish", () => resolve())
+        out.on("error", reject)
+        stream.end()
+      }),
+    get count() {
+      return count
+    }
+  }
+}
+
+/**
+ * Reads, validates and plans a CSV import into the journal (or, for a dry run, counts the
+ * plan against a read-only view of an existing journal file). Sends no write.
+ */
+export const planCsvImport = (
+  client: RestClientApi,
+  journal: JournalApi | { readonly dryRunJournalFile: string | undefined },
+  options: ImportOptions
+): Effect.Effect<ImportResult, ImportUsageError | ImportFailed | JournalError | JournalStateError | RestError> =>
+  Effect.gen(function*() {
+    const ws = options.workspaceId
+    const dryRun = options.dryRun === true
+    const reader = yield* Effect.tryPromise({
+      try: () => openCsv(options.csv, options.batchSize ?? 2000),
+      catch: (e) => new ImportUsageError({ message: (e as Error).message })
+    })
+    const resolved = resolveMapping(reader.header, options.mapping)
+    if (Either.isLeft(resolved)) {
+      reader.close()
+      return yield* Effect.fail(new ImportUsageError({ message: resolved.left.message }))
+    }
+    const { mapping, transforms } = resolved.right
+    const extract = makeExtractor(reader.header, mapping, transforms)
+
+    const real = "sync" in journal ? journal : undefined
+    const owner = real?.sync.getMeta("target.workspace")
+    if (real !== undefined && owner !== undefined && owner !== ws) {
+      reader.close()
+      return yield* Effect.fail(
+        new ImportUsageError({
+          message: `--journal ${real.file} belongs to an import into workspace ${owner}, not ${ws}; use another journal file`
+        })
+      )
+    }
+    // Lists are always read: it also proves the workspace exists before anything is planned.
+    const dir = yield* loadDirectory(client, ws, {
+      lists: true,
+      tags: mapping.tags !== undefined,
+      users: mapping.assignees !== undefined
+    }).pipe(
+      Effect.tapError(() => Effect.sync(() => reader.close())),
+      Effect.catchIf(
+        (e) => (e._tag === "ValidationFailed" && e.code === "NOT_FOUND") || e._tag === "Forbidden",
+        (e) => Effect.fail(new ImportUsageError({ message: `--workspace ${ws}: ${e.message}` }))
+      )
+    )
+    if (real !== undefined) {
+      real.sync.setMeta("target.workspace", ws)
+      real.sync.setMeta("kind", "import-csv")
+    }
+
+    const assigner = real !== undefined
+      ? journalAssigner(real)
+      : dryAssigner((journal as { dryRunJournalFile: string | undefined }).dryRunJournalFile)
+    const rejects = rejectsWriter(dryRun ? undefined : options.rejectsFile, reader.header)
+    const newOps: Record<string, number> = {}
+    const first: Array<PlanPreviewRow> = []
+    let rows = 0
+    let skipped = 0
+
+    const ensurePlanned = new Set<string>()
+    const planBatch = (batch: ReadonlyArray<import("./read.ts").CsvRecord>) => {
+      const creates: Array<PlanOp> = []
+      const createRows: Array<{ e: ExtractedRow; done: boolean; title: string; list: string | null }> = []
+      const ensures: Array<PlanOp> = []
+      for (const record of batch) {
+        rows++
+        const e = extract(record)
+        if (Either.isLeft(e.row)) {
+          rejects.write(e.values, e.line, e.row.left)
+          continue
+        }
+        const planned = planRow(ws, dir, e, e.row.right)
+        if (Either.isLeft(planned)) {
+          rejects.write(e.values, e.line, planned.left)
+          continue
+        }
+        for (const op of planned.right.ensures) {
+          // Few distinct lists and tags: plan each once per run.
+          if (!ensurePlanned.has(op.key)) {
+            ensurePlanned.add(op.key)
+            ensures.push(op)
+          }
+        }
+        creates.push(planned.right.create)
+        createRows.push({ e, done: planned.right.done, title: e.row.right.title, list: e.row.right.list ?? null })
+      }
+      assigner.plan(ensures).forEach((p, i) => {
+        if (p.isNew) {
+          const kind = ensures[i]!.kind
+          newOps[kind] = (newOps[kind] ?? 0) + 1
+        }
+      })
+      const results = assigner.plan(creates)
+      const dones: Array<PlanOp> = []
+      results.forEach((p, i) => {
+        const r = createRows[i]!
+        if (p.duplicate) {
+          rejects.write(r.e.values, r.e.line, `key ${p.key.slice(2)} repeats an earlier row of this file`)
+          return
+        }
+        if (p.state === "done") skipped++
+        if (p.isNew) {
+          newOps[OP_KINDS.recordCreate] = (newOps[OP_KINDS.recordCreate] ?? 0) + 1
+          if (first.length < 10) first.push({ row: r.e.line, key: p.key, title: r.title, list: r.list, done: r.done })
+        }
+        if (r.done) dones.push(doneOp(ws, p.key, r.e.line))
+      })
+      for (const p of assigner.plan(dones)) {
+        if (p.isNew) newOps[OP_KINDS.recordUpdate] = (newOps[OP_KINDS.recordUpdate] ?? 0) + 1
+      }
+    }
+
+    yield* Effect.tryPromise({
+      try: async () => {
+        try {
+          for await (const batch of reader.batches) {
+            planBatch(batch)
+            if (options.onRowsRead) await Effect.runPromise(options.onRowsRead(batch.length))
+          }
+        } finally {
+          await rejects.finish(options.rejectsFile !== undefined && !dryRun)
+          assigner.close()
+        }
+      },
+      catch: (e) =>
+        e instanceof Error && "_tag" in e && (e as { usage?: boolean }).usage === true
+          ? new ImportUsageError({ message: e.message })
+          : new ImportFailed({ message: `reading ${options.csv.file}: ${(e as Error).message}` })
+    })
+
+    return {
+      rows,
+      created: 0,
+      skipped,
+      rejected: rejects.count,
+      failed: 0,
+      unknown: 0,
+      blocked: 0,
+      failures: [],
+      rejectsFile: rejects.count > 0 || (options.rejectsFile !== undefined && !dryRun) ? options.rejectsFile ?? null : null,
+      plan: { ops: newOps, first }
+    } satisfies ImportResult
+  })
+
+/**
+ * Runs a CSV import: plan, then (unless `dryRun`) replay. `journal` is required unless
+ * `dryRun` (then it may name an existing journal file, read only, or be undefined).
+ */
+export const importCsv = (
+  client: RestClientApi,
+  journal: JournalApi | { readonly dryRunJournalFile: string | undefined },
+  options: ImportOptions
+): Effect.Effect<ImportResult, ImportUsageError | ImportFailed | JournalError | JournalStateError | RestError | ReplayAborted> =>
+  Effect.gen(function*() {
+    const planned = yield* planCsvImport(client, journal, options)
+    if (options.dryRun === true || !("sync" in journal)) return planned
+    const j = journal
+    // A rerun retries what failed before (uncertain ones are reconciled first).
+    j.sync.retryFailed()
+    const counts = j.sync.counts()
+    if (options.onReplayStart) yield* options.onReplayStart(counts.pending + counts.in_flight)
+    const report: ReplayReport = yield* replay(j, makeRecordExecutors(client, options.skewMs !== undefined ? { skewMs: options.skewMs } : {}), {
+      phases: PHASES,
+      concurrency: options.concurrency ?? 8,
+      ...(options.onOpEnd ? { onOpEnd: (_op, end) => options.onOpEnd!(end) } : {})
+    })
+    const blocked = j.sync.blocked(10)
+    const failures = j.sync.failed(5).map((op) => {
+      const origin = (op.payload as { origin?: string }).origin
+      return `${origin !== undefined ? `${origin}: ` : ""}${op.kind} ${op.key}: ${op.error ?? "failed"}`
+    })
+    return {
+      ...planned,
+      created: report.doneByKind[OP_KINDS.recordCreate] ?? 0,
+      failed: report.failed,
+      unknown: report.unknown,
+      blocked: blocked.length,
+      failures
+    } satisfies ImportResult
+  })

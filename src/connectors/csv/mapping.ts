@@ -1,0 +1,156 @@
+/**
+ * Which CSV column feeds which record field. A mapping comes from `--map FIELD=COLUMN`
+ * flags, a `--mapping file.json` and/or a `--preset`; explicit entries win over the
+ * file, the file over the preset. It is checked against the header before any row is
+ * read: an explicit column that the file does not have is an error.
+ */
+import { ParseResult, Schema } from "effect"
+import * as Data from "effect/Data"
+import * as Either from "effect/Either"
+import { PRESETS, type Preset, type PresetName } from "./presets.ts"
+
+export const FIELDS = [
+  "title",
+  "description",
+  "descriptionHtml",
+  "list",
+  "startedAt",
+  "duedAt",
+  "assignees",
+  "tags",
+  "done",
+  "key"
+] as const
+export const Field = Schema.Literal(...FIELDS)
+export type Field = typeof Field.Type
+
+const Column = Schema.String.pipe(Schema.minLength(1))
+const opt = Schema.optionalWith(Column, { exact: true })
+
+/** `{"title": "Name", ...}`: the shape of a `--mapping` file (unknown fields are errors). */
+export const MappingFile = Schema.Struct({
+  title: opt,
+  description: opt,
+  descriptionHtml: opt,
+  list: opt,
+  startedAt: opt,
+  duedAt: opt,
+  assignees: opt,
+  tags: opt,
+  done: opt,
+  key: opt
+})
+export type MappingSpec = Partial<Record<Field, string>>
+
+export class MappingError extends Data.TaggedError("MappingError")<{ readonly message: string }> {}
+
+/** Parses one `--map FIELD=COLUMN` value. */
+export const parseMapFlag = (value: string): Either.Either<readonly [Field, string], MappingError> => {
+  const eq = value.indexOf("=")
+  if (eq <= 0 || eq === value.length - 1) {
+    return Either.left(new MappingError({ message: `--map ${value}: expected FIELD=COLUMN, e.g. --map title=Name` }))
+  }
+  const field = value.slice(0, eq).trim()
+  const column = value.slice(eq + 1)
+  if (!(FIELDS as ReadonlyArray<string>).includes(field)) {
+    return Either.left(new MappingError({ message: `--map ${value}: unknown field "${field}"; fields are ${FIELDS.join(", ")}` }))
+  }
+  return Either.right([field as Field, column] as const)
+}
+
+/** Decodes the JSON text of a `--mapping` file. */
+export const parseMappingFile = (name: string, text: string): Either.Either<MappingSpec, MappingError> => {
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch (e) {
+    return Either.left(new MappingError({ message: `--mapping ${name}: not valid JSON: ${(e as Error).message}` }))
+  }
+  return Schema.decodeUnknownEither(MappingFile, { onExcessProperty: "error" })(raw).pipe(
+    Either.mapLeft(
+      (e) =>
+        new MappingError({
+          message: `--mapping ${name}: expected {"FIELD": "COLUMN", ...} with FIELD one of ${FIELDS.join(", ")}: ${
+            ParseResult.ArrayFormatter.formatErrorSync(e)
+              .map((i) => `${i.path.join(".")}: ${i.message}`)
+              .join("; ")
+          }`
+        })
+    )
+  )
+}
+
+/** A column of the header, resolved to every index carrying that name (Jira repeats `Labels`). */
+export interface ResolvedColumn {
+  readonly name: string
+  readonly indexes: ReadonlyArray<number>
+}
+
+/** The mapping, resolved against a header. */
+export type ResolvedMapping = Partial<Record<Field, ResolvedColumn>>
+
+export interface MappingInput {
+  readonly preset?: PresetName | undefined
+  readonly file?: MappingSpec | undefined
+  readonly flags?: ReadonlyArray<readonly [Field, string]> | undefined
+}
+
+const norm = (s: string) => s.trim().toLowerCase()
+
+/**
+ * Resolves the mapping against `header`. Explicit columns (flags, file) must exist exactly
+ * (after trimming; case-insensitive as a fallback); preset columns are used when present
+ * (exports differ by version). `title` must end up mapped.
+ */
+export const resolveMapping = (
+  header: ReadonlyArray<string>,
+  input: MappingInput
+): Either.Either<{ readonly mapping: ResolvedMapping; readonly transforms: Preset["transforms"] }, MappingError> => {
+  const exact = new Map<string, Array<number>>()
+  const loose = new Map<string, Array<number>>()
+  header.forEach((h, i) => {
+    const t = h.trim()
+    ;(exact.get(t) ?? exact.set(t, []).get(t)!).push(i)
+    ;(loose.get(norm(t)) ?? loose.set(norm(t), []).get(norm(t))!).push(i)
+  })
+  const find = (column: string): ResolvedColumn | undefined => {
+    const idx = exact.get(column.trim()) ?? loose.get(norm(column))
+    return idx === undefined ? undefined : { name: column, indexes: idx }
+  }
+  const mapping: ResolvedMapping = {}
+  const preset = input.preset === undefined ? undefined : PRESETS[input.preset]
+  if (preset !== undefined) {
+    for (const [field, candidates] of Object.entries(preset.columns) as Array<[Field, ReadonlyArray<string>]>) {
+      for (const c of candidates) {
+        const found = find(c)
+        if (found !== undefined) {
+          mapping[field] = found
+          break
+        }
+      }
+    }
+  }
+  const explicit: Array<readonly [Field, string, string]> = [
+    ...Object.entries(input.file ?? {}).map(([f, c]) => [f as Field, c as string, "--mapping"] as const),
+    ...(input.flags ?? []).map(([f, c]) => [f, c, "--map"] as const)
+  ]
+  const missing: Array<string> = []
+  for (const [field, column, source] of explicit) {
+    const found = find(column)
+    if (found === undefined) missing.push(`${source} ${field}=${column}`)
+    else mapping[field] = found
+  }
+  const shown = header.map((h) => JSON.stringify(h)).join(", ")
+  if (missing.length > 0) {
+    return Either.left(
+      new MappingError({ message: `unknown column in the mapping: ${missing.join(", ")}; the CSV header has ${shown}` })
+    )
+  }
+  if (mapping.title === undefined) {
+    const hint = preset !== undefined
+      ? `preset ${input.preset} expects a title column named ${preset.columns.title?.map((c) => JSON.stringify(c)).join(" or ")}`
+      : "map one with --map title=COLUMN, --mapping or --preset"
+    return Either.left(new MappingError({ message: `no column is mapped to title: ${hint}; the CSV header has ${shown}` }))
+  }
+  return Either.right({ mapping, transforms: preset?.transforms ?? {} })
+}

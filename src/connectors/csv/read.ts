@@ -1,0 +1,278 @@
+/**
+ * Streaming CSV reading with csv-parse: constant memory whatever the file size.
+ *
+ * - Bytes are decoded with a fatal TextDecoder (UTF-8 unless `encoding` says otherwise),
+ *   so a file in another encoding is reported with the line where decoding failed
+ *   instead of being imported as mojibake; a UTF-16 byte order mark is named as such.
+ * - A UTF-8 byte order mark is dropped; quoted fields may hold delimiters, quotes and
+ *   line breaks; the delimiter is given or guessed from the header line.
+ * - Each record carries the line it starts on (header = line 1), counting the line
+ *   breaks inside quoted fields, so rejects point at the right place. Empty lines are
+ *   skipped but counted.
+ */
+import { parse } from "csv-parse"
+import * as Data from "effect/Data"
+import * as fs from "node:fs"
+import { Transform, type TransformCallback } from "node:stream"
+import { TextDecoder } from "node:util"
+
+export class CsvFileError extends Data.TaggedError("CsvFileError")<{
+  readonly file: string
+  readonly detail: string
+  /** The input itself is unusable (missing, wrong encoding, bad quoting): a usage problem. */
+  readonly usage: boolean
+}> {
+  override get message(): string {
+    return `--csv ${this.file}: ${this.detail}`
+  }
+}
+
+export interface CsvSourceOptions {
+  readonly file: string
+  /** A single character; guessed from the header line when absent. */
+  readonly delimiter?: string | undefined
+  /** A WHATWG encoding label (utf-8, windows-1252, utf-16le, ...); default utf-8. */
+  readonly encoding?: string | undefined
+}
+
+export interface CsvRecord {
+  /** Line on which the record starts (header = 1). */
+  readonly line: number
+  readonly values: ReadonlyArray<string>
+}
+
+const CANDIDATES = [",", ";", "\t", "|"] as const
+
+/** The candidate delimiter occurring most often outside quotes in `line`; "," on a tie or none. */
+export const guessDelimiter = (line: string): string => {
+  const counts = new Map<string, number>(CANDIDATES.map((c) => [c, 0]))
+  let quoted = false
+  for (const ch of line) {
+    if (ch === "\"") quoted = !quoted
+    else if (!quoted && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1)
+  }
+  let best = ","
+  let bestN = 0
+  for (const [c, n] of counts) {
+    if (n > bestN) {
+      best = c
+      bestN = n
+    }
+  }
+  return best
+}
+
+/** Decodes bytes to text, failing on the first invalid sequence with the line it is on. */
+class Decode extends Transform {
+  private readonly decoder: TextDecoder
+  private lines = 1
+
+  constructor(encoding: string, private readonly onBad: (line: number) => Error) {
+    super({ readableObjectMode: false, decodeStrings: true })
+    this.decoder = new TextDecoder(encoding, { fatal: true })
+  }
+
+  private pushText(text: string) {
+    let i = -1
+    while ((i = text.indexOf("\n", i + 1)) !== -1) this.lines++
+    if (text !== "") this.push(text)
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
+    try {
+      this.pushText(this.decoder.decode(chunk, { stream: true }))
+      cb()
+    } catch {
+      cb(this.onBad(this.lines + this.linesBeforeBadByte(chunk)))
+    }
+  }
+
+  /** Line breaks in `chunk` before its first undecodable byte (for the message only). */
+  private linesBeforeBadByte(chunk: Buffer): number {
+    const text = new TextDecoder(this.decoder.encoding).decode(chunk)
+    const bad = text.indexOf("\uFFFD")
+    const upTo = bad === -1 ? text : text.slice(0, bad)
+    return upTo.split("\n").length - 1
+  }
+
+  override _flush(cb: TransformCallback) {
+    try {
+      this.pushText(this.decoder.decode())
+      cb()
+    } catch {
+      cb(this.onBad(this.lines))
+    }
+  }
+}
+
+const readHead = (file: string, bytes: number): Buffer => {
+  const fd = fs.openSync(file, "r")
+  try {
+    const buf = Buffer.alloc(bytes)
+    const n = fs.readSync(fd, buf, 0, bytes, 0)
+    return buf.subarray(0, n)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/** Checks the file and settles encoding and delimiter before streaming. */
+const prepare = (options: CsvSourceOptions): { encoding: string; delimiter: string } => {
+  const file = options.file
+  let stat: fs.Stats
+  try {
+    stat = fs.statSync(file)
+  } catch {
+    throw new CsvFileError({ file, detail: "file not found", usage: true })
+  }
+  if (!stat.isFile()) throw new CsvFileError({ file, detail: "not a regular file", usage: true })
+  const encoding = (options.encoding ?? "utf-8").toLowerCase()
+  try {
+    new TextDecoder(encoding)
+  } catch {
+    throw new CsvFileError({ file, detail: `unknown encoding ${JSON.stringify(options.encoding)}`, usage: true })
+  }
+  const head = readHead(file, 64 * 1024)
+  const isUtf8 = encoding === "utf-8" || encoding === "utf8"
+  if (isUtf8 && head.length >= 2 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff))) {
+    const which = head[0] === 0xff ? "utf-16le" : "utf-16be"
+    throw new CsvFileError({
+      file,
+      detail: `the file is ${which.toUpperCase()} (byte order mark ${head[0] === 0xff ? "FF FE" : "FE FF"}), not UTF-8; save it as UTF-8 or pass --encoding ${which}`,
+      usage: true
+    })
+  }
+  if (isUtf8 && head.includes(0)) {
+    throw new CsvFileError({
+      file,
+      detail: "the file contains NUL bytes: it looks like UTF-16 without a byte order mark; save it as UTF-8 or pass --encoding utf-16le",
+      usage: true
+    })
+  }
+  let delimiter = options.delimiter
+  if (delimiter === undefined) {
+    let text: string
+    try {
+      text = new TextDecoder(encoding).decode(head)
+    } catch {
+      text = ""
+    }
+    const firstLine = text.replace(/^\uFEFF/, "").split(/\r?\n/).find((l) => l.trim() !== "") ?? ""
+    delimiter = guessDelimiter(firstLine)
+  }
+  if (delimiter.length !== 1 || delimiter === "\"" || delimiter === "\n" || delimiter === "\r") {
+    throw new CsvFileError({ file, detail: `--delimiter must be one character other than a quote or line break, got ${JSON.stringify(delimiter)}`, usage: true })
+  }
+  return { encoding, delimiter }
+}
+
+const countNewlines = (values: ReadonlyArray<string>): number => {
+  let n = 0
+  for (const v of values) {
+    let i = v.indexOf("\n")
+    while (i !== -1) {
+      n++
+      i = v.indexOf("\n", i + 1)
+    }
+  }
+  return n
+}
+
+const isEmptyRecord = (values: ReadonlyArray<string>): boolean => {
+  for (const v of values) if (v.trim() !== "") return false
+  return true
+}
+
+export interface CsvReader {
+  readonly header: ReadonlyArray<string>
+  readonly delimiter: string
+  readonly encoding: string
+  /** Data records in batches of up to `batchSize`, in file order. */
+  readonly batches: AsyncIterable<ReadonlyArray<CsvRecord>>
+  /** Stops reading early (e.g. the caller failed); safe to call twice. */
+  readonly close: () => void
+}
+
+/**
+ * Opens a CSV file: reads the header, then yields the data records in batches. Throws
+ * CsvFileError for an unusable file (also from inside the iteration, with the line).
+ */
+export const openCsv = async (options: CsvSourceOptions, batchSize = 1000): Promise<CsvReader> => {
+  const file = options.file
+  const { encoding, delimiter } = prepare(options)
+  const input = fs.createReadStream(file, { highWaterMark: 1 << 20 })
+  const decode = new Decode(encoding, (line) =>
+    new CsvFileError({
+      file,
+      detail: `not valid ${encoding === "utf8" ? "utf-8" : encoding} text near line ${line}; save the file as UTF-8 or pass --encoding with its encoding (e.g. windows-1252)`,
+      usage: true
+    }))
+  const parser = parse({
+    delimiter,
+    bom: true,
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: false,
+    // Files whose line endings are mixed (edited on several systems) still split per line.
+    record_delimiter: ["\r\n", "\n", "\r"]
+  })
+  input.on("error", (e) => decode.destroy(e))
+  decode.on("error", (e) => parser.destroy(e))
+  input.pipe(decode).pipe(parser)
+
+  const iterator = parser[Symbol.asyncIterator]() as AsyncIterator<Array<string>>
+  const toFileError = (e: unknown): CsvFileError => {
+    if (e instanceof CsvFileError) return e
+    const err = e as { message?: string; lines?: number; code?: string }
+    const where = typeof err.lines === "number" ? ` at line ${err.lines}` : ""
+    return new CsvFileError({ file, detail: `cannot parse CSV${where}: ${err.message ?? String(e)}`, usage: true })
+  }
+  const next = async (): Promise<IteratorResult<Array<string>>> => {
+    try {
+      return await iterator.next()
+    } catch (e) {
+      throw toFileError(e)
+    }
+  }
+
+  let line = 1
+  let header: Array<string> | undefined
+  for (;;) {
+    const r = await next()
+    if (r.done) break
+    const start = line
+    line += 1 + countNewlines(r.value)
+    if (isEmptyRecord(r.value)) continue
+    header = r.value.map((h, i) => (i === 0 ? h.replace(/^\uFEFF/, "") : h))
+    void start
+    break
+  }
+  if (header === undefined) throw new CsvFileError({ file, detail: "the file is empty (no header line)", usage: true })
+  const close = () => {
+    input.destroy()
+    parser.destroy()
+  }
+
+  async function* batches(): AsyncGenerator<ReadonlyArray<CsvRecord>> {
+    let batch: Array<CsvRecord> = []
+    try {
+      for (;;) {
+        const r = await next()
+        if (r.done) break
+        const start = line
+        line += 1 + countNewlines(r.value)
+        if (isEmptyRecord(r.value)) continue
+        batch.push({ line: start, values: r.value })
+        if (batch.length >= batchSize) {
+          yield batch
+          batch = []
+        }
+      }
+      if (batch.length > 0) yield batch
+    } finally {
+      close()
+    }
+  }
+
+  return { header, delimiter, encoding, batches: batches(), close }
+}

@@ -1,0 +1,249 @@
+/**
+ * One CSV row, validated with Schema: the raw mapped cells in, a record to create out,
+ * or a readable error naming the field. Nothing here does I/O.
+ *
+ * - title: required, trimmed, not empty.
+ * - description: plain text; the service turns blank lines into paragraphs and newlines
+ *   into line breaks (R-REST-RECORD-30/31), so we only normalise CRLF to LF.
+ * - startedAt / duedAt: a bare `YYYY-MM-DD` stays all-day, a timestamp stays timed
+ *   (R-REST-RECORD-34/35). See `normalizeDate` for the forms read.
+ * - assignees: e-mails separated by commas or semicolons; tags: titles likewise.
+ * - done: the usual spellings (yes/no, true/false, 1/0, x, done, ...), and a date
+ *   (a completion time such as Asana's "Completed At") means done.
+ */
+import { ParseResult, Schema } from "effect"
+import * as Either from "effect/Either"
+import { isBareDate, isIsoTimestamp } from "../../schema/dates.ts"
+
+const MONTHS: Readonly<Record<string, string>> = {
+  jan: "01", feb: "02", mar: "03", apr: "04", may: "05", jun: "06",
+  jul: "07", aug: "08", sep: "09", oct: "10", nov: "11", dec: "12"
+}
+
+const JIRA_DATE = /^(\d{1,2})\/([A-Za-z]{3})\/(\d{2}|\d{4})(?:\s+(\d{1,2}):(\d{2})(?:\s*([AaPp][Mm]))?)?$/
+const ZONELESS = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)$/
+
+/**
+ * A date cell as `create-record` takes it, or undefined when it is not a date:
+ * - `YYYY-MM-DD` (all-day), an ISO 8601 timestamp with a zone (timed);
+ * - an ISO timestamp without a zone (`2024-05-01 09:30`), read as UTC (assumptions.ts
+ *   `CSV_TIMESTAMP_WITHOUT_ZONE`);
+ * - Jira's `24/Jan/24` (all-day) and `24/Jan/24 10:15 AM` (timed, UTC).
+ */
+export const normalizeDate = (raw: string): string | undefined => {
+  const s = raw.trim()
+  if (isBareDate(s)) return s
+  if (isIsoTimestamp(s, true)) return s
+  const z = ZONELESS.exec(s)
+  if (z !== null) {
+    const candidate = `${z[1]}T${z[2]!.length === 5 ? `${z[2]}:00` : z[2]}Z`
+    return isIsoTimestamp(candidate, true) ? candidate : undefined
+  }
+  const j = JIRA_DATE.exec(s)
+  if (j !== null) {
+    const month = MONTHS[j[2]!.toLowerCase()]
+    if (month === undefined) return undefined
+    const year = j[3]!.length === 2 ? `20${j[3]}` : j[3]!
+    const date = `${year}-${month}-${j[1]!.padStart(2, "0")}`
+    if (!isBareDate(date)) return undefined
+    if (j[4] === undefined) return date
+    let hour = Number(j[4])
+    const ampm = j[6]?.toLowerCase()
+    if (ampm !== undefined) {
+      if (hour < 1 || hour > 12) return undefined
+      hour = (hour % 12) + (ampm === "pm" ? 12 : 0)
+    }
+    if (hour > 23) return undefined
+    return `${date}T${String(hour).padStart(2, "0")}:${j[5]}:00Z`
+  }
+  return undefined
+}
+
+const TRUE = new Set(["true", "t", "yes", "y", "1", "x", "done", "complete", "completed", "closed", "resolved", "checked", "✓", "✔", "☑", "on"])
+const FALSE = new Set(["false", "f", "no", "n", "0", "", "not done", "open", "todo", "to do", "incomplete", "pending", "unchecked", "☐", "off", "-"])
+
+/** true / false for the usual spellings, a completion date is true; undefined otherwise. */
+export const parseDone = (raw: string): boolean | undefined => {
+  const s = raw.trim().toLowerCase()
+  if (TRUE.has(s)) return true
+  if (FALSE.has(s)) return false
+  if (normalizeDate(raw) !== undefined) return true
+  return undefined
+}
+
+const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/
+
+const splitList = (raw: string): Array<string> =>
+  raw
+    .split(/[,;\n]/)
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+
+const fail = (ast: Schema.Schema.AnyNoContext["ast"], actual: string, message: string) =>
+  ParseResult.fail(new ParseResult.Type(ast, actual, message))
+
+/** A cell: trimmed, and an empty cell counts as absent. */
+const Cell = Schema.optional(Schema.String)
+
+const Title = Schema.transformOrFail(Schema.String, Schema.String, {
+  strict: true,
+  decode: (s, _, ast) => {
+    const t = s.trim()
+    return t === "" ? fail(ast, s, "title is empty") : ParseResult.succeed(t)
+  },
+  encode: ParseResult.succeed
+})
+
+const DateCell = (field: string) =>
+  Schema.transformOrFail(Schema.String, Schema.String, {
+    strict: true,
+    decode: (s, _, ast) => {
+      const d = normalizeDate(s)
+      return d === undefined
+        ? fail(ast, s, `${field} ${JSON.stringify(s)} is not a date: use YYYY-MM-DD (all-day) or an ISO 8601 timestamp such as 2024-05-01T09:30:00Z (timed)`)
+        : ParseResult.succeed(d)
+    },
+    encode: ParseResult.succeed
+  })
+
+const Emails = Schema.transformOrFail(Schema.String, Schema.Array(Schema.String), {
+  strict: true,
+  decode: (s, _, ast) => {
+    const out: Array<string> = []
+    for (const e of splitList(s)) {
+      if (!EMAIL.test(e)) return fail(ast, s, `assignees: ${JSON.stringify(e)} is not an e-mail address`)
+      out.push(e.toLowerCase())
+    }
+    return ParseResult.succeed([...new Set(out)])
+  },
+  encode: (a) => ParseResult.succeed(a.join(", "))
+})
+
+const Titles = Schema.transform(Schema.String, Schema.Array(Schema.String), {
+  strict: true,
+  decode: (s) => [...new Set(splitList(s))],
+  encode: (a) => a.join(", ")
+})
+
+const Done = Schema.transformOrFail(Schema.String, Schema.Boolean, {
+  strict: true,
+  decode: (s, _, ast) => {
+    const d = parseDone(s)
+    return d === undefined
+      ? fail(ast, s, `done ${JSON.stringify(s)} is not a yes/no value (yes, no, true, false, 1, 0, x, done, or a completion date)`)
+      : ParseResult.succeed(d)
+  },
+  encode: (b) => ParseResult.succeed(b ? "true" : "false")
+})
+
+const Text = Schema.transform(Schema.String, Schema.String, {
+  strict: true,
+  decode: (s) => s.replace(/\r\n?/g, "\n"),
+  encode: (s) => s
+})
+
+/** The mapped cells of one row, empty cells already removed. */
+export const RawRow = Schema.Struct({
+  title: Cell,
+  description: Cell,
+  descriptionHtml: Cell,
+  list: Cell,
+  startedAt: Cell,
+  duedAt: Cell,
+  assignees: Cell,
+  tags: Cell,
+  done: Cell,
+  key: Cell
+})
+export type RawRow = typeof RawRow.Type
+
+/** A valid row: what one `create-record` (plus `done`) will carry. */
+export const CsvRow = Schema.Struct({
+  /** Always present in the input (an empty cell is ""), so a missing title reads "title is empty". */
+  title: Title,
+  description: Schema.optional(Text),
+  descriptionHtml: Schema.optional(Schema.String),
+  list: Schema.optional(Schema.transform(Schema.String, Schema.String, { strict: true, decode: (s) => s.trim(), encode: (s) => s })),
+  startedAt: Schema.optional(DateCell("startedAt")),
+  duedAt: Schema.optional(DateCell("duedAt")),
+  assignees: Schema.optionalWith(Emails, { default: () => [] }),
+  tags: Schema.optionalWith(Titles, { default: () => [] }),
+  done: Schema.optionalWith(Done, { default: () => false }),
+  key: Schema.optional(Schema.transform(Schema.String, Schema.String, { strict: true, decode: (s) => s.trim(), encode: (s) => s }))
+}).pipe(
+  Schema.filter((r) =>
+    r.description !== undefined && r.descriptionHtml !== undefined
+      ? {
+        path: ["descriptionHtml"],
+        message: "description and descriptionHtml are both set; a record takes one or the other (R-REST-RECORD-33)"
+      }
+      : undefined
+  )
+)
+export type CsvRow = typeof CsvRow.Type
+
+const decodeRow = Schema.decodeUnknownEither(CsvRow, { errors: "first" })
+
+/** The schema's verdict on one row, the error as one readable line. */
+export const decodeRowWithSchema = (raw: Readonly<Record<string, string | undefined>>): Either.Either<CsvRow, string> =>
+  decodeRow(raw).pipe(
+    Either.mapLeft((e) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(e)[0]
+      return issue === undefined ? e.message : issue.message
+    })
+  )
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/**
+ * The same decoding as `CsvRow`, hand-written for speed (a million rows must plan in
+ * seconds). It only ever accepts: any doubt (an invalid cell, an unusual shape) returns
+ * undefined and the schema decides, with its error message. A property test checks that
+ * whatever this accepts equals the schema's result.
+ */
+export const fastDecodeRow = (raw: Readonly<Record<string, string | undefined>>): CsvRow | undefined => {
+  const title = raw.title
+  if (typeof title !== "string") return undefined
+  const t = title.trim()
+  if (t === "") return undefined
+  const out: Mutable<Partial<CsvRow>> & { title: string } = { title: t }
+  const description = raw.description
+  if (description !== undefined) out.description = description.includes("\r") ? description.replace(/\r\n?/g, "\n") : description
+  if (raw.descriptionHtml !== undefined) {
+    if (description !== undefined) return undefined
+    out.descriptionHtml = raw.descriptionHtml
+  }
+  if (raw.list !== undefined) out.list = raw.list.trim()
+  if (raw.startedAt !== undefined) {
+    const d = normalizeDate(raw.startedAt)
+    if (d === undefined) return undefined
+    out.startedAt = d
+  }
+  if (raw.duedAt !== undefined) {
+    const d = normalizeDate(raw.duedAt)
+    if (d === undefined) return undefined
+    out.duedAt = d
+  }
+  if (raw.assignees !== undefined) {
+    const emails: Array<string> = []
+    for (const e of splitList(raw.assignees)) {
+      if (!EMAIL.test(e)) return undefined
+      emails.push(e.toLowerCase())
+    }
+    out.assignees = [...new Set(emails)]
+  } else out.assignees = []
+  out.tags = raw.tags === undefined ? [] : [...new Set(splitList(raw.tags))]
+  if (raw.done !== undefined) {
+    const d = parseDone(raw.done)
+    if (d === undefined) return undefined
+    out.done = d
+  } else out.done = false
+  if (raw.key !== undefined) out.key = raw.key.trim()
+  return out as CsvRow
+}
+
+/** Validates one row's mapped cells: the fast path, else the schema (and its error). */
+export const validateRow = (raw: Readonly<Record<string, string | undefined>>): Either.Either<CsvRow, string> => {
+  const fast = fastDecodeRow(raw)
+  return fast !== undefined ? Either.right(fast) : decodeRowWithSchema(raw)
+}

@@ -1,0 +1,87 @@
+/**
+ * From a CSV record to a validated row with a stable identity.
+ *
+ * Identity: the `key` column when mapped (`k:<value>`), else a hash of the whole record's
+ * content (`h:<sha1>`, every column, so a mapping change does not change it). Identical
+ * records stay distinct through the journal's occurrence numbering (`h:<sha1>#1`, ...):
+ * a rerun of the same file, or of the file with rows appended, gives every earlier row
+ * the key it had before, and only appended rows are new.
+ */
+import * as Either from "effect/Either"
+import { createHash } from "node:crypto"
+import * as crypto from "node:crypto"
+import type { Field, ResolvedMapping } from "./mapping.ts"
+import type { Preset } from "./presets.ts"
+import type { CsvRecord } from "./read.ts"
+import { type CsvRow, validateRow } from "./row.ts"
+
+/** Fields whose repeated columns (Jira's `Labels`) are joined rather than first-taken. */
+const LIST_FIELDS: ReadonlySet<Field> = new Set(["assignees", "tags"])
+
+const sha1 = (text: string): string =>
+  typeof (crypto as { hash?: unknown }).hash === "function"
+    ? (crypto as unknown as { hash: (alg: string, data: string) => string }).hash("sha1", text)
+    : createHash("sha1").update(text).digest("hex")
+
+/** The content hash of a record: every value, unit-separated. */
+export const contentKey = (values: ReadonlyArray<string>): string => `h:${sha1(values.join("\u001f"))}`
+
+export interface ExtractedRow {
+  readonly line: number
+  readonly values: ReadonlyArray<string>
+  /** Journal key base; `occurrence` says whether identical rows get `#n` suffixes. */
+  readonly key: string
+  readonly occurrence: boolean
+  readonly row: Either.Either<CsvRow, string>
+}
+
+/** Builds the extractor for one file's header and mapping. */
+export const makeExtractor = (
+  header: ReadonlyArray<string>,
+  mapping: ResolvedMapping,
+  transforms: Preset["transforms"]
+) => {
+  const fields = Object.entries(mapping) as Array<[Field, { readonly name: string; readonly indexes: ReadonlyArray<number> }]>
+  const width = header.length
+  return (record: CsvRecord): ExtractedRow => {
+    const values = record.values
+    const raw: Record<string, string | undefined> = { title: "" }
+    for (const [field, column] of fields) {
+      let cell: string | undefined
+      if (column.indexes.length === 1) {
+        cell = values[column.indexes[0]!]
+      } else if (LIST_FIELDS.has(field)) {
+        const parts: Array<string> = []
+        for (const i of column.indexes) {
+          const v = values[i]
+          if (v !== undefined && v.trim() !== "") parts.push(v)
+        }
+        cell = parts.join(", ")
+      } else {
+        for (const i of column.indexes) {
+          const v = values[i]
+          if (v !== undefined && v.trim() !== "") {
+            cell = v
+            break
+          }
+        }
+      }
+      const transform = transforms[field]
+      if (cell !== undefined && transform !== undefined) cell = transform(cell)
+      if (cell !== undefined && cell.trim() !== "") raw[field] = cell
+      else if (field === "title") raw.title = ""
+    }
+    const keyCell = raw.key?.trim()
+    const explicitKey = mapping.key !== undefined
+    const key = explicitKey && keyCell !== undefined && keyCell !== "" ? `k:${keyCell}` : contentKey(values)
+    let row: Either.Either<CsvRow, string>
+    if (values.length > width && values.slice(width).some((v) => v.trim() !== "")) {
+      row = Either.left(`the row has ${values.length} fields but the header has ${width} (an unquoted delimiter?)`)
+    } else if (explicitKey && (keyCell === undefined || keyCell === "")) {
+      row = Either.left(`key is empty (column ${JSON.stringify(mapping.key!.name)})`)
+    } else {
+      row = validateRow(raw)
+    }
+    return { line: record.line, values, key, occurrence: !explicitKey, row }
+  }
+}

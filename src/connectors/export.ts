@@ -1,0 +1,200 @@
+/**
+ * Export of one snapshot run to files: `records`, `activity`, `files` and
+ * `workspaces`, as ndjson (the stored objects, one per line) or csv (flattened
+ * columns). Rows stream from SQLite in a fixed order (by id; activity by record id
+ * then service order) and are written in bounded batches, so memory stays flat.
+ * Each file is written under a temporary name and renamed when complete.
+ */
+import type Database from "better-sqlite3"
+import { stringify } from "csv-stringify/sync"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { type RunNotFound, resolveRun, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
+import { ACTIVITY_COLUMNS, type Column, FILE_COLUMNS, RECORD_COLUMNS, toCells, WORKSPACE_COLUMNS } from "./export-columns.ts"
+
+export type ExportFormat = "ndjson" | "csv"
+
+export interface ExportOptions {
+  readonly outDir: string
+  readonly format: ExportFormat
+  /** Run id; default the latest complete run. */
+  readonly run?: string | undefined
+  /** Prefix formula-like CSV cells (`=`, `+`, `-`, `@`) with an apostrophe. */
+  readonly guardFormulas?: boolean | undefined
+  /** Called after each written batch with the rows written so far in the current file. */
+  readonly onProgress?: ((file: string, rows: number) => void) | undefined
+}
+
+export interface ExportResult {
+  readonly runId: string
+  readonly format: ExportFormat
+  readonly files: ReadonlyArray<{ readonly name: string; readonly path: string; readonly rows: number }>
+}
+
+/** Writing an export file failed. */
+export class ExportError extends Data.TaggedError("ExportError")<{
+  readonly file: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `export: cannot write ${this.file}: ${this.detail}`
+  }
+}
+
+/** There is no complete run to export. */
+export class NothingToExport extends Data.TaggedError("NothingToExport")<{
+  readonly file: string
+}> {
+  override get message(): string {
+    return `snapshot ${this.file} has no complete run; run worksync backup first`
+  }
+}
+
+interface Source {
+  readonly name: "records" | "activity" | "files" | "workspaces"
+  readonly sql: string
+  readonly columns: ReadonlyArray<Column>
+}
+
+const SOURCES: ReadonlyArray<Source> = [
+  {
+    name: "records",
+    sql: "SELECT r.detail AS json FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? ORDER BY rr.id",
+    columns: RECORD_COLUMNS
+  },
+  {
+    name: "activity",
+    sql:
+      "SELECT a.item AS json FROM run_records rr JOIN activity a ON a.vid = rr.vid WHERE rr.run_id = ? ORDER BY rr.id, a.seq",
+    columns: ACTIVITY_COLUMNS
+  },
+  {
+    name: "files",
+    sql: "SELECT f.item AS json FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? ORDER BY rf.id",
+    columns: FILE_COLUMNS
+  },
+  {
+    name: "workspaces",
+    sql: "SELECT w.item AS json FROM run_workspaces rw JOIN workspaces w ON w.vid = rw.vid WHERE rw.run_id = ? ORDER BY rw.id",
+    columns: WORKSPACE_COLUMNS
+  }
+]
+
+/** Rows per batch between writes (and between interruption points). */
+const BATCH = 2000
+/** Bytes buffered before a write. */
+const FLUSH_BYTES = 1 << 20
+
+const writeOne = (
+  db: Database.Database,
+  source: Source,
+  runId: number,
+  target: string,
+  format: ExportFormat,
+  guard: boolean,
+  onProgress: ((file: string, rows: number) => void) | undefined
+): Effect.Effect<number, ExportError | SnapshotError> => {
+  const temp = `${target}.partial`
+  const wrap = <A>(f: () => A) =>
+    Effect.try({ try: f, catch: (e) => new ExportError({ file: target, detail: (e as Error).message }) })
+  return Effect.acquireUseRelease(
+    wrap(() => ({
+      fd: fs.openSync(temp, "w", 0o600),
+      rows: db.prepare(source.sql).pluck().iterate(runId) as IterableIterator<string>
+    })),
+    ({ fd, rows }) =>
+      Effect.gen(function*() {
+        let count = 0
+        let buffer: Array<string> = []
+        let bytes = 0
+        const flush = () => {
+          if (buffer.length === 0) return
+          fs.writeSync(fd, buffer.join(""))
+          buffer = []
+          bytes = 0
+        }
+        if (format === "csv") {
+          buffer.push(stringify([source.columns.map((c) => c.name)]))
+        }
+        let done = false
+        while (!done) {
+          // One bounded batch per step: the fiber can be interrupted between batches.
+          done = yield* wrap(() => {
+            const batch: Array<Array<string>> = []
+            for (let i = 0; i < BATCH; i++) {
+              const next = rows.next()
+              if (next.done === true) {
+                flushCsv(batch)
+                return true
+              }
+              count++
+              if (format === "ndjson") {
+                buffer.push(next.value, "\n")
+                bytes += next.value.length + 1
+              } else {
+                batch.push(toCells(source.columns, JSON.parse(next.value) as Record<string, unknown>, guard))
+              }
+              if (bytes >= FLUSH_BYTES) flush()
+            }
+            flushCsv(batch)
+            return false
+          })
+          onProgress?.(source.name, count)
+        }
+        yield* wrap(() => {
+          flush()
+          fs.fsyncSync(fd)
+        })
+        return count
+
+        function flushCsv(batch: Array<Array<string>>) {
+          if (batch.length === 0) return
+          const text = stringify(batch)
+          buffer.push(text)
+          bytes += text.length
+          if (bytes >= FLUSH_BYTES) flush()
+        }
+      }),
+    ({ fd, rows }, exit) =>
+      Effect.sync(() => {
+        rows.return?.()
+        fs.closeSync(fd)
+        if (exit._tag === "Success") fs.renameSync(temp, target)
+        else fs.rmSync(temp, { force: true })
+      })
+  )
+}
+
+/** Writes the four export files of one run into `outDir`. */
+export const exportRun = (
+  store: SnapshotStoreService,
+  options: ExportOptions
+): Effect.Effect<ExportResult, ExportError | SnapshotError | RunNotFound | NothingToExport> =>
+  Effect.gen(function*() {
+    const run = yield* resolveRun(store, options.run)
+    if (run === undefined) return yield* new NothingToExport({ file: store.file })
+    yield* Effect.try({
+      try: () => fs.mkdirSync(options.outDir, { recursive: true }),
+      catch: (e) => new ExportError({ file: options.outDir, detail: (e as Error).message })
+    })
+    const files: Array<{ name: string; path: string; rows: number }> = []
+    for (const source of SOURCES) {
+      const target = path.join(options.outDir, `${source.name}.${options.format}`)
+      const rows = yield* writeOne(
+        store.db,
+        source,
+        run.id,
+        target,
+        options.format,
+        options.guardFormulas === true,
+        options.onProgress
+      )
+      files.push({ name: source.name, path: target, rows })
+    }
+    return { runId: String(run.id), format: options.format, files }
+  })
+
+/** `exportRun` with the store from the context. */
+export const exportSnapshot = (options: ExportOptions) => Effect.flatMap(SnapshotStore, (store) => exportRun(store, options))

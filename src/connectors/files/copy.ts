@@ -1,0 +1,314 @@
+/**
+ * Bulk file copy between a workspace and a directory, in any of the four directions.
+ *
+ * Every file is one journal op (kind `file.copy`): planned once, claimed before any byte
+ * moves, completed with its result and the source-uid -> target-uid mapping in one
+ * transaction. A rerun with the same journal skips done files and resumes the rest; an
+ * op left in flight by a killed process is settled before anything is sent again (see
+ * workspace-upload.ts).
+ *
+ * Bytes stream end to end (download piped into the upload, or to/from disk), with sha256
+ * and size computed on the way and checked against the declared size.
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as path from "node:path"
+import type { JournalApi, JournalError, Op } from "../../store/journal.ts"
+import type { Digest } from "./digest.ts"
+import { type DirTarget, openDirTarget } from "./dir-target.ts"
+import { detailOf, SizeMismatch } from "./errors.ts"
+import {
+  assignLocalNames,
+  type CopyPayload,
+  type CopyResult,
+  decodePayload,
+  FILE_COPY_KIND,
+  FILE_NAMESPACE,
+  jobIdOf,
+  nameOf,
+  opKeyOf,
+  type SourceFile,
+  sourceKeyOf,
+  uploadNameOf
+} from "./plan.ts"
+import { isTransient, type WorkspaceFiles } from "./ports.ts"
+import { listSource, openSource } from "./source.ts"
+import type { Endpoint } from "./spec.ts"
+import type { WalkOptions } from "./walk.ts"
+import {
+  batchable,
+  groupBatches,
+  makeAdopter,
+  uploadBatch,
+  type UploadContext,
+  type UploadJob,
+  uploadOne
+} from "./workspace-upload.ts"
+
+export const DEFAULT_CONCURRENCY = 4
+/** Download/read attempts per file for a directory target. */
+export const MAX_WRITE_ATTEMPTS = 3
+
+/** How small files reach a workspace: batched through `uploadFiles` when possible, or all presigned. */
+export type UploadStrategy = "auto" | "presign"
+
+/** What the copy tells whoever shows progress. All calls are cheap and synchronous. */
+export interface CopyReporter {
+  /** Planning is over: `toCopy` files (of `files`) remain, `bytes` in all. */
+  readonly planned?: (info: {
+    readonly files: number
+    readonly toCopy: number
+    readonly bytes: number
+    readonly pendingSource: ReadonlyArray<string>
+  }) => void
+  /** Bytes moved (negative when a failed attempt's bytes are taken back). */
+  readonly bytes?: (n: number) => void
+  readonly fileDone?: (name: string, size: number, where: string) => void
+  readonly fileFailed?: (name: string, reason: string) => void
+  readonly retrying?: (name: string, reason: string) => void
+}
+
+export interface CopyFilesOptions {
+  readonly from: Endpoint
+  readonly to: Endpoint
+  /** The source workspace connection (required when `from` is a workspace). */
+  readonly source?: WorkspaceFiles | undefined
+  /** The target workspace connection (required when `to` is a workspace). */
+  readonly target?: WorkspaceFiles | undefined
+  readonly journal: JournalApi
+  readonly concurrency?: number | undefined
+  /** Glob filter of a directory source. */
+  readonly filter?: WalkOptions | undefined
+  readonly uploadStrategy?: UploadStrategy | undefined
+  readonly reporter?: CopyReporter | undefined
+}
+
+export interface CopyFailure {
+  readonly name: string
+  readonly reason: string
+}
+
+/** The `--json` shape of the contract, plus details for people. */
+export interface CopySummary {
+  readonly files: number
+  readonly copied: number
+  readonly skipped: number
+  readonly failed: number
+  readonly bytes: number
+  /** Source files not copied because they are still PENDING. */
+  readonly pendingSource: ReadonlyArray<string>
+  readonly failures: ReadonlyArray<CopyFailure>
+}
+
+/** A configuration problem found before any file moved. */
+export class CopySetupError extends Error {
+  readonly _tag = "CopySetupError"
+}
+
+interface PlannedFile extends UploadJob {
+  readonly done: boolean
+}
+
+/** Plans every source file in the journal (new ones get names), returns them with their state. */
+const plan = (
+  options: CopyFilesOptions,
+  jobId: string,
+  files: ReadonlyArray<SourceFile>,
+  dirTarget: DirTarget | null
+): Effect.Effect<ReadonlyArray<PlannedFile>, JournalError> =>
+  Effect.gen(function*() {
+    const journal = options.journal
+    const known = files.map((source) => {
+      const key = opKeyOf(jobId, source)
+      const op = journal.sync.get(key)
+      const payload = op === undefined ? null : decodePayload(op.payload)
+      return { key, source, op, payload, knownName: payload?.localName ?? null }
+    })
+    const localNames = dirTarget === null
+      ? known.map(() => null)
+      : assignLocalNames(known, [...dirTarget.existingNames, ...dirTarget.manifest.lines.keys()])
+    const fresh = known.map((k, i): CopyPayload => ({
+      v: 1,
+      source: k.source,
+      localName: localNames[i] ?? null,
+      uploadName: options.to.kind === "workspace" ? uploadNameOf(k.source) : null
+    }))
+    const run = yield* journal.beginPlanRun()
+    const planned = yield* journal.planOps(
+      run,
+      known.map((k, i) => ({ key: k.key, kind: FILE_COPY_KIND, payload: fresh[i] }))
+    )
+    return planned.map((p, i): PlannedFile => ({
+      key: p.key,
+      payload: known[i]!.payload ?? fresh[i]!,
+      previousAttemptAt: known[i]!.op?.attemptedAt ?? null,
+      done: p.state === "done"
+    }))
+  })
+
+/** Copies one file into a directory: stream, check, rename, manifest line. */
+const copyToDir = (
+  options: CopyFilesOptions,
+  target: DirTarget,
+  payload: CopyPayload,
+  reporter: CopyReporter
+): Effect.Effect<CopyResult, unknown> => {
+  const source = payload.source
+  const name = nameOf(source)
+  const localName = payload.localName!
+  const attempt = (n: number): Effect.Effect<Digest, unknown> => {
+    let moved = 0
+    return target
+      .write(localName, name, openSource(options.source, source), source.size, (b) => {
+        moved += b
+        reporter.bytes?.(b)
+      })
+      .pipe(
+        Effect.catchAll((error) => {
+          reporter.bytes?.(-moved)
+          const again = n < MAX_WRITE_ATTEMPTS && (isTransient(error) || error instanceof SizeMismatch)
+          if (!again) return Effect.fail(error)
+          reporter.retrying?.(name, detailOf(error))
+          return attempt(n + 1)
+        })
+      )
+  }
+  return Effect.gen(function*() {
+    const digest = yield* attempt(1)
+    yield* target.record({
+      id: source.kind === "workspace" ? source.id : null,
+      uid: source.kind === "workspace" ? source.uid : null,
+      name,
+      path: localName,
+      size: digest.size,
+      sha256: digest.sha256
+    })
+    return { path: localName, uid: null, size: digest.size, sha256: digest.sha256 }
+  })
+}
+
+/**
+ * Runs the copy. Per-file failures are recorded (journal `failed`, summary `failures`) and
+ * the rest carries on; journal and listing failures end the run.
+ */
+export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary, unknown, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { from, to, journal } = options
+    if (from.kind === "workspace" && options.source === undefined) {
+      return yield* Effect.fail(new CopySetupError("a workspace source needs a source connection"))
+    }
+    if (to.kind === "workspace" && options.target === undefined) {
+      return yield* Effect.fail(new CopySetupError("a workspace target needs a target connection"))
+    }
+    if (from.kind === "dir" && to.kind === "dir" && path.resolve(from.path) === path.resolve(to.path)) {
+      return yield* Effect.fail(new CopySetupError("source and target are the same directory"))
+    }
+    const reporter = options.reporter ?? {}
+    const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY)
+    const jobId = jobIdOf(from, to, {
+      source: from.kind === "workspace" ? options.source!.origin : null,
+      target: to.kind === "workspace" ? options.target!.origin : null
+    })
+
+    // Ops a killed run left in flight become pending + uncertain; failed ones are retried.
+    yield* journal.resetInFlight()
+    yield* journal.retryFailed([FILE_COPY_KIND])
+
+    const dirTarget = to.kind === "dir" ? yield* openDirTarget(to.path) : null
+    const listed = yield* listSource(from, options.source, options.filter ?? {})
+    const planned = yield* plan(options, jobId, listed.files, dirTarget)
+    const todo = planned.filter((p) => !p.done)
+    reporter.planned?.({
+      files: planned.length,
+      toCopy: todo.length,
+      bytes: todo.reduce((n, p) => n + p.payload.source.size, 0),
+      pendingSource: listed.pending
+    })
+
+    let copied = 0
+    let bytes = 0
+    const failures: Array<CopyFailure> = []
+
+    const finish = (file: PlannedFile, outcome: Effect.Effect<CopyResult, unknown>) =>
+      Effect.gen(function*() {
+        const name = nameOf(file.payload.source)
+        const result = yield* Effect.either(outcome)
+        if (result._tag === "Right") {
+          const r = result.right
+          const mappings = r.uid === null
+            ? []
+            : [{ namespace: FILE_NAMESPACE, sourceKey: sourceKeyOf(file.payload.source), targetId: r.uid }]
+          yield* journal.complete(file.key, r, mappings)
+          copied++
+          bytes += r.size
+          reporter.fileDone?.(name, r.size, r.path ?? r.uid ?? "")
+        } else {
+          const reason = detailOf(result.left)
+          yield* journal.fail(file.key, reason)
+          failures.push({ name, reason })
+          reporter.fileFailed?.(name, reason)
+        }
+      })
+
+    if (to.kind === "dir") {
+      yield* Effect.forEach(
+        todo,
+        (file) =>
+          Effect.gen(function*() {
+            const claimed = yield* Effect.either(journal.claim(file.key))
+            if (claimed._tag === "Left") return
+            yield* finish(file, copyToDir(options, dirTarget!, file.payload, reporter))
+          }),
+        { concurrency, discard: true }
+      )
+    } else {
+      const target = options.target!
+      const ctx: UploadContext = {
+        journal,
+        source: options.source,
+        target,
+        workspaceId: to.workspaceId,
+        reporter,
+        adopter: makeAdopter(journal, target, to.workspaceId)
+      }
+      const useBatches = (options.uploadStrategy ?? "auto") === "auto" && target.uploadBatch !== undefined
+      const batched = useBatches ? todo.filter(batchable) : []
+      const single = useBatches ? todo.filter((f) => !batchable(f)) : todo
+      type Unit = { readonly _tag: "one"; readonly file: PlannedFile } | { readonly _tag: "batch"; readonly files: Array<PlannedFile> }
+      const units: Array<Unit> = [
+        ...groupBatches(batched).map((files): Unit => files.length === 1 ? { _tag: "one", file: files[0]! } : { _tag: "batch", files }),
+        ...single.map((file): Unit => ({ _tag: "one", file }))
+      ]
+      yield* Effect.forEach(
+        units,
+        (unit) =>
+          Effect.gen(function*() {
+            if (unit._tag === "one") {
+              const claimed = yield* Effect.either(journal.claim(unit.file.key))
+              if (claimed._tag === "Left") return
+              yield* finish(unit.file, uploadOne(ctx, unit.file, claimed.right))
+              return
+            }
+            const ops = yield* journal.claimMany(unit.files.map((f) => f.key))
+            const byKey = new Map<string, Op>(ops.map((op) => [op.key, op]))
+            const jobs = unit.files.flatMap((job) => {
+              const op = byKey.get(job.key)
+              return op === undefined ? [] : [{ job, op }]
+            })
+            const outcomes = yield* uploadBatch(ctx, jobs)
+            yield* Effect.forEach(outcomes, (o, i) => finish(jobs[i]!.job as PlannedFile, o.result), { discard: true })
+          }),
+        { concurrency, discard: true }
+      )
+    }
+
+    return {
+      files: planned.length,
+      copied,
+      skipped: planned.length - todo.length,
+      failed: failures.length,
+      bytes,
+      pendingSource: listed.pending,
+      failures
+    } satisfies CopySummary
+  })

@@ -1,0 +1,160 @@
+/**
+ * Authentication of both interfaces (shared by every area).
+ *
+ * REST: `Authorization: Bearer <token>` (R-REST-AUTH-01), organization from `<p>-org-id`
+ * or `x-<p>-company-id` (id or slug; R-REST-AUTH-02/03), workspace from `x-<p>-project-id`
+ * or `<p>-workspace-id`. GraphQL and app routes: `<p>-token-id` + `<p>-token-secret`,
+ * `<p>-org-id`, `<p>-workspace-id`. Both credentials are columns of one personal access
+ * token row (R-REST-AUTH-06). Node lowercases header names, so lookups are
+ * case-insensitive (R-REST-AUTH-05, R-GQL-AUTH-08).
+ *
+ * 401 versus 403 follows assumptions.ts: 401 for a missing or unknown token, 403 for a
+ * known token without access to what it names.
+ */
+import type { IncomingMessage } from "node:http"
+import type { AccessLevel, EmulatorContext, Principal } from "./context.ts"
+import { get } from "./core/sql.ts"
+import { forbidden, unauthorized } from "./http.ts"
+
+export interface OrganizationRow {
+  readonly id: string
+  readonly slug: string
+  readonly name: string
+  readonly banned: number
+  readonly seat_limit: number | null
+}
+
+export interface WorkspaceRow {
+  readonly id: string
+  readonly slug: string
+  readonly name: string
+  readonly org_id: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+/** First value of a header (names are lowercase in node). */
+export const header = (req: IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name.toLowerCase()]
+  const first = Array.isArray(value) ? value[0] : value
+  return first === undefined || first.trim() === "" ? undefined : first.trim()
+}
+
+/** An organization by id or slug. */
+export const resolveOrganization = (ctx: EmulatorContext, ref: string): OrganizationRow | null =>
+  get<OrganizationRow>(ctx.db, "SELECT id, slug, name, banned, seat_limit FROM organizations WHERE id = ? OR slug = ?", ref, ref) ??
+  null
+
+/** A workspace by id or slug. */
+export const resolveWorkspace = (ctx: EmulatorContext, ref: string): WorkspaceRow | null =>
+  get<WorkspaceRow>(
+    ctx.db,
+    "SELECT id, slug, name, org_id, created_at, updated_at FROM workspaces WHERE id = ? OR slug = ? LIMIT 1",
+    ref,
+    ref
+  ) ?? null
+
+export const orgLevel = (ctx: EmulatorContext, orgId: string, userId: string): AccessLevel | null =>
+  get<{ level: AccessLevel }>(ctx.db, "SELECT level FROM org_members WHERE org_id = ? AND user_id = ?", orgId, userId)
+    ?.level ?? null
+
+/**
+ * A user's level in a workspace: the membership level, or for an organization OWNER or
+ * ADMIN without a membership row, their organization level (they see every workspace).
+ */
+export const workspaceLevel = (ctx: EmulatorContext, workspaceId: string, userId: string): AccessLevel | null => {
+  const row = get<{ level: AccessLevel | null; org_level: AccessLevel | null }>(
+    ctx.db,
+    `SELECT wm.level AS level, om.level AS org_level
+       FROM workspaces w
+       LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = ?
+       LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = ?
+      WHERE w.id = ?`,
+    userId,
+    userId,
+    workspaceId
+  )
+  if (row === undefined) return null
+  if (row.level !== null) return row.level
+  return row.org_level === "OWNER" || row.org_level === "ADMIN" ? row.org_level : null
+}
+
+interface TokenRow {
+  readonly token_id: string
+  readonly user_id: string
+}
+
+const bearer = (req: IncomingMessage): string | undefined => {
+  const value = header(req, "authorization")
+  if (value === undefined) return undefined
+  const match = /^bearer\s+(\S+)$/i.exec(value)
+  return match?.[1]
+}
+
+const orgHeader = (ctx: EmulatorContext, req: IncomingMessage): string | undefined =>
+  header(req, `${ctx.prefix}-org-id`) ?? header(req, `x-${ctx.prefix}-company-id`)
+
+const workspaceHeader = (ctx: EmulatorContext, req: IncomingMessage): string | undefined =>
+  header(req, `${ctx.prefix}-workspace-id`) ?? header(req, `x-${ctx.prefix}-project-id`)
+
+/** The token id (rate-limit key) of a request's credential, or null without a known one. */
+export const tokenKeyOf = (ctx: EmulatorContext, req: IncomingMessage): string | null => {
+  const token = bearer(req)
+  if (token !== undefined) {
+    return get<TokenRow>(ctx.db, "SELECT token_id, user_id FROM tokens WHERE token = ?", token)?.token_id ?? null
+  }
+  return header(req, `${ctx.prefix}-token-id`) ?? null
+}
+
+/**
+ * REST caller. Throws 401 without a known bearer token; 403 when the organization header
+ * names an organization the user does not belong to (or that is suspended).
+ * The workspace header is resolved when it exists; access to it is checked by the
+ * operation that uses it.
+ */
+export const authenticateRest = (ctx: EmulatorContext, req: IncomingMessage): Principal => {
+  const token = bearer(req)
+  if (token === undefined) throw unauthorized()
+  const row = get<TokenRow>(ctx.db, "SELECT token_id, user_id FROM tokens WHERE token = ?", token)
+  if (row === undefined) throw unauthorized()
+  const orgRef = orgHeader(ctx, req) ?? null
+  let orgId: string | null = null
+  if (orgRef !== null) {
+    const org = resolveOrganization(ctx, orgRef)
+    if (org === null || orgLevel(ctx, org.id, row.user_id) === null) {
+      throw forbidden("The token has no access to this organization")
+    }
+    if (org.banned) throw forbidden("The organization account is suspended", "COMPANY_BANNED")
+    orgId = org.id
+  }
+  const workspaceRef = workspaceHeader(ctx, req) ?? null
+  const workspaceId = workspaceRef === null ? null : (resolveWorkspace(ctx, workspaceRef)?.id ?? null)
+  return { userId: row.user_id, tokenKey: row.token_id, orgId, workspaceId, orgRef, workspaceRef }
+}
+
+/**
+ * GraphQL and app caller (token id + secret). Throws 401 only: organization and
+ * workspace headers are resolved (id or slug) when they exist and left null otherwise,
+ * with the raw values in `orgRef`/`workspaceRef`, so the caller can answer with its own
+ * codes (COMPANY_NOT_FOUND, PROJECT_NOT_FOUND, ...).
+ */
+export const authenticateApp = (ctx: EmulatorContext, req: IncomingMessage): Principal => {
+  const tokenId = header(req, `${ctx.prefix}-token-id`)
+  const secret = header(req, `${ctx.prefix}-token-secret`)
+  if (tokenId === undefined || secret === undefined) throw unauthorized()
+  const row = get<TokenRow & { token_secret: string }>(
+    ctx.db,
+    "SELECT token_id, user_id, token_secret FROM tokens WHERE token_id = ?",
+    tokenId
+  )
+  if (row === undefined || row.token_secret !== secret) throw unauthorized()
+  const orgRef = orgHeader(ctx, req) ?? null
+  const workspaceRef = workspaceHeader(ctx, req) ?? null
+  const orgId = orgRef === null ? null : (resolveOrganization(ctx, orgRef)?.id ?? null)
+  const workspaceId = workspaceRef === null ? null : (resolveWorkspace(ctx, workspaceRef)?.id ?? null)
+  return { userId: row.user_id, tokenKey: row.token_id, orgId, workspaceId, orgRef, workspaceRef }
+}
+
+/** Either credential: bearer first, then token id/secret. */
+export const authenticateAny = (ctx: EmulatorContext, req: IncomingMessage): Principal =>
+  bearer(req) !== undefined ? authenticateRest(ctx, req) : authenticateApp(ctx, req)

@@ -1,0 +1,404 @@
+/**
+ * JSON of records and activity as the REST interface answers them: untrimmed (every key
+ * present, null where unset: R-REST-CALL-17). Related rows are loaded in batches (one
+ * query per kind for a whole page), never per row.
+ */
+import type Database from "better-sqlite3"
+import { ACTIVITY_TYPENAMES } from "../../schema/assumptions.ts"
+import { all, get } from "./sql.ts"
+
+/** The columns every record read selects (the list title comes from a cached map). */
+export const RECORD_COLUMNS = `r.id, r.uid, r.workspace_id, r.list_id, r.title, r.done, r.archived, r.position,
+  r.started_at, r.dued_at, r.color, r.created_at, r.updated_at, r.assignee_ids, r.tag_ids`
+
+export interface RecordRow {
+  readonly id: string
+  readonly uid: string
+  readonly workspace_id: string
+  readonly list_id: string
+  readonly title: string
+  readonly done: number
+  readonly archived: number
+  readonly position: number
+  readonly started_at: string | null
+  readonly dued_at: string | null
+  readonly color: string | null
+  readonly created_at: string
+  readonly updated_at: string
+  readonly assignee_ids: string
+  readonly tag_ids: string
+}
+
+export interface RecordUserJson {
+  id: string
+  firstName: string
+  lastName: string
+  email: string
+}
+export interface TagJson {
+  id: string
+  title: string
+  color: string | null
+}
+
+export interface RecordSummaryJson {
+  id: string
+  uid: string
+  title: string
+  done: boolean
+  archived: boolean
+  position: number
+  startedAt: string | null
+  duedAt: string | null
+  color: string | null
+  createdAt: string
+  updatedAt: string
+  todoList: { id: string; title: string }
+  users: Array<RecordUserJson>
+  tags: Array<TagJson>
+}
+
+/**
+ * Lists, users and tags by id, rebuilt whenever the database changed (SQLite's
+ * total_changes() counts every write of the connection, whichever area made it). Pages
+ * then join them in memory instead of per row.
+ */
+interface Lookups {
+  readonly version: number
+  readonly lists: Map<string, string>
+  readonly users: Map<string, RecordUserJson>
+  readonly tags: Map<string, TagJson>
+}
+const lookupCache = new WeakMap<Database.Database, Lookups>()
+
+const lookups = (db: Database.Database): Lookups => {
+  const version = get<{ v: number }>(db, "SELECT total_changes() AS v")!.v
+  const cached = lookupCache.get(db)
+  if (cached !== undefined && cached.version === version) return cached
+  const lists = new Map<string, string>()
+  for (const l of all<{ id: string; title: string }>(db, "SELECT id, title FROM lists")) lists.set(l.id, l.title)
+  const users = new Map<string, RecordUserJson>()
+  for (const u of all<{ id: string; first_name: string; last_name: string; email: string }>(
+    db,
+    "SELECT id, first_name, last_name, email FROM users"
+  )) {
+    users.set(u.id, { id: u.id, firstName: u.first_name, lastName: u.last_name, email: u.email })
+  }
+  const tags = new Map<string, TagJson>()
+  for (const t of all<TagJson>(db, "SELECT id, title, color FROM tags WHERE deleted_at IS NULL")) tags.set(t.id, t)
+  const fresh = { version, lists, users, tags }
+  lookupCache.set(db, fresh)
+  return fresh
+}
+
+/** Ids from a denormalized comma-separated column, resolved through a map (unknown ids dropped). */
+const resolveIds = <T>(ids: string, map: Map<string, T>): Array<T> => {
+  if (ids === "") return []
+  const out: Array<T> = []
+  for (const id of ids.split(",")) {
+    const value = map.get(id)
+    if (value !== undefined) out.push(value)
+  }
+  return out
+}
+
+/**
+ * A record row as an array, in RECORD_COLUMNS order (list-records reads its pages in this
+ * form: cheaper than one object per row).
+ */
+export type RecordTuple = readonly [
+  id: string,
+  uid: string,
+  workspaceId: string,
+  listId: string,
+  title: string,
+  done: number,
+  archived: number,
+  position: number,
+  startedAt: string | null,
+  duedAt: string | null,
+  color: string | null,
+  createdAt: string,
+  updatedAt: string,
+  assigneeIds: string,
+  tagIds: string
+]
+
+const toTuple = (r: RecordRow): RecordTuple => [
+  r.id,
+  r.uid,
+  r.workspace_id,
+  r.list_id,
+  r.title,
+  r.done,
+  r.archived,
+  r.position,
+  r.started_at,
+  r.dued_at,
+  r.color,
+  r.created_at,
+  r.updated_at,
+  r.assignee_ids,
+  r.tag_ids
+]
+
+/** Record summaries from tuples (list-records items: R-REST-RECORD-02..10). */
+export const summariesOfTuples = (db: Database.Database, rows: ReadonlyArray<RecordTuple>): Array<RecordSummaryJson> => {
+  if (rows.length === 0) return []
+  const maps = lookups(db)
+  return rows.map((row) => ({
+    id: row[0],
+    uid: row[1],
+    title: row[4],
+    done: row[5] === 1,
+    archived: row[6] === 1,
+    position: row[7],
+    startedAt: row[8],
+    duedAt: row[9],
+    color: row[10],
+    createdAt: row[11],
+    updatedAt: row[12],
+    todoList: { id: row[3], title: maps.lists.get(row[3]) ?? "" },
+    // Shared with the lookup cache: answers are serialized, never changed in place.
+    users: resolveIds(row[13], maps.users),
+    tags: resolveIds(row[14], maps.tags)
+  }))
+}
+
+/** Record summaries from row objects. */
+export const summaries = (db: Database.Database, rows: ReadonlyArray<RecordRow>): Array<RecordSummaryJson> =>
+  summariesOfTuples(db, rows.map(toTuple))
+
+/** Search results: the summary without position and dates, users as `{id, fullName}` (R-REST-SEARCH-10/11). */
+export const searchResults = (db: Database.Database, rows: ReadonlyArray<RecordRow>) =>
+  summaries(db, rows).map((s) => ({
+    id: s.id,
+    uid: s.uid,
+    title: s.title,
+    done: s.done,
+    archived: s.archived,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    todoList: s.todoList,
+    users: s.users.map((u) => ({ id: u.id, fullName: fullName(u.firstName, u.lastName) })),
+    tags: s.tags
+  }))
+
+export const fullName = (first: string, last: string): string => `${first} ${last}`.trim()
+
+/** One record row (not deleted) with its list title, or undefined. */
+export const recordRow = (db: Database.Database, recordId: string): (RecordRow & { text: string; html: string; timezone: string; cover: string; is_repeating: number }) | undefined =>
+  get(
+    db,
+    `SELECT ${RECORD_COLUMNS}, r.text, r.html, r.timezone, r.cover, r.is_repeating
+       FROM records r
+      WHERE r.id = ? AND r.deleted_at IS NULL`,
+    recordId
+  )
+
+interface ChecklistRow {
+  id: string
+  title: string
+  position: number
+}
+interface ChecklistItemRow {
+  id: string
+  checklist_id: string
+  title: string
+  done: number
+  position: number
+  started_at: string | null
+  dued_at: string | null
+}
+interface CustomFieldRow {
+  id: string
+  name: string
+  type: string
+  table_columns: string
+  text: string | null
+  number: number | null
+  checked: number | null
+  option_ids: string | null
+  table_rows: string | null
+}
+interface OptionRow {
+  id: string
+  custom_field_id: string
+  title: string
+  color: string | null
+}
+
+interface TableRowJson {
+  position: number
+  cells: Array<{ columnId: string; value: unknown }>
+}
+
+/** Sums of NUMBER columns (other columns total null). */
+const tableTotals = (columns: ReadonlyArray<{ id: string; type: string }>, rows: ReadonlyArray<TableRowJson>) =>
+  columns.map((column) => {
+    if (column.type !== "NUMBER") return { columnId: column.id, value: null }
+    let sum = 0
+    for (const row of rows) {
+      const cell = row.cells.find((c) => c.columnId === column.id)
+      if (typeof cell?.value === "number") sum += cell.value
+    }
+    return { columnId: column.id, value: sum }
+  })
+
+/** Record detail (get-record, update-record answers, event values: R-REST-RECORD-19..26). */
+export const recordDetail = (db: Database.Database, recordId: string) => {
+  const row = recordRow(db, recordId)
+  if (row === undefined) return undefined
+  const summary = summaries(db, [row])[0]!
+  const checklists = all<ChecklistRow>(
+    db,
+    "SELECT id, title, position FROM checklists WHERE record_id = ? AND deleted_at IS NULL ORDER BY position, id",
+    recordId
+  )
+  const items = all<ChecklistItemRow>(
+    db,
+    `SELECT i.id, i.checklist_id, i.title, i.done, i.position, i.started_at, i.dued_at
+       FROM checklist_items i JOIN checklists c ON c.id = i.checklist_id AND c.deleted_at IS NULL
+      WHERE c.record_id = ? AND i.deleted_at IS NULL
+      ORDER BY i.position, i.id`,
+    recordId
+  )
+  const fields = all<CustomFieldRow>(
+    db,
+    `SELECT f.id, f.name, f.type, f.table_columns, v.text, v.number, v.checked, v.option_ids, v.table_rows
+       FROM custom_fields f
+       LEFT JOIN record_custom_values v ON v.custom_field_id = f.id AND v.record_id = ?
+      WHERE f.workspace_id = ? AND f.deleted_at IS NULL
+      ORDER BY f.position, f.id`,
+    recordId,
+    row.workspace_id
+  )
+  const options = all<OptionRow>(
+    db,
+    `SELECT o.id, o.custom_field_id, o.title, o.color FROM custom_field_options o
+       JOIN custom_fields f ON f.id = o.custom_field_id
+      WHERE f.workspace_id = ? AND f.deleted_at IS NULL ORDER BY o.position, o.id`,
+    row.workspace_id
+  )
+  const comments = get<{ n: number }>(
+    db,
+    "SELECT count(*) AS n FROM activity WHERE record_id = ? AND kind = 'COMMENT' AND deleted_at IS NULL",
+    recordId
+  )!.n
+  let completed = 0
+  for (const item of items) if (item.done === 1) completed++
+  return {
+    ...summary,
+    text: row.text,
+    html: row.html,
+    timezone: row.timezone,
+    cover: row.cover,
+    commentCount: comments,
+    checklistCount: items.length,
+    checklistCompletedCount: completed,
+    isRepeating: row.is_repeating === 1,
+    checklists: checklists.map((c) => ({
+      id: c.id,
+      title: c.title,
+      position: c.position,
+      checklistItems: items
+        .filter((i) => i.checklist_id === c.id)
+        .map((i) => ({
+          id: i.id,
+          title: i.title,
+          done: i.done === 1,
+          position: i.position,
+          startedAt: i.started_at,
+          duedAt: i.dued_at
+        }))
+    })),
+    customFields: fields.map((f) => {
+      const selected: ReadonlyArray<string> = f.option_ids === null ? [] : (JSON.parse(f.option_ids) as Array<string>)
+      const isTable = f.type === "TABLE"
+      const columns = isTable ? (JSON.parse(f.table_columns) as Array<{ id: string; name: string; type: string }>) : []
+      const rows = isTable ? (f.table_rows === null ? [] : (JSON.parse(f.table_rows) as Array<TableRowJson>)) : null
+      return {
+        id: f.id,
+        name: f.name,
+        type: f.type,
+        text: f.text,
+        number: f.number,
+        checked: f.checked === null ? null : f.checked === 1,
+        customFieldOptions: options
+          .filter((o) => o.custom_field_id === f.id && selected.includes(o.id))
+          .map((o) => ({ id: o.id, title: o.title, color: o.color })),
+        tableColumns: isTable ? columns : null,
+        tableRows: rows,
+        tableTotals: isTable ? tableTotals(columns, rows ?? []) : null
+      }
+    })
+  }
+}
+
+export type RecordDetailJson = NonNullable<ReturnType<typeof recordDetail>>
+
+/** The columns of an activity read, with user names joined. */
+export const ACTIVITY_SELECT = `SELECT a.id, a.kind, a.html, a.type, a.old_value, a.new_value, a.automated,
+  a.created_at, a.deleted_at, a.record_id, a.workspace_id,
+  u.id AS user_id, u.first_name AS user_first, u.last_name AS user_last,
+  x.id AS affected_id, x.first_name AS affected_first, x.last_name AS affected_last,
+  f.id AS field_id, f.name AS field_name
+  FROM activity a
+  LEFT JOIN users u ON u.id = a.user_id
+  LEFT JOIN users x ON x.id = a.affected_user_id
+  LEFT JOIN custom_fields f ON f.id = a.custom_field_id`
+
+export interface ActivityRow {
+  id: string
+  kind: "COMMENT" | "ACTION"
+  html: string | null
+  type: string | null
+  old_value: string | null
+  new_value: string | null
+  automated: number
+  created_at: string
+  deleted_at: string | null
+  record_id: string | null
+  workspace_id: string
+  user_id: string | null
+  user_first: string | null
+  user_last: string | null
+  affected_id: string | null
+  affected_first: string | null
+  affected_last: string | null
+  field_id: string | null
+  field_name: string | null
+}
+
+const parseValue = (value: string | null): unknown => {
+  if (value === null) return null
+  try {
+    return JSON.parse(value)
+  } catch {
+    return value
+  }
+}
+
+/** An activity item: every key on both kinds, null where it does not apply (R-REST-ACTIVITY-10..14). */
+export const activityItem = (row: ActivityRow) => {
+  const user = row.user_id === null ? null : { id: row.user_id, fullName: fullName(row.user_first ?? "", row.user_last ?? "") }
+  const comment = row.kind === "COMMENT"
+  return {
+    __typename: comment ? ACTIVITY_TYPENAMES.comment : ACTIVITY_TYPENAMES.action,
+    id: row.id,
+    html: comment ? (row.deleted_at === null ? row.html : "") : null,
+    createdAt: row.created_at,
+    deletedAt: row.deleted_at,
+    commentUser: comment ? user : null,
+    type: comment ? null : row.type,
+    oldValue: comment ? null : parseValue(row.old_value),
+    newValue: comment ? null : parseValue(row.new_value),
+    automated: row.automated === 1,
+    actionUser: comment ? null : user,
+    affectedBy:
+      row.affected_id === null
+        ? null
+        : { id: row.affected_id, fullName: fullName(row.affected_first ?? "", row.affected_last ?? "") },
+    customField: row.field_id === null ? null : { id: row.field_id, name: row.field_name ?? "" }
+  }
+}

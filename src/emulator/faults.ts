@@ -1,0 +1,180 @@
+/**
+ * Fault injection, all off by default: a per-token rate limit (token bucket), latency,
+ * random 500s, dropped connections, ambiguous writes (committed, answer lost), churn
+ * under list-records, and scripted one-shot faults for deterministic tests.
+ */
+import type { EmulatorContext } from "./context.ts"
+import { Prng } from "./ids.ts"
+import type { ChurnOptions, FaultOptions } from "./options.ts"
+
+export type FaultKind = "429" | "500" | "drop" | "ambiguous" | "latency"
+
+/** A scripted fault: the next `times` (default 1) requests on `route` get `kind`. */
+export interface FaultInjection {
+  /** RPC operation name for REST (resource style maps to it), the path for raw routes. */
+  readonly route: string | RegExp
+  readonly kind: FaultKind
+  readonly times?: number
+  /** Retry-After on a scripted 429: seconds (number) or the raw header value (string). */
+  readonly retryAfter?: number | string
+  /** Delay of a scripted "latency" fault. */
+  readonly latencyMs?: number
+}
+
+export interface FaultDecision {
+  readonly latencyMs: number
+  readonly action: "none" | "429" | "500" | "drop" | "ambiguous"
+  readonly retryAfter?: string
+}
+
+interface Bucket {
+  tokens: number
+  last: number
+}
+
+interface Scripted {
+  readonly injection: FaultInjection
+  remaining: number
+}
+
+const NONE: FaultDecision = { latencyMs: 0, action: "none" }
+
+export class FaultController {
+  private options: FaultOptions
+  private prng: Prng
+  private scripted: Array<Scripted> = []
+  private buckets = new Map<string, Bucket>()
+
+  constructor(options: FaultOptions = {}) {
+    this.options = { ...options }
+    this.prng = new Prng(options.seed ?? 7)
+  }
+
+  /** Current settings. */
+  get settings(): FaultOptions {
+    return this.options
+  }
+
+  /** Changes settings (merged over the current ones); `undefined` values turn a fault off. */
+  configure(options: FaultOptions): void {
+    this.options = { ...this.options, ...options }
+    if (options.seed !== undefined) this.prng = new Prng(options.seed)
+    if (options.rateLimit !== undefined) this.buckets.clear()
+  }
+
+  /** Turns every fault off and forgets scripted ones. */
+  reset(): void {
+    this.options = {}
+    this.scripted = []
+    this.buckets.clear()
+  }
+
+  /** Scripts a one-shot (or `times`-shot) fault. */
+  inject(injection: FaultInjection): void {
+    this.scripted.push({ injection, remaining: injection.times ?? 1 })
+  }
+
+  /** Scripted faults not yet used up. */
+  pending(): number {
+    return this.scripted.reduce((n, s) => n + s.remaining, 0)
+  }
+
+  /** Whether deciding needs the caller's token key (only the rate limit does). */
+  get needsTokenKey(): boolean {
+    return (this.options.rateLimit ?? 0) > 0
+  }
+
+  /** True when nothing at all is configured (the hot path skips everything). */
+  get idle(): boolean {
+    const o = this.options
+    return (
+      this.scripted.length === 0 &&
+      !(o.rateLimit && o.rateLimit > 0) &&
+      !(o.latencyMs && o.latencyMs > 0) &&
+      !(o.failRate && o.failRate > 0) &&
+      !(o.dropRate && o.dropRate > 0) &&
+      !(o.ambiguousWriteRate && o.ambiguousWriteRate > 0)
+    )
+  }
+
+  churn(): ChurnOptions | null {
+    const churn = this.options.churn
+    return churn !== undefined && (churn.insertsPerPage > 0 || churn.deletesPerPage > 0) ? churn : null
+  }
+
+  /** Decides the fault (if any) of one request. */
+  decide(route: string, tokenKey: string | null, isWrite: boolean): FaultDecision {
+    if (this.idle) return NONE
+    let latencyMs = this.options.latencyMs ?? 0
+    const script = this.takeScripted(route, isWrite)
+    if (script !== undefined) {
+      const { injection } = script
+      if (injection.kind === "latency") {
+        latencyMs += injection.latencyMs ?? 1000
+      } else if (injection.kind === "429") {
+        const retryAfter =
+          typeof injection.retryAfter === "string" ? injection.retryAfter : this.retryAfterValue(injection.retryAfter ?? 1)
+        return { latencyMs, action: "429", retryAfter }
+      } else {
+        return { latencyMs, action: injection.kind }
+      }
+    }
+    const rate = this.options.rateLimit ?? 0
+    if (rate > 0 && tokenKey !== null) {
+      const wait = this.takeToken(tokenKey, rate)
+      if (wait > 0) return { latencyMs, action: "429", retryAfter: this.retryAfterValue(Math.max(1, Math.ceil(wait))) }
+    }
+    if ((this.options.dropRate ?? 0) > 0 && this.prng.float() < this.options.dropRate!) return { latencyMs, action: "drop" }
+    if ((this.options.failRate ?? 0) > 0 && this.prng.float() < this.options.failRate!) return { latencyMs, action: "500" }
+    if (isWrite && (this.options.ambiguousWriteRate ?? 0) > 0 && this.prng.float() < this.options.ambiguousWriteRate!) {
+      return { latencyMs, action: "ambiguous" }
+    }
+    return latencyMs > 0 ? { latencyMs, action: "none" } : NONE
+  }
+
+  private takeScripted(route: string, isWrite: boolean): Scripted | undefined {
+    const index = this.scripted.findIndex((s) => {
+      const r = s.injection.route
+      const matches = typeof r === "string" ? r === route : r.test(route)
+      // An ambiguous write only makes sense on a write; reads pass through untouched.
+      return matches && (s.injection.kind !== "ambiguous" || isWrite)
+    })
+    if (index < 0) return undefined
+    const script = this.scripted[index]!
+    script.remaining--
+    if (script.remaining <= 0) this.scripted.splice(index, 1)
+    return script
+  }
+
+  /** Takes one token; returns 0 when allowed, else seconds until a token is available. */
+  private takeToken(key: string, rate: number): number {
+    const now = Date.now()
+    let bucket = this.buckets.get(key)
+    if (bucket === undefined) {
+      bucket = { tokens: rate, last: now }
+      this.buckets.set(key, bucket)
+    }
+    bucket.tokens = Math.min(rate, bucket.tokens + ((now - bucket.last) / 1000) * rate)
+    bucket.last = now
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1
+      return 0
+    }
+    return (1 - bucket.tokens) / rate
+  }
+
+  private retryAfterValue(seconds: number): string {
+    return this.options.retryAfterForm === "http-date"
+      ? new Date(Date.now() + seconds * 1000).toUTCString()
+      : String(seconds)
+  }
+}
+
+/** The fault controller of a running emulator, for handlers that apply churn. */
+const controllers = new WeakMap<EmulatorContext, FaultController>()
+
+export const attachFaults = (ctx: EmulatorContext, faults: FaultController): void => {
+  controllers.set(ctx, faults)
+}
+
+export const churnOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.churn() ?? null

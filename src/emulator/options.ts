@@ -1,0 +1,110 @@
+/** What a caller may choose when starting the emulator. Everything is optional. */
+
+/**
+ * Data to start with:
+ * - "empty" (default): one organization, one OWNER user with tokens, one workspace with one list;
+ * - "demo": a readable organization (Acme Studio) with users, workspaces and ~60 records;
+ * - N: 3 workspaces of N records; "WxN": W workspaces of N records;
+ * - { workspaces, recordsPerWorkspace }.
+ */
+export type SeedOption =
+  | "demo"
+  | "empty"
+  | number
+  | `${number}x${number}`
+  | { readonly workspaces: number; readonly recordsPerWorkspace: number }
+
+export interface ChurnOptions {
+  /** Records inserted before the first record on each list-records call. */
+  readonly insertsPerPage: number
+  /** Records deleted from the front on each list-records call. */
+  readonly deletesPerPage: number
+}
+
+/** Fault injection; all off by default. */
+export interface FaultOptions {
+  /** Requests per second per token (token bucket, burst of the same size); 429 beyond. */
+  readonly rateLimit?: number
+  /** Form of Retry-After on 429: whole seconds (default) or an HTTP-date. */
+  readonly retryAfterForm?: "seconds" | "http-date"
+  /** Added before answering every request. */
+  readonly latencyMs?: number
+  /** Fraction of requests answered 500. */
+  readonly failRate?: number
+  /** Fraction of connections destroyed without an answer. */
+  readonly dropRate?: number
+  /** Fraction of writes that commit and then lose their answer (socket destroyed). */
+  readonly ambiguousWriteRate?: number
+  /** Records inserted and deleted at the front on each list-records call (offset drift). */
+  readonly churn?: ChurnOptions
+  /** Seed of the PRNG behind the fractions. */
+  readonly seed?: number
+}
+
+export interface LimitOptions {
+  /** Organization storage allowance in bytes. */
+  readonly storageBytes?: number | null
+  /** Per-file tier cap in bytes. */
+  readonly perFileBytes?: number | null
+  /** Seat limit of the organization. */
+  readonly seats?: number | null
+}
+
+export interface EmulatorOptions {
+  /** Default 127.0.0.1. */
+  readonly host?: string
+  /** Main port; 0 (default) picks a free one. */
+  readonly port?: number
+  /** Storage port; 0 (default) picks a free one. */
+  readonly storagePort?: number
+  readonly seed?: SeedOption
+  /** SQLite file; default in memory. An existing seeded file is reused as is. */
+  readonly dbFile?: string
+  /** Header prefix, default "svc". */
+  readonly headerPrefix?: string
+  /** Multiplies every documented delay (webhook delays, reconciliation); default 1. */
+  readonly timeScale?: number
+  readonly faults?: FaultOptions
+  readonly limits?: LimitOptions
+  /** Start of the emulator's clock (ms since the epoch); default: real time. */
+  readonly clockStart?: number
+  /** Seed of the id generator; default 1. */
+  readonly idSeed?: number
+}
+
+export interface SeedShape {
+  readonly kind: "empty" | "demo" | "sized"
+  readonly workspaces: number
+  readonly recordsPerWorkspace: number
+}
+
+const positiveInt = (n: number, what: string): number => {
+  if (!Number.isInteger(n) || n < 0) throw new Error(`Invalid seed: ${what} must be a whole number >= 0`)
+  return n
+}
+
+/** Reads a seed option (also a CLI string such as "demo", "500" or "3x20000"). */
+export const parseSeed = (seed: SeedOption | string | undefined): SeedShape => {
+  if (seed === undefined || seed === "empty") return { kind: "empty", workspaces: 1, recordsPerWorkspace: 0 }
+  if (seed === "demo") return { kind: "demo", workspaces: 2, recordsPerWorkspace: 30 }
+  if (typeof seed === "number") {
+    return { kind: "sized", workspaces: 3, recordsPerWorkspace: positiveInt(seed, "record count") }
+  }
+  if (typeof seed === "object") {
+    return {
+      kind: "sized",
+      workspaces: Math.max(1, positiveInt(seed.workspaces, "workspaces")),
+      recordsPerWorkspace: positiveInt(seed.recordsPerWorkspace, "recordsPerWorkspace")
+    }
+  }
+  const sized = /^(\d+)x(\d+)$/.exec(seed.trim())
+  if (sized !== null) {
+    return {
+      kind: "sized",
+      workspaces: Math.max(1, Number(sized[1])),
+      recordsPerWorkspace: Number(sized[2])
+    }
+  }
+  if (/^\d+$/.test(seed.trim())) return { kind: "sized", workspaces: 3, recordsPerWorkspace: Number(seed.trim()) }
+  throw new Error(`Invalid seed "${seed}": use empty, demo, N or WxN`)
+}

@@ -1,0 +1,284 @@
+/**
+ * The two HTTP servers (plain node:http with keep-alive): the main one (REST under
+ * `/rest`, GraphQL and app routes at the root) and storage (a separate origin, so a client
+ * that leaks service credentials to storage is caught).
+ *
+ * Main dispatch: `/rest/v1/openapi.json`, the resource-style paths (records, workspaces,
+ * lists: the same handlers as RPC, R-REST-CALL-07..16), `POST /rest/v1/<operation>`
+ * (RPC, R-REST-CALL-04), then each area's raw routes, then 404. Faults are applied here,
+ * generically, before a handler runs (or, for ambiguous writes, after it committed).
+ */
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { authenticateRest, tokenKeyOf } from "./auth.ts"
+import type { EmulatorArea, EmulatorContext, RawRoute, RestOperation } from "./context.ts"
+import type { FaultController, FaultDecision } from "./faults.ts"
+import { HttpError, readJsonObject, sendError, sendJson } from "./http.ts"
+import type { StatsRecorder } from "./stats.ts"
+
+export interface ServerDeps {
+  readonly ctx: EmulatorContext
+  readonly areas: ReadonlyArray<EmulatorArea>
+  readonly operations: ReadonlyMap<string, RestOperation>
+  readonly faults: FaultController
+  readonly stats: StatsRecorder
+  readonly openapi: () => unknown
+}
+
+export interface RunningServers {
+  readonly mainPort: number
+  readonly storagePort: number
+  close(): Promise<void>
+}
+
+/** A REST request resolved to an operation, with where its input comes from. */
+interface RestTarget {
+  readonly op: string
+  /** "body": the JSON body; "query": the query string (GET/DELETE resource style). */
+  readonly source: "body" | "query"
+  /** Path parameters merged over the input (the record id of `/records/{id}`). */
+  readonly extra?: Record<string, string>
+}
+
+const BOOLEAN_PARAMS = new Set(["done", "archived", "allDay", "shared"])
+const NUMBER_PARAMS = new Set(["skip", "limit"])
+const ARRAY_PARAMS = new Set(["assigneeIds", "tagIds"])
+
+/**
+ * Query parameters as operation input: booleans and numbers are converted when they
+ * parse (otherwise left as strings, so validation reports them); array parameters may
+ * repeat or be comma separated.
+ */
+export const queryInput = (params: URLSearchParams): Record<string, unknown> => {
+  const input: Record<string, unknown> = {}
+  for (const key of new Set(params.keys())) {
+    if (ARRAY_PARAMS.has(key)) {
+      input[key] = params
+        .getAll(key)
+        .flatMap((v) => v.split(","))
+        .map((v) => v.trim())
+        .filter((v) => v !== "")
+      continue
+    }
+    const value = params.get(key)!
+    if (BOOLEAN_PARAMS.has(key) && (value === "true" || value === "false")) input[key] = value === "true"
+    else if (NUMBER_PARAMS.has(key) && /^-?\d+(\.\d+)?$/.test(value)) input[key] = Number(value)
+    else input[key] = value
+  }
+  return input
+}
+
+/** Resource-style paths (records, workspaces, lists only: R-REST-CALL-16). */
+const resourceTarget = (method: string, parts: ReadonlyArray<string>): RestTarget | "method" | null => {
+  const [resource, id, action] = parts
+  if (resource === "records") {
+    if (parts.length === 1) {
+      if (method === "GET") return { op: "list-records", source: "query" }
+      if (method === "POST") return { op: "create-record", source: "body" }
+      return "method"
+    }
+    const recordId = decodeURIComponent(id!)
+    if (parts.length === 2) {
+      if (method === "GET") return { op: "get-record", source: "query", extra: { recordId } }
+      if (method === "PATCH") return { op: "update-record", source: "body", extra: { recordId } }
+      if (method === "DELETE") return { op: "delete-record", source: "query", extra: { recordId } }
+      return "method"
+    }
+    if (parts.length === 3 && action === "move") {
+      return method === "POST" ? { op: "move-record", source: "body", extra: { recordId } } : "method"
+    }
+    return null
+  }
+  if ((resource === "workspaces" || resource === "lists") && parts.length === 1) {
+    if (method === "GET") return { op: `list-${resource}`, source: "query" }
+    if (method === "POST") return { op: resource === "workspaces" ? "create-workspace" : "create-list", source: "body" }
+    return "method"
+  }
+  return null
+}
+
+const CONFIRM_PATH = /^\/uploads\/[^/]+\/confirm$/
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Swallows the answer and destroys the socket once the handler has committed. */
+const makeAmbiguous = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+  const socket = req.socket
+  const r = res as unknown as Record<string, unknown>
+  r["writeHead"] = () => res
+  r["setHeader"] = () => res
+  r["write"] = () => true
+  r["end"] = () => {
+    socket.destroy()
+    return res
+  }
+}
+
+/** Applies a decided fault; returns true when the request is finished. */
+const applyFault = async (
+  decision: FaultDecision,
+  req: http.IncomingMessage,
+  res: http.ServerResponse
+): Promise<boolean> => {
+  if (decision.latencyMs > 0) await sleep(decision.latencyMs)
+  switch (decision.action) {
+    case "drop":
+      req.socket.destroy()
+      return true
+    case "429":
+      sendError(
+        res,
+        new HttpError(429, "RATE_LIMITED", "Too many requests", undefined, { "retry-after": decision.retryAfter ?? "1" })
+      )
+      return true
+    case "500":
+      sendError(res, new HttpError(500, "INTERNAL_SERVER_ERROR", "Internal server error (injected)"))
+      return true
+    case "ambiguous":
+      makeAmbiguous(req, res)
+      return false
+    default:
+      return false
+  }
+}
+
+const trackStats = (stats: StatsRecorder, route: string, res: http.ServerResponse): void => {
+  res.once("close", () => stats.record(route, res.writableFinished ? String(res.statusCode) : "dropped"))
+}
+
+const listen = (server: http.Server, host: string, port: number): Promise<number> =>
+  new Promise((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(port, host, () => {
+      server.off("error", reject)
+      resolve((server.address() as AddressInfo).port)
+    })
+  })
+
+const closeServer = (server: http.Server): Promise<void> =>
+  new Promise((resolve) => {
+    server.close(() => resolve())
+    server.closeAllConnections()
+  })
+
+export const startServers = async (
+  deps: ServerDeps,
+  host: string,
+  port: number,
+  storagePort: number
+): Promise<RunningServers> => {
+  const { areas, ctx, faults, operations, stats } = deps
+  const rawRoutes: Array<RawRoute> = areas.flatMap((a) => a.routes ?? [])
+  const storageRoutes: Array<RawRoute> = areas.flatMap((a) => a.storageRoutes ?? [])
+
+  const decide = (req: http.IncomingMessage, route: string, isWrite: boolean): FaultDecision =>
+    faults.idle ? { latencyMs: 0, action: "none" } : faults.decide(route, faults.needsTokenKey ? tokenKeyOf(ctx, req) : null, isWrite)
+
+  const runRest = async (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    url: URL,
+    op: RestOperation,
+    target: RestTarget
+  ): Promise<void> => {
+    const principal = authenticateRest(ctx, req)
+    const input = target.source === "body" ? await readJsonObject(req) : queryInput(url.searchParams)
+    if (target.extra !== undefined) Object.assign(input, target.extra)
+    const result = op.handle(ctx, principal, input)
+    sendJson(res, 200, result)
+  }
+
+  const handleRest = async (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    url: URL,
+    rest: string
+  ): Promise<void> => {
+    const method = req.method ?? "GET"
+    const parts = rest.split("/").filter((p) => p !== "")
+    if (parts.length === 1 && parts[0] === "openapi.json") {
+      trackStats(stats, "openapi.json", res)
+      if (await applyFault(decide(req, "openapi.json", false), req, res)) return
+      if (method !== "GET") throw new HttpError(405, "METHOD_NOT_ALLOWED", "Use GET")
+      sendJson(res, 200, deps.openapi())
+      return
+    }
+    let target = resourceTarget(method, parts)
+    if (target === null && parts.length === 1 && operations.has(parts[0]!)) {
+      target = method === "POST" ? { op: parts[0]!, source: "body" } : "method"
+    }
+    if (target === null) {
+      trackStats(stats, url.pathname, res)
+      throw new HttpError(404, "NOT_FOUND", `No such operation: ${parts.join("/")}`)
+    }
+    if (target === "method") {
+      trackStats(stats, url.pathname, res)
+      throw new HttpError(405, "METHOD_NOT_ALLOWED", `Method ${method} is not allowed here`)
+    }
+    const op = operations.get(target.op)
+    if (op === undefined) {
+      trackStats(stats, target.op, res)
+      throw new HttpError(404, "NOT_FOUND", `No such operation: ${target.op}`)
+    }
+    trackStats(stats, op.name, res)
+    if (await applyFault(decide(req, op.name, op.write), req, res)) return
+    await runRest(req, res, url, op, target)
+  }
+
+  const handleMain = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://emulator")
+    const path = url.pathname
+    if (path.startsWith("/rest/v1/")) return handleRest(req, res, url, path.slice("/rest/v1/".length))
+    const mount: "rest" | "base" = path === "/rest" || path.startsWith("/rest/") ? "rest" : "base"
+    if (mount === "rest") url.pathname = path.slice("/rest".length) || "/"
+    const method = req.method ?? "GET"
+    const isWrite =
+      (method === "POST" && url.pathname === "/graphql") || (method === "PUT" && CONFIRM_PATH.test(url.pathname))
+    trackStats(stats, path, res)
+    if (await applyFault(decide(req, path, isWrite), req, res)) return
+    for (const route of rawRoutes) {
+      if (await route(ctx, req, res, url, mount)) return
+    }
+    throw new HttpError(404, "NOT_FOUND", `Not found: ${path}`)
+  }
+
+  const handleStorage = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://storage")
+    const route = `storage:${url.pathname}`
+    trackStats(stats, route, res)
+    if (await applyFault(decide(req, url.pathname, req.method === "PUT"), req, res)) return
+    for (const r of storageRoutes) {
+      if (await r(ctx, req, res, url, "base")) return
+    }
+    throw new HttpError(404, "NOT_FOUND", `Not found: ${url.pathname}`)
+  }
+
+  const wrap =
+    (handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) =>
+    (req: http.IncomingMessage, res: http.ServerResponse) => {
+      handler(req, res).catch((error: unknown) => {
+        if (!(error instanceof HttpError)) console.error("emulator: unexpected error", error)
+        sendError(res, error)
+      })
+    }
+
+  const main = http.createServer({ keepAlive: true }, wrap(handleMain))
+  const storage = http.createServer({ keepAlive: true }, wrap(handleStorage))
+  main.keepAliveTimeout = 30_000
+  storage.keepAliveTimeout = 30_000
+  const mainPort = await listen(main, host, port)
+  let storageListening: number
+  try {
+    storageListening = await listen(storage, host, storagePort)
+  } catch (error) {
+    await closeServer(main)
+    throw error
+  }
+  return {
+    mainPort,
+    storagePort: storageListening,
+    close: async () => {
+      await Promise.all([closeServer(main), closeServer(storage)])
+    }
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Group commit for the journal's per-op transitions. With synchronous=FULL every commit
+ * is an fsync, and better-sqlite3 runs it on the event loop: one fsync per claim and per
+ * completion would cap replay at a few hundred ops per second and stall every request in
+ * flight meanwhile. Here transitions asked for in the same turn of the event loop are
+ * committed together in one transaction, and each caller resumes only after that commit,
+ * so a claim is still durable before its request is sent.
+ */
+import * as Effect from "effect/Effect"
+import { JournalError, type JournalDb, JournalStateError, type Mapping, type Op } from "./journal.ts"
+
+type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: JournalError | JournalStateError }
+
+interface Pending {
+  readonly run: () => unknown
+  readonly resume: (o: Outcome<unknown>) => void
+  readonly action: string
+}
+
+export interface BatchedTransitions {
+  readonly claim: (key: string) => Effect.Effect<Op, JournalError | JournalStateError>
+  readonly complete: (key: string, result: unknown, mappings?: ReadonlyArray<Mapping>) => Effect.Effect<void, JournalError | JournalStateError>
+  readonly fail: (key: string, error: string, options?: { readonly outcomeUnknown?: boolean }) => Effect.Effect<void, JournalError | JournalStateError>
+  readonly markUncertain: (key: string, error: string) => Effect.Effect<void, JournalError | JournalStateError>
+  readonly markResolved: (key: string) => Effect.Effect<void, JournalError | JournalStateError>
+  readonly release: (key: string, error?: string | null) => Effect.Effect<void, JournalError | JournalStateError>
+}
+
+export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
+  let queue: Array<Pending> = []
+  let scheduled = false
+
+  const flush = () => {
+    scheduled = false
+    const batch = queue
+    queue = []
+    const outcomes: Array<Outcome<unknown>> = []
+    try {
+      core.transaction(() => {
+        for (const p of batch) {
+          try {
+            outcomes.push({ ok: true, value: p.run() })
+          } catch (e) {
+            // A state error concerns one op only; anything else aborts the whole batch.
+            if (e instanceof JournalStateError) outcomes.push({ ok: false, error: e })
+            else throw e
+          }
+        }
+      })
+    } catch (e) {
+      const error = new JournalError({ file: core.file, action: "commit", detail: e instanceof Error ? e.message : String(e) })
+      for (const p of batch) p.resume({ ok: false, error })
+      return
+    }
+    batch.forEach((p, i) => p.resume(outcomes[i]!))
+  }
+
+  const enqueue = <A>(action: string, run: () => A): Effect.Effect<A, JournalError | JournalStateError> =>
+    Effect.async<A, JournalError | JournalStateError>((resume) => {
+      queue.push({
+        action,
+        run,
+        resume: (o) => resume(o.ok ? Effect.succeed(o.value as A) : Effect.fail(o.error))
+      })
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(flush)
+      }
+    })
+
+  return {
+    claim: (key) => enqueue("claim", () => core.claim(key)),
+    complete: (key, result, mappings) => enqueue("complete", () => core.complete(key, result, mappings)),
+    fail: (key, error, options) => enqueue("fail", () => core.fail(key, error, options)),
+    markUncertain: (key, error) => enqueue("markUncertain", () => core.markUncertain(key, error)),
+    markResolved: (key) => enqueue("markResolved", () => core.markResolved(key)),
+    release: (key, error) => enqueue("release", () => core.release(key, error ?? null))
+  }
+}

@@ -1,0 +1,331 @@
+/**
+ * The snapshot store: a SQLite file of backup runs (schema in snapshot-schema.ts,
+ * documented in docs/snapshot.md). Writes are batched in transactions; every method
+ * is an Effect failing with SnapshotError naming the file and what failed.
+ */
+import type Database from "better-sqlite3"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { contentHash } from "./snapshot-hash.ts"
+import { type PlainEntity, SNAPSHOT_MIGRATIONS } from "./snapshot-schema.ts"
+import { openDatabase, StoreOpenError } from "./sqlite.ts"
+
+export { StoreOpenError }
+
+/** A query or write on the snapshot failed. */
+export class SnapshotError extends Data.TaggedError("SnapshotError")<{
+  readonly file: string
+  readonly operation: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `snapshot ${this.file}: ${this.operation} failed: ${this.detail}`
+  }
+}
+
+/** A run id named on the command line or by a caller does not exist or is unusable. */
+export class RunNotFound extends Data.TaggedError("RunNotFound")<{
+  readonly file: string
+  readonly run: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `snapshot ${this.file}: run ${this.run} ${this.detail}`
+  }
+}
+
+export type RunStatus = "running" | "complete" | "failed"
+
+export interface RunRow {
+  readonly id: number
+  readonly scope: string
+  readonly started: string
+  readonly finished: string | null
+  readonly status: RunStatus
+  readonly full: boolean
+  readonly error: string | null
+  readonly stats: unknown
+}
+
+/** The latest stored version of a record, for incremental decisions. */
+export interface RecordVersionRef {
+  readonly vid: number
+  readonly summaryHash: string
+  readonly updatedAt: string | null
+  readonly commentCount: number | null
+}
+
+/** One record of a run: either the unchanged stored version or new content. */
+export type RecordEntry =
+  | { readonly kind: "keep"; readonly id: string; readonly vid: number }
+  | {
+    readonly kind: "version"
+    readonly workspaceId: string
+    readonly summary: { readonly id: string; readonly updatedAt?: string | undefined }
+    readonly detail: object
+    /** Items as fetched, or the stored activity of an earlier version to carry over. */
+    readonly activity: ReadonlyArray<object> | { readonly reuseFrom: number }
+  }
+
+export interface RunNote {
+  readonly workspaceId: string | null
+  readonly kind: string
+  readonly subject?: string | null | undefined
+  readonly detail?: unknown
+}
+
+/** Scope of a run: every workspace, or the sorted ids named. */
+export const scopeOf = (workspaceIds: ReadonlyArray<string>): string =>
+  workspaceIds.length === 0 ? "*" : [...new Set(workspaceIds)].sort().join(",")
+
+const ROW = (r: Record<string, unknown>): RunRow => ({
+  id: r.id as number,
+  scope: r.scope as string,
+  started: r.started as string,
+  finished: (r.finished as string | null) ?? null,
+  status: r.status as RunStatus,
+  full: r.full === 1,
+  error: (r.error as string | null) ?? null,
+  stats: typeof r.stats === "string" ? JSON.parse(r.stats) : null
+})
+
+/** Adds one key to a JSON object text without re-serializing the rest. */
+const withKey = (obj: object, key: string, value: string): string => JSON.stringify({ ...obj, [key]: value })
+
+const makeStore = (db: Database.Database, file: string) => {
+  const fail = (operation: string) => (e: unknown) =>
+    new SnapshotError({ file, operation, detail: e instanceof Error ? e.message : String(e) })
+  const run = <A>(operation: string, f: () => A): Effect.Effect<A, SnapshotError> =>
+    Effect.try({ try: f, catch: fail(operation) })
+
+  const s = {
+    insertRun: db.prepare(
+      "INSERT INTO runs (scope, started, status, full) VALUES (?, ?, 'running', ?) RETURNING id"
+    ),
+    abandonRunning: db.prepare(
+      "UPDATE runs SET status = 'failed', finished = ?, error = 'interrupted (found running at the start of a later run)' WHERE status = 'running'"
+    ),
+    completeRun: db.prepare("UPDATE runs SET status = 'complete', finished = ?, stats = ? WHERE id = ?"),
+    failRun: db.prepare(
+      "UPDATE runs SET status = 'failed', finished = ?, error = ?, stats = ? WHERE id = ? AND status = 'running'"
+    ),
+    getRun: db.prepare("SELECT * FROM runs WHERE id = ?"),
+    listRuns: db.prepare("SELECT * FROM runs ORDER BY id"),
+    latestComplete: db.prepare("SELECT * FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1"),
+    previousComplete: db.prepare(
+      "SELECT * FROM runs WHERE status = 'complete' AND scope = ? AND id < ? ORDER BY id DESC LIMIT 1"
+    ),
+    latestRecord: db.prepare(
+      "SELECT vid, summary_hash AS summaryHash, updated_at AS updatedAt, comment_count AS commentCount FROM records WHERE id = ? ORDER BY last_run DESC, vid DESC LIMIT 1"
+    ),
+    upsertRecord: db.prepare(
+      `INSERT INTO records (id, workspace_id, hash, summary_hash, updated_at, comment_count, activity_count, summary, detail, first_run, last_run)
+       VALUES (@id, @workspaceId, @hash, @summaryHash, @updatedAt, @commentCount, @activityCount, @summary, @detail, @run, @run)
+       ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run, summary_hash = excluded.summary_hash, summary = excluded.summary
+       RETURNING vid, first_run AS firstRun`
+    ),
+    insertActivity: db.prepare("INSERT OR REPLACE INTO activity (vid, seq, id, item) VALUES (?, ?, ?, ?)"),
+    activityOf: db.prepare("SELECT item FROM activity WHERE vid = ? ORDER BY seq"),
+    runRecord: db.prepare("INSERT OR REPLACE INTO run_records (run_id, id, vid) VALUES (?, ?, ?)"),
+    note: db.prepare(
+      "INSERT INTO run_notes (run_id, seq, workspace_id, kind, subject, detail) VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM run_notes WHERE run_id = ?), ?, ?, ?, ?)"
+    ),
+    notes: db.prepare("SELECT workspace_id AS workspaceId, kind, subject, detail FROM run_notes WHERE run_id = ? ORDER BY seq"),
+    bumpRecords: db.prepare(
+      "UPDATE records SET last_run = @run WHERE vid IN (SELECT vid FROM run_records WHERE run_id = @run) AND last_run < @run"
+    )
+  }
+
+  const plain = (table: PlainEntity, withWorkspace: boolean) => {
+    const upsert = db.prepare(
+      withWorkspace
+        ? `INSERT INTO ${table} (id, workspace_id, hash, item, first_run, last_run) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run RETURNING vid`
+        : `INSERT INTO ${table} (id, hash, item, first_run, last_run) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run RETURNING vid`
+    )
+    const member = db.prepare(`INSERT OR REPLACE INTO run_${table} (run_id, id, vid) VALUES (?, ?, ?)`)
+    return (runId: number, items: ReadonlyArray<{ readonly id: string }>, extra?: { key: string; value: string }) =>
+      db.transaction(() => {
+        for (const item of items) {
+          const stored = extra === undefined ? JSON.stringify(item) : withKey(item, extra.key, extra.value)
+          const hash = contentHash(extra === undefined ? item : { ...item, [extra.key]: extra.value })
+          const row = (withWorkspace
+            ? upsert.get(item.id, extra?.value ?? "", hash, stored, runId, runId)
+            : upsert.get(item.id, hash, stored, runId, runId)) as { vid: number }
+          member.run(runId, item.id, row.vid)
+        }
+      })()
+  }
+  const putWorkspaces = plain("workspaces", false)
+  const putUsers = plain("users", false)
+  const putLists = plain("lists", true)
+  const putFiles = plain("files", true)
+
+  const now = () => new Date().toISOString()
+
+  const writeRecord = (runId: number, e: RecordEntry): void => {
+    if (e.kind === "keep") {
+      s.runRecord.run(runId, e.id, e.vid)
+      return
+    }
+    const activity: ReadonlyArray<object> = "reuseFrom" in e.activity
+      ? (s.activityOf.all(e.activity.reuseFrom) as Array<{ item: string }>).map((r) => JSON.parse(r.item) as object)
+      : e.activity.map((item) => ({ ...item, recordId: e.summary.id }))
+    const detail = { ...e.detail, workspaceId: e.workspaceId }
+    const hash = contentHash({ detail, activity })
+    const commentCount = (e.detail as { commentCount?: unknown }).commentCount
+    const row = s.upsertRecord.get({
+      id: e.summary.id,
+      workspaceId: e.workspaceId,
+      hash,
+      summaryHash: contentHash(e.summary),
+      updatedAt: e.summary.updatedAt ?? null,
+      commentCount: typeof commentCount === "number" ? commentCount : null,
+      activityCount: activity.length,
+      summary: JSON.stringify(e.summary),
+      detail: JSON.stringify(detail),
+      run: runId
+    }) as { vid: number; firstRun: number }
+    // A version seen before already has its activity rows.
+    if (row.firstRun === runId) {
+      activity.forEach((item, seq) => {
+        s.insertActivity.run(row.vid, seq, String((item as { id?: unknown }).id ?? seq), JSON.stringify(item))
+      })
+    }
+    s.runRecord.run(runId, e.summary.id, row.vid)
+  }
+
+  return {
+    file,
+    db,
+    /** Starts a run; any run still marked running (a killed process) is marked failed first. */
+    beginRun: (scope: string, full: boolean) =>
+      run("begin run", () =>
+        db.transaction(() => {
+          s.abandonRunning.run(now())
+          return (s.insertRun.get(scope, now(), full ? 1 : 0) as { id: number }).id
+        })()
+      ),
+    completeRun: (runId: number, stats: unknown) =>
+      run("complete run", () =>
+        db.transaction(() => {
+          s.bumpRecords.run({ run: runId })
+          s.completeRun.run(now(), JSON.stringify(stats), runId)
+        })()
+      ),
+    /** Marks a run failed; a failed run never counts for comparisons or deletions. */
+    failRun: (runId: number, error: string, stats: unknown) =>
+      run("fail run", () => void s.failRun.run(now(), error, JSON.stringify(stats ?? null), runId)),
+    getRun: (runId: number) => run("read run", () => {
+      const r = s.getRun.get(runId) as Record<string, unknown> | undefined
+      return r === undefined ? undefined : ROW(r)
+    }),
+    listRuns: run("list runs", () => (s.listRuns.all() as Array<Record<string, unknown>>).map(ROW)),
+    latestComplete: run("find latest complete run", () => {
+      const r = s.latestComplete.get() as Record<string, unknown> | undefined
+      return r === undefined ? undefined : ROW(r)
+    }),
+    /** The complete run of `scope` just before `beforeId`. */
+    previousComplete: (scope: string, beforeId: number) =>
+      run("find previous complete run", () => {
+        const r = s.previousComplete.get(scope, beforeId) as Record<string, unknown> | undefined
+        return r === undefined ? undefined : ROW(r)
+      }),
+    latestRecordVersion: (id: string) =>
+      run("look up record", () => s.latestRecord.get(id) as RecordVersionRef | undefined),
+    /** Synchronous look-up for tight loops (the caller is already inside an Effect). */
+    latestRecordVersionSync: (id: string) => s.latestRecord.get(id) as RecordVersionRef | undefined,
+    putRecords: (runId: number, entries: ReadonlyArray<RecordEntry>) =>
+      run("write records", () =>
+        db.transaction(() => {
+          for (const e of entries) writeRecord(runId, e)
+        })()
+      ),
+    putWorkspaces: (runId: number, items: ReadonlyArray<{ readonly id: string }>) =>
+      run("write workspaces", () => putWorkspaces(runId, items)),
+    putUsers: (runId: number, items: ReadonlyArray<{ readonly id: string }>) =>
+      run("write users", () => putUsers(runId, items)),
+    putLists: (runId: number, workspaceId: string, items: ReadonlyArray<{ readonly id: string }>) =>
+      run("write lists", () => putLists(runId, items, { key: "workspaceId", value: workspaceId })),
+    putFiles: (runId: number, workspaceId: string, items: ReadonlyArray<{ readonly id: string }>) =>
+      run("write files", () => putFiles(runId, items, { key: "workspaceId", value: workspaceId })),
+    note: (runId: number, n: RunNote) =>
+      run("write run note", () =>
+        void s.note.run(
+          runId,
+          runId,
+          n.workspaceId,
+          n.kind,
+          n.subject ?? null,
+          n.detail === undefined ? null : JSON.stringify(n.detail)
+        )
+      ),
+    notes: (runId: number) =>
+      run("read run notes", () =>
+        (s.notes.all(runId) as Array<{ workspaceId: string | null; kind: string; subject: string | null; detail: string | null }>)
+          .map((n) => ({ ...n, detail: n.detail === null ? null : JSON.parse(n.detail) as unknown }))
+      ),
+    /** Counts of one run's membership tables. */
+    counts: (runId: number) =>
+      run("count run", () => {
+        const one = (sql: string) => (db.prepare(sql).get(runId) as { n: number }).n
+        return {
+          workspaces: one("SELECT count(*) AS n FROM run_workspaces WHERE run_id = ?"),
+          records: one("SELECT count(*) AS n FROM run_records WHERE run_id = ?"),
+          activities: one(
+            "SELECT coalesce(sum(r.activity_count), 0) AS n FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ?"
+          ),
+          files: one("SELECT count(*) AS n FROM run_files WHERE run_id = ?")
+        }
+      }),
+    /** Runs a synchronous read against the database, mapping throws to SnapshotError. */
+    query: <A>(operation: string, f: (db: Database.Database) => A) => run(operation, () => f(db))
+  }
+}
+
+export type SnapshotStoreService = ReturnType<typeof makeStore>
+
+export class SnapshotStore extends Context.Tag("worksync/SnapshotStore")<SnapshotStore, SnapshotStoreService>() {
+  /** Opens (creating when missing) the snapshot file for the life of the layer. */
+  static readonly layer = (file: string, options: { readonly mustExist?: boolean } = {}) =>
+    Layer.scoped(
+      SnapshotStore,
+      Effect.map(
+        openDatabase(file, { migrations: SNAPSHOT_MIGRATIONS, ...(options.mustExist === true ? { mustExist: true } : {}) }),
+        (db) => makeStore(db, file)
+      )
+    )
+}
+
+/** Opens a store within a scope (for callers that do not use layers). */
+export const openSnapshot = (file: string, options: { readonly mustExist?: boolean } = {}) =>
+  Effect.map(
+    openDatabase(file, { migrations: SNAPSHOT_MIGRATIONS, ...(options.mustExist === true ? { mustExist: true } : {}) }),
+    (db) => makeStore(db, file)
+  )
+
+/**
+ * Resolves a run argument: a run id given (must exist and be complete unless
+ * `allowIncomplete`), or the latest complete run.
+ */
+export const resolveRun = (
+  store: SnapshotStoreService,
+  run: string | undefined,
+  options: { readonly allowIncomplete?: boolean } = {}
+): Effect.Effect<RunRow | undefined, SnapshotError | RunNotFound> =>
+  Effect.gen(function*() {
+    if (run === undefined) return yield* store.latestComplete
+    const id = Number(run)
+    if (!Number.isInteger(id) || id <= 0) {
+      return yield* new RunNotFound({ file: store.file, run, detail: "is not a run id (a positive integer)" })
+    }
+    const row = yield* store.getRun(id)
+    if (row === undefined) return yield* new RunNotFound({ file: store.file, run, detail: "does not exist" })
+    if (row.status !== "complete" && options.allowIncomplete !== true) {
+      return yield* new RunNotFound({ file: store.file, run, detail: `is ${row.status}, not complete` })
+    }
+    return row
+  })

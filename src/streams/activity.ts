@@ -1,0 +1,48 @@
+/**
+ * list-record-activity: at most 24 items a page, `{items, totalCount}`; paging ends
+ * when `skip` reaches `totalCount`. After the first page the rest are read
+ * concurrently.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { RestClient } from "../client/rest-client.ts"
+import type { ActivityItem, ActivityKind } from "../schema/activity.ts"
+import { ACTIVITY_MAX_LIMIT } from "../schema/limits.ts"
+import { clampLimit, dedupeById, fanOutPages, type PageError, targeted } from "./paging.ts"
+import { DEFAULT_PAGE_CONCURRENCY, type StreamOptions } from "./records.ts"
+
+export interface ActivityTarget {
+  readonly workspaceId: string
+  readonly recordId: string
+  readonly type?: ActivityKind | undefined
+}
+
+export const recordActivityStream = (
+  target: ActivityTarget,
+  options: StreamOptions = {}
+): Stream.Stream<ActivityItem, PageError, RestClient> =>
+  Stream.unwrap(
+    Effect.map(RestClient, (client) => {
+      const fetch = targeted(
+        { operation: "list-record-activity", workspaceId: target.workspaceId, recordId: target.recordId },
+        (skip, limit) =>
+          Effect.map(
+            client.listRecordActivity({
+              workspaceId: target.workspaceId,
+              recordId: target.recordId,
+              ...(target.type !== undefined ? { type: target.type } : {}),
+              skip,
+              limit
+            }),
+            (page) => ({ items: page.items, more: skip + page.items.length < page.totalCount, total: page.totalCount })
+          )
+      )
+      // New activity arriving during the read shifts items by one; an id read twice is kept once.
+      return dedupeById(
+        fanOutPages(fetch, {
+          limit: clampLimit(options.limit, ACTIVITY_MAX_LIMIT),
+          concurrency: options.concurrency ?? DEFAULT_PAGE_CONCURRENCY
+        })
+      )
+    })
+  )

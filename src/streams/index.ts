@@ -1,0 +1,18 @@
+/** Paging streams of the service's list operations (see paging.ts for the rules they keep). */
+export { type ActivityTarget, recordActivityStream } from "./activity.ts"
+export { listsStream, usersStream, workspacesStream } from "./directory.ts"
+export { filesStream } from "./files.ts"
+export {
+  clampLimit,
+  dedupeById,
+  fanOutPages,
+  fanOutWithTotal,
+  type FetchPage,
+  type Page,
+  PageError,
+  readWindow,
+  sequentialPages,
+  targeted
+} from "./paging.ts"
+export { countRecords, DEFAULT_PAGE_CONCURRENCY, listRecordsStream, searchRecordsStream, type StreamOptions } from "./records.ts"
+export { type ScanReport, ScanUnstable, type StableScan, type StableScanOptions, stableRecordScan } from "./stable-scan.ts"

@@ -1,0 +1,268 @@
+/**
+ * Backup: reads workspaces, users, lists, record summaries (stable scan), record
+ * details and activity, and file metadata into a new run of the snapshot.
+ *
+ * Incremental: get-record and list-record-activity are called only for records whose
+ * summary changed since the version last stored (content hash or updatedAt); activity
+ * is carried over when neither updatedAt nor the comment count moved. `full`
+ * refetches everything.
+ *
+ * A run that fails or is interrupted is marked failed and marks nothing deleted
+ * (deletions exist only as differences between complete runs); versions it already
+ * stored are reused by the next run, which therefore resumes without refetching them.
+ */
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import { RestClient } from "../client/rest-client.ts"
+import type { ActivityItem } from "../schema/activity.ts"
+import type { RecordDetail, RecordSummary } from "../schema/records.ts"
+import type { Workspace } from "../schema/workspaces.ts"
+import { recordActivityStream } from "../streams/activity.ts"
+import { listsStream, usersStream, workspacesStream } from "../streams/directory.ts"
+import { filesStream } from "../streams/files.ts"
+import { PageError } from "../streams/paging.ts"
+import { type ScanReport, type ScanUnstable, stableRecordScan } from "../streams/stable-scan.ts"
+import { contentHash } from "../store/snapshot-hash.ts"
+import { type RecordEntry, scopeOf, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
+import { type ChangeCounts, diffCounts } from "./diff.ts"
+
+export interface BackupProgress {
+  /** Records finished (kept or fetched). */
+  readonly advance: (n: number) => Effect.Effect<void>
+  /** Records expected (the sum of the workspaces' counts as they become known). */
+  readonly setTotal: (n: number) => Effect.Effect<void>
+}
+
+export interface BackupOptions {
+  /** Workspace ids (or slugs) to back up; empty or omitted: every workspace. */
+  readonly workspaces?: ReadonlyArray<string> | undefined
+  /** Refetch every detail and activity list, ignoring what the snapshot holds. */
+  readonly full?: boolean | undefined
+  /** Workspaces read at once. Default 3. */
+  readonly workspaceConcurrency?: number | undefined
+  /** Pages in flight per paged stream. Default 4. */
+  readonly pageConcurrency?: number | undefined
+  /** get-record / activity reads in flight per workspace. Default 8. */
+  readonly detailConcurrency?: number | undefined
+  /** Records written per transaction. Default 200. */
+  readonly batchSize?: number | undefined
+  readonly progress?: BackupProgress | undefined
+}
+
+/** The contract's `backup --json` object. */
+export interface BackupResult {
+  readonly runId: string
+  readonly workspaces: number
+  readonly records: number
+  readonly activities: number
+  readonly files: number
+  readonly changes: ChangeCounts
+}
+
+/** A workspace named for the backup does not exist (or is not visible to the token). */
+export class WorkspaceNotFound extends Data.TaggedError("WorkspaceNotFound")<{
+  readonly workspace: string
+  readonly known: number
+}> {
+  override get message(): string {
+    return `workspace ${this.workspace} not found among the ${this.known} workspaces the token can read`
+  }
+}
+
+export type BackupError = PageError | ScanUnstable | SnapshotError | WorkspaceNotFound
+
+interface Counters {
+  detailsFetched: number
+  activityFetched: number
+  activityReused: number
+  kept: number
+  vanished: number
+}
+
+const isNotFound = (e: unknown): boolean =>
+  typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "ValidationFailed" &&
+  (e as { code?: unknown }).code === "NOT_FOUND"
+
+/** Resolves the named workspaces (id or slug) against the readable ones, in the order named. */
+const selectWorkspaces = (all: ReadonlyArray<Workspace>, named: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    if (named.length === 0) return [...all].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    const out: Array<Workspace> = []
+    for (const name of named) {
+      const ws = all.find((w) => w.id === name) ?? all.find((w) => w.slug === name)
+      if (ws === undefined) return yield* new WorkspaceNotFound({ workspace: name, known: all.length })
+      if (!out.some((w) => w.id === ws.id)) out.push(ws)
+    }
+    return out
+  })
+
+/** One record: keep the stored version, or fetch what changed. Undefined: it vanished meanwhile. */
+const recordEntry = (
+  store: SnapshotStoreService,
+  client: typeof RestClient.Service,
+  workspaceId: string,
+  summary: RecordSummary,
+  full: boolean,
+  counters: Counters,
+  pageConcurrency: number
+): Effect.Effect<RecordEntry | undefined, PageError | SnapshotError, RestClient> =>
+  Effect.gen(function*() {
+    const previous = yield* store.latestRecordVersion(summary.id)
+    if (!full && previous !== undefined && previous.updatedAt === summary.updatedAt) {
+      if (previous.summaryHash === contentHash(summary)) {
+        counters.kept++
+        return { kind: "keep", id: summary.id, vid: previous.vid } satisfies RecordEntry
+      }
+    }
+    const detail = yield* client.getRecord({ workspaceId, recordId: summary.id }).pipe(
+      Effect.map(Option.some<RecordDetail>),
+      Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<RecordDetail>())),
+      Effect.mapError((cause) =>
+        new PageError({ operation: "get-record", workspaceId, recordId: summary.id, skip: 0, limit: 0, cause })
+      )
+    )
+    if (Option.isNone(detail)) {
+      counters.vanished++
+      return undefined
+    }
+    counters.detailsFetched++
+    const reuse = !full && previous !== undefined && previous.updatedAt === detail.value.updatedAt &&
+      previous.commentCount === detail.value.commentCount
+    if (reuse) {
+      counters.activityReused++
+      return {
+        kind: "version",
+        workspaceId,
+        summary,
+        detail: detail.value,
+        activity: { reuseFrom: previous.vid }
+      } satisfies RecordEntry
+    }
+    const activity: ReadonlyArray<ActivityItem> = yield* Stream.runCollect(
+      recordActivityStream({ workspaceId, recordId: summary.id }, { concurrency: pageConcurrency })
+    ).pipe(
+      Effect.map((c) => [...c]),
+      // The record was deleted between get-record and its activity: keep the detail without it.
+      Effect.catchIf((e) => isNotFound(e.cause), () => Effect.succeed([] as Array<ActivityItem>))
+    )
+    counters.activityFetched++
+    return { kind: "version", workspaceId, summary, detail: detail.value, activity } satisfies RecordEntry
+  })
+
+/** Backs up one workspace into the run; returns its scan report. */
+const backupWorkspace = (
+  store: SnapshotStoreService,
+  runId: number,
+  workspace: Workspace,
+  options: BackupOptions,
+  counters: Counters,
+  vanishedIds: Array<string>,
+  total: Ref.Ref<number>
+): Effect.Effect<ScanReport, BackupError, RestClient> =>
+  Effect.gen(function*() {
+    const client = yield* RestClient
+    const pageConcurrency = options.pageConcurrency ?? 4
+    const lists = yield* Stream.runCollect(listsStream(workspace.id))
+    yield* store.putLists(runId, workspace.id, [...lists])
+
+    const scan = yield* stableRecordScan(workspace.id, {
+      concurrency: pageConcurrency,
+      onCount: (n) =>
+        Effect.flatMap(Ref.updateAndGet(total, (t) => t + n), (t) => options.progress?.setTotal(t) ?? Effect.void)
+    })
+    yield* scan.records.pipe(
+      Stream.mapEffect(
+        (summary) =>
+          recordEntry(store, client, workspace.id, summary, options.full === true, counters, pageConcurrency).pipe(
+            Effect.tap((entry) => {
+              if (entry === undefined) vanishedIds.push(summary.id)
+              return options.progress?.advance(1) ?? Effect.void
+            })
+          ),
+        { concurrency: options.detailConcurrency ?? 8 }
+      ),
+      Stream.filter((e): e is RecordEntry => e !== undefined),
+      Stream.grouped(options.batchSize ?? 200),
+      Stream.runForEach((chunk) => store.putRecords(runId, [...chunk]))
+    )
+    const report = yield* scan.report
+
+    yield* filesStream(workspace.id, { concurrency: pageConcurrency }).pipe(
+      Stream.grouped(500),
+      Stream.runForEach((chunk) => store.putFiles(runId, workspace.id, [...chunk]))
+    )
+    return report
+  })
+
+/** Runs one backup into the snapshot from the context. */
+export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult, BackupError, RestClient | SnapshotStore> =>
+  Effect.gen(function*() {
+    const store = yield* SnapshotStore
+    const all = yield* Stream.runCollect(workspacesStream())
+    const selected = yield* selectWorkspaces([...all], options.workspaces ?? [])
+    const scope = scopeOf(options.workspaces === undefined || options.workspaces.length === 0 ? [] : selected.map((w) => w.id))
+    const runId = yield* store.beginRun(scope, options.full === true)
+    const counters: Counters = { detailsFetched: 0, activityFetched: 0, activityReused: 0, kept: 0, vanished: 0 }
+    const vanishedIds: Array<string> = []
+    const reports = yield* Ref.make<Array<ScanReport>>([])
+    const total = yield* Ref.make(0)
+    const stats = Effect.map(Ref.get(reports), (scans) => ({ ...counters, scans }))
+
+    const work = Effect.gen(function*() {
+      yield* store.putWorkspaces(runId, selected)
+      const users = yield* Stream.runCollect(usersStream({}, { concurrency: options.pageConcurrency ?? 4 }))
+      yield* store.putUsers(runId, [...users])
+      yield* Effect.forEach(
+        selected,
+        (workspace) =>
+          Effect.flatMap(
+            backupWorkspace(store, runId, workspace, options, counters, vanishedIds, total),
+            (report) =>
+              Effect.zipRight(
+                Ref.update(reports, (r) => [...r, report]),
+                store.note(runId, { workspaceId: workspace.id, kind: "scan", detail: report })
+              )
+          ),
+        { concurrency: options.workspaceConcurrency ?? 3, discard: true }
+      )
+      for (const id of vanishedIds) {
+        yield* store.note(runId, { workspaceId: null, kind: "vanished", subject: id, detail: "listed, then not found by get-record" })
+      }
+      const previous = yield* store.previousComplete(scope, runId)
+      const changes = yield* diffCounts(store, "records", previous?.id ?? 0, runId)
+      const counts = yield* store.counts(runId)
+      yield* store.completeRun(runId, { ...(yield* stats), previousRun: previous?.id ?? null, changes })
+      return {
+        runId: String(runId),
+        workspaces: counts.workspaces,
+        records: counts.records,
+        activities: counts.activities,
+        files: counts.files,
+        changes
+      } satisfies BackupResult
+    })
+
+    return yield* work.pipe(
+      Effect.onExit((exit) =>
+        Exit.isSuccess(exit)
+          ? Effect.void
+          : Effect.flatMap(stats, (s) =>
+            store.failRun(runId, failureText(exit), s).pipe(Effect.ignore))
+      )
+    )
+  })
+
+const failureText = (exit: Exit.Exit<unknown, unknown>): string => {
+  if (Exit.isSuccess(exit)) return ""
+  if (Cause.isInterruptedOnly(exit.cause)) return "interrupted"
+  const failure = Cause.squash(exit.cause)
+  if (typeof failure === "object" && failure !== null && "message" in failure) {
+    return String((failure as { message: unknown }).message)
+  }
+  return String(failure)
+}

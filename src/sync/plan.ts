@@ -1,0 +1,98 @@
+/**
+ * The operations a write plan is made of, as stored in the journal's `payload`. Each
+ * is Schema-defined so replay decodes exactly what planning wrote.
+ *
+ * References between ops go through the journal's id map, never through ids known only
+ * in memory: a record created by one op is found by the next (an update, a move) with
+ * `lookup(recordNamespace(ws), sourceKey)`, and a list created by a `list.ensure` op is
+ * found by title with `lookup(listNamespace(ws), title)`.
+ */
+import { Schema } from "effect"
+
+export const OP_KINDS = {
+  listEnsure: "list.ensure",
+  tagEnsure: "tag.ensure",
+  recordCreate: "record.create",
+  recordUpdate: "record.update",
+  recordMove: "record.move",
+  recordDelete: "record.delete",
+  /** Sends nothing: records that a state was reached once its dependency is done (restore versions). */
+  marker: "marker"
+} as const
+
+/** Ops that create what later ops refer to by title run in an earlier phase. */
+export const PHASES: ReadonlyArray<ReadonlyArray<string>> = [
+  [OP_KINDS.listEnsure, OP_KINDS.tagEnsure],
+  [OP_KINDS.recordCreate, OP_KINDS.recordUpdate, OP_KINDS.recordMove, OP_KINDS.recordDelete, OP_KINDS.marker]
+]
+
+/** id_map namespaces, per target workspace. */
+export const recordNamespace = (workspaceId: string) => `record:${workspaceId}`
+export const listNamespace = (workspaceId: string) => `list:${workspaceId}`
+export const tagNamespace = (workspaceId: string) => `tag:${workspaceId}`
+
+const Str = Schema.String
+const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optional(s)
+
+/** Create one record. A list or tags not on the service at planning time are named by title. */
+export const RecordCreatePayload = Schema.Struct({
+  workspaceId: Str,
+  /** id_map source key of the record (namespace `record:<workspaceId>`); default: the op's key. */
+  sourceKey: opt(Str),
+  title: Str,
+  listId: opt(Str),
+  /** Resolved at replay through `list:<workspaceId>` (made by a list.ensure op). */
+  listTitle: opt(Str),
+  description: opt(Str),
+  descriptionHtml: opt(Str),
+  startedAt: opt(Str),
+  duedAt: opt(Str),
+  assigneeIds: opt(Schema.Array(Str)),
+  tagIds: opt(Schema.Array(Str)),
+  /** Resolved at replay through `tag:<workspaceId>` (made by tag.ensure ops). */
+  tagTitles: opt(Schema.Array(Str)),
+  /** Where it came from, for messages (CSV line, snapshot record id). */
+  origin: opt(Str)
+})
+export type RecordCreatePayload = typeof RecordCreatePayload.Type
+
+/** The record an op acts on: a known id, or the source key of the op that created it. */
+const RecordTarget = {
+  workspaceId: Str,
+  recordId: opt(Str),
+  recordRef: opt(Str)
+}
+
+/** Fields of update-record (omitted = unchanged; null dates clear). */
+export const RecordUpdatePayload = Schema.Struct({
+  ...RecordTarget,
+  fields: Schema.Struct({
+    title: opt(Str),
+    description: opt(Str),
+    descriptionHtml: opt(Str),
+    done: opt(Schema.Boolean),
+    archived: opt(Schema.Boolean),
+    startedAt: opt(Schema.NullOr(Str)),
+    duedAt: opt(Schema.NullOr(Str)),
+    allDay: opt(Schema.Boolean),
+    color: opt(Str),
+    assigneeIds: opt(Schema.Array(Str))
+  }),
+  origin: opt(Str)
+})
+export type RecordUpdatePayload = typeof RecordUpdatePayload.Type
+
+/** Move to a list by id, or by title through `list:<workspaceId>` (made by a list.ensure op). */
+export const RecordMovePayload = Schema.Struct({ ...RecordTarget, listId: opt(Str), listTitle: opt(Str), origin: opt(Str) })
+export type RecordMovePayload = typeof RecordMovePayload.Type
+
+export const RecordDeletePayload = Schema.Struct({ ...RecordTarget, origin: opt(Str) })
+export type RecordDeletePayload = typeof RecordDeletePayload.Type
+
+/** Make sure a list (or tag) with this exact title exists; map its id by title. */
+export const EnsurePayload = Schema.Struct({ workspaceId: Str, title: Str })
+export type EnsurePayload = typeof EnsurePayload.Type
+
+/** Journal keys of the ensure ops, so every row needing the same list shares one op. */
+export const listEnsureKey = (workspaceId: string, title: string) => `list:${workspaceId}:${title}`
+export const tagEnsureKey = (workspaceId: string, title: string) => `tag:${workspaceId}:${title}`

@@ -1,0 +1,257 @@
+/**
+ * Executors of the record-level ops (see plan.ts) over the REST client, with the
+ * reconciliation that makes creates exactly-once.
+ *
+ * Reconciling a create (the op may have been applied; docs/journal.md has the argument):
+ * search-records for the exact title in the target workspace (list-records with `search`
+ * and the list filter, paged, when the search page comes back full), keep records that
+ * - have exactly the title,
+ * - are in the list the op targets (when the op names one),
+ * - were created no earlier than the op's latest attempt minus a clock-skew margin,
+ * - are not already mapped to another source item in the journal,
+ * and take the earliest. Creates with the same title never run at the same time (their
+ * executor group is the title), so at most one of our unknown creates can match.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { Schema } from "effect"
+import { RestClient, type RestClientApi } from "../client/rest-client.ts"
+import { RECONCILE_CLOCK_SKEW_MS } from "../schema/assumptions.ts"
+import type { JournalApi, Op } from "../store/journal.ts"
+import {
+  EnsurePayload,
+  listNamespace,
+  OP_KINDS,
+  RecordCreatePayload,
+  RecordDeletePayload,
+  RecordMovePayload,
+  recordNamespace,
+  RecordUpdatePayload,
+  tagNamespace
+} from "./plan.ts"
+import type { ExecFailure, Executor, OpOutcome } from "./replay.ts"
+
+/** A payload the journal holds but this version cannot read: the op cannot run. */
+const badPayload = (op: Op, detail: string): ExecFailure => ({
+  _tag: "BadPayload",
+  message: `journal op ${op.key} (${op.kind}) has an unreadable payload: ${detail}`
+})
+
+const decode = <A, I>(schema: Schema.Schema<A, I>, op: Op): Effect.Effect<A, ExecFailure> =>
+  Schema.decodeUnknown(schema)(op.payload).pipe(Effect.mapError((e) => badPayload(op, e.message)))
+
+const unresolved = (what: string): ExecFailure => ({ _tag: "Unresolved", message: what })
+
+const lookupOrFail = (journal: JournalApi, namespace: string, key: string, what: string) =>
+  journal.lookup(namespace, key).pipe(
+    Effect.mapError((e): ExecFailure => ({ _tag: e._tag, message: e.message })),
+    Effect.flatMap(Option.match({ onNone: () => Effect.fail(unresolved(what)), onSome: Effect.succeed }))
+  )
+
+const journalFailure = (e: { readonly _tag: string; readonly message: string }): ExecFailure => ({
+  _tag: e._tag,
+  message: e.message
+})
+
+/** The list id a create or move targets, if it names one (directly or through a list.ensure). */
+const targetListId = (
+  p: { readonly workspaceId: string; readonly listId?: string | undefined; readonly listTitle?: string | undefined },
+  journal: JournalApi
+): Effect.Effect<string | undefined, ExecFailure> =>
+  p.listId !== undefined
+    ? Effect.succeed(p.listId)
+    : p.listTitle !== undefined
+    ? lookupOrFail(journal, listNamespace(p.workspaceId), p.listTitle, `list ${JSON.stringify(p.listTitle)} was not created (see its list.ensure op)`)
+    : Effect.succeed(undefined)
+
+const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
+  kind: OP_KINDS.recordCreate,
+  group: (op) => {
+    const p = op.payload as { workspaceId?: unknown; title?: unknown }
+    return `create\u0000${String(p.workspaceId)}\u0000${String(p.title)}`
+  },
+  execute: (op, journal) =>
+    Effect.gen(function*() {
+      const p = yield* decode(RecordCreatePayload, op)
+      const listId = yield* targetListId(p, journal)
+      const tagIds = [...(p.tagIds ?? [])]
+      for (const title of p.tagTitles ?? []) {
+        tagIds.push(
+          yield* lookupOrFail(journal, tagNamespace(p.workspaceId), title, `tag ${JSON.stringify(title)} was not created (see its tag.ensure op)`)
+        )
+      }
+      const created = yield* client.createRecord({
+        workspaceId: p.workspaceId,
+        title: p.title,
+        ...(listId !== undefined ? { listId } : {}),
+        ...(p.description !== undefined ? { description: p.description } : {}),
+        ...(p.descriptionHtml !== undefined ? { descriptionHtml: p.descriptionHtml } : {}),
+        ...(p.startedAt !== undefined ? { startedAt: p.startedAt } : {}),
+        ...(p.duedAt !== undefined ? { duedAt: p.duedAt } : {}),
+        ...(p.assigneeIds !== undefined && p.assigneeIds.length > 0 ? { assigneeIds: p.assigneeIds } : {}),
+        ...(tagIds.length > 0 ? { tagIds } : {})
+      })
+      return {
+        result: { id: created.id, uid: created.uid, title: created.title, listId: created.list.id },
+        mappings: [{ namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: created.id }]
+      } satisfies OpOutcome
+    }),
+  reconcile: (op, journal) =>
+    Effect.gen(function*() {
+      const p = yield* decode(RecordCreatePayload, op)
+      // A list.ensure that never completed means the create cannot have been sent with it.
+      const listId = yield* targetListId(p, journal).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
+      const attemptedAt = op.attemptedAt === null ? 0 : Date.parse(op.attemptedAt)
+      const since = attemptedAt - skewMs
+      const matches = (r: { title: string; createdAt: string; todoList: { id: string } }) =>
+        r.title === p.title && Date.parse(r.createdAt) >= since && (listId === undefined || r.todoList.id === listId)
+      let candidates: Array<{ id: string; uid: string; title: string; createdAt: string; todoList: { id: string } }> = []
+      const found = yield* client.searchRecords({ workspaceId: p.workspaceId, query: p.title, limit: 100 })
+      candidates = found.filter(matches).map((r) => ({ ...r }))
+      if (found.length >= 100) {
+        // The search page is full: page through list-records filtered by title (and list).
+        candidates = []
+        for (let skip = 0;; skip += 100) {
+          const page = yield* client.listRecords({
+            workspaceId: p.workspaceId,
+            search: p.title,
+            ...(listId !== undefined ? { listId } : {}),
+            skip,
+            limit: 100
+          })
+          for (const r of page.items) if (matches(r)) candidates.push({ ...r })
+          if (!page.pageInfo.hasNextPage || page.items.length < 100) break
+        }
+      }
+      if (candidates.length === 0) return Option.none()
+      const mapped = yield* journal
+        .mappedTargets(recordNamespace(p.workspaceId), candidates.map((c) => c.id))
+        .pipe(Effect.mapError(journalFailure))
+      const free = candidates
+        .filter((c) => !mapped.has(c.id))
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+      const pick = free[0]
+      if (pick === undefined) return Option.none()
+      return Option.some({
+        result: { id: pick.id, uid: pick.uid, title: pick.title, listId: pick.todoList.id, reconciled: true },
+        mappings: [{ namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: pick.id }]
+      } satisfies OpOutcome)
+    })
+})
+
+const recordIdOf = (
+  p: { readonly workspaceId: string; readonly recordId?: string | undefined; readonly recordRef?: string | undefined },
+  journal: JournalApi
+): Effect.Effect<string, ExecFailure> =>
+  p.recordId !== undefined
+    ? Effect.succeed(p.recordId)
+    : p.recordRef !== undefined
+    ? lookupOrFail(journal, recordNamespace(p.workspaceId), p.recordRef, `the record of ${p.recordRef} was not created`)
+    : Effect.fail(unresolved("the op names no record"))
+
+const updateExecutor = (client: RestClientApi): Executor => ({
+  kind: OP_KINDS.recordUpdate,
+  execute: (op, journal) =>
+    Effect.gen(function*() {
+      const p = yield* decode(RecordUpdatePayload, op)
+      const recordId = yield* recordIdOf(p, journal)
+      const f = p.fields
+      yield* client.updateRecord({
+        workspaceId: p.workspaceId,
+        recordId,
+        ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined))
+      } as Parameters<RestClientApi["updateRecord"]>[0])
+      return { result: { id: recordId }, mappings: [] }
+    })
+})
+
+const moveExecutor = (client: RestClientApi): Executor => ({
+  kind: OP_KINDS.recordMove,
+  execute: (op, journal) =>
+    Effect.gen(function*() {
+      const p = yield* decode(RecordMovePayload, op)
+      const recordId = yield* recordIdOf(p, journal)
+      const listId = yield* targetListId(p, journal)
+      if (listId === undefined) return yield* Effect.fail(unresolved("the move names no list"))
+      yield* client.moveRecord({ workspaceId: p.workspaceId, recordId, listId })
+      return { result: { id: recordId, listId }, mappings: [] }
+    })
+})
+
+const deleteExecutor = (client: RestClientApi): Executor => ({
+  kind: OP_KINDS.recordDelete,
+  execute: (op, journal) =>
+    Effect.gen(function*() {
+      const p = yield* decode(RecordDeletePayload, op)
+      const recordId = yield* recordIdOf(p, journal)
+      // Deleting what is already gone (an earlier attempt landed) is success.
+      yield* client.deleteRecord({ workspaceId: p.workspaceId, recordId }).pipe(
+        Effect.catchIf(
+          (e) => e._tag === "ValidationFailed" && (e as { code?: string }).code === "NOT_FOUND" && op.attempts > 1,
+          () => Effect.succeed({ success: true as const })
+        )
+      )
+      return { result: { id: recordId, deleted: true }, mappings: [] }
+    })
+})
+
+/** list.ensure / tag.ensure: find by exact title, else create; both naturally idempotent by title. */
+const ensureExecutor = (
+  kind: string,
+  namespace: (ws: string) => string,
+  list: (ws: string) => Effect.Effect<ReadonlyArray<{ id: string; title: string }>, ExecFailure>,
+  create: (ws: string, title: string) => Effect.Effect<{ id: string; title: string }, ExecFailure>
+): Executor => {
+  const findExisting = (p: EnsurePayload) =>
+    list(p.workspaceId).pipe(Effect.map((items) => Option.fromNullable(items.find((i) => i.title === p.title))))
+  const outcome = (p: EnsurePayload, item: { id: string }, existed: boolean): OpOutcome => ({
+    result: { id: item.id, title: p.title, existed },
+    mappings: [{ namespace: namespace(p.workspaceId), sourceKey: p.title, targetId: item.id }]
+  })
+  return {
+    kind,
+    group: (op) => `${kind}\u0000${JSON.stringify(op.payload)}`,
+    execute: (op) =>
+      Effect.gen(function*() {
+        const p = yield* decode(EnsurePayload, op)
+        const existing = yield* findExisting(p)
+        if (Option.isSome(existing)) return outcome(p, existing.value, true)
+        return outcome(p, yield* create(p.workspaceId, p.title), false)
+      }),
+    reconcile: (op) =>
+      Effect.gen(function*() {
+        const p = yield* decode(EnsurePayload, op)
+        return Option.map(yield* findExisting(p), (item) => outcome(p, item, true))
+      })
+  }
+}
+
+export interface RecordExecutorOptions {
+  /** Clock-skew margin of the reconciliation window (default from assumptions.ts). */
+  readonly skewMs?: number
+}
+
+/** Every record-level executor, over the client. */
+export const makeRecordExecutors = (client: RestClientApi, options: RecordExecutorOptions = {}): Array<Executor> => [
+  ensureExecutor(
+    OP_KINDS.listEnsure,
+    listNamespace,
+    (ws) => client.listLists({ workspaceId: ws }),
+    (ws, title) => client.createList({ workspaceId: ws, title })
+  ),
+  ensureExecutor(
+    OP_KINDS.tagEnsure,
+    tagNamespace,
+    (ws) => client.listTags({ workspaceId: ws }),
+    (ws, title) => client.createTag({ workspaceId: ws, title })
+  ),
+  createExecutor(client, options.skewMs ?? RECONCILE_CLOCK_SKEW_MS),
+  updateExecutor(client),
+  moveExecutor(client),
+  deleteExecutor(client),
+  { kind: OP_KINDS.marker, execute: () => Effect.succeed({ result: null, mappings: [] }) }
+]
+
+/** The executors with the client taken from the context. */
+export const recordExecutors = (options: RecordExecutorOptions = {}) =>
+  Effect.map(RestClient, (client) => makeRecordExecutors(client, options))

@@ -1,0 +1,210 @@
+/**
+ * Replay: runs a journal's pending operations against the service, exactly once.
+ *
+ * Per op (see docs/journal.md for the full argument):
+ * 1. An op marked `uncertain` (a previous attempt may have been applied: the process died
+ *    while it was in flight, or its answer was lost) is first reconciled: the executor
+ *    looks on the service for what the op would have produced. Found: the op is done with
+ *    that result and mapping, nothing is sent. Not found: the flag is cleared.
+ * 2. `claim` makes the op in_flight with attempted_at, committed before the request leaves.
+ * 3. Success: `complete` (done + id mappings in one transaction). A definite failure (the
+ *    service refused: 400/403/422, or retries ran out on 429): `fail`. An unknown outcome
+ *    (5xx, timeout, dropped connection after sending): the op becomes uncertain and is
+ *    reconciled at once; if that finds nothing it is sent again, a bounded number of times.
+ *
+ * Ops of one executor `group` (e.g. creates with the same title) never run at the same
+ * time, so a reconciliation can tell whose record it found. Phases run in order (lists
+ * and tags before the records that use them); inside a phase ops run in plan order with
+ * bounded concurrency, dependencies (`depends_on`) done first. Every request goes through
+ * the client's shared limiter and retry policy (429 waits as the service says).
+ */
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { isAmbiguousFailure } from "../client/retry.ts"
+import type { JournalApi, JournalError, JournalStateError, Mapping, Op } from "../store/journal.ts"
+import { batchedTransitions } from "../store/journal-batch.ts"
+
+/** What an executed or reconciled op produced. */
+export interface OpOutcome {
+  readonly result: unknown
+  readonly mappings: ReadonlyArray<Mapping>
+}
+
+/** Anything an executor can fail with: client errors carry `_tag` and `message`. */
+export interface ExecFailure {
+  readonly _tag: string
+  readonly message: string
+  readonly sent?: boolean
+}
+
+export interface Executor<R = never> {
+  readonly kind: string
+  /** Ops with the same group never run concurrently (undefined: no constraint). */
+  readonly group?: (op: Op) => string | undefined
+  readonly execute: (op: Op, journal: JournalApi) => Effect.Effect<OpOutcome, ExecFailure, R>
+  /**
+   * Looks on the service for what `op` would have produced. Only kinds whose repetition
+   * could duplicate something (creates) need it; without it an uncertain op is re-sent.
+   */
+  readonly reconcile?: (op: Op, journal: JournalApi) => Effect.Effect<Option.Option<OpOutcome>, ExecFailure, R>
+}
+
+/** A failure that stops the whole replay (e.g. the token is refused): no point going on. */
+export class ReplayAborted extends Data.TaggedError("ReplayAborted")<{
+  readonly key: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+export interface ReplayOptions {
+  /** Groups of kinds run one after another; default: every kind the executors know, in one phase. */
+  readonly phases?: ReadonlyArray<ReadonlyArray<string>>
+  /** Ops (groups) in flight at once; the client's limiter still bounds the request rate. */
+  readonly concurrency?: number
+  /** Ops fetched from the journal per round. */
+  readonly batchSize?: number
+  /** Resends of an op whose outcome stays unknown after reconciliation, within one run. */
+  readonly maxUnknownRounds?: number
+  /** Wait before reconciling an unknown outcome, so a slow write can land first. */
+  readonly settleMs?: number
+  /** Called after each op ends (done, failed or left uncertain). */
+  readonly onOpEnd?: (op: Op, end: OpEnd) => Effect.Effect<void>
+  /** Tags of failures that abort the replay instead of failing one op. */
+  readonly abortOn?: ReadonlyArray<string>
+}
+
+export type OpEnd = "sent" | "reconciled" | "failed" | "unknown"
+
+export interface ReplayReport {
+  /** Ops done by a request of this run. */
+  readonly sent: number
+  /** Uncertain ops found already applied (no request sent). */
+  readonly reconciled: number
+  readonly failed: number
+  /** Ops whose outcome is still unknown (failed with outcomeUnknown). */
+  readonly unknown: number
+  /** Per kind: ops done in this run (sent + reconciled). */
+  readonly doneByKind: Readonly<Record<string, number>>
+}
+
+type ReplayError = JournalError | JournalStateError | ReplayAborted
+
+const DEFAULT_ABORT = ["Unauthorized"]
+
+/** Runs every pending op of the journal with the executors. */
+export const replay = <R>(
+  journal: JournalApi,
+  executors: ReadonlyArray<Executor<R>>,
+  options: ReplayOptions = {}
+): Effect.Effect<ReplayReport, ReplayError, R> =>
+  Effect.gen(function*() {
+    const byKind = new Map(executors.map((e) => [e.kind, e]))
+    const phases = options.phases ?? [executors.map((e) => e.kind)]
+    const concurrency = options.concurrency ?? 8
+    const batchSize = options.batchSize ?? 500
+    const maxRounds = options.maxUnknownRounds ?? 3
+    const settle = Duration.millis(options.settleMs ?? 250)
+    const abortOn = new Set(options.abortOn ?? DEFAULT_ABORT)
+    const report = { sent: 0, reconciled: 0, failed: 0, unknown: 0, doneByKind: {} as Record<string, number> }
+    const ended = (op: Op, end: OpEnd) =>
+      Effect.suspend(() => {
+        if (end === "sent") report.sent++
+        else if (end === "reconciled") report.reconciled++
+        else if (end === "failed") report.failed++
+        else report.unknown++
+        if (end === "sent" || end === "reconciled") {
+          report.doneByKind[op.kind] = (report.doneByKind[op.kind] ?? 0) + 1
+        }
+        return options.onOpEnd ? options.onOpEnd(op, end) : Effect.void
+      })
+
+    // Ops a dead run left in flight may have been applied: reconcile before resending.
+    yield* journal.resetInFlight()
+    // Transitions of concurrent ops share commits (one fsync per event-loop turn).
+    const tx = batchedTransitions(journal.sync)
+
+    const runOne = (op: Op, executor: Executor<R>): Effect.Effect<void, ReplayError, R> =>
+      Effect.gen(function*() {
+        let uncertain = op.uncertain
+        let current = op
+        for (let round = 0;; round++) {
+          if (uncertain && executor.reconcile) {
+            const found = yield* Effect.either(executor.reconcile(current, journal))
+            if (found._tag === "Left") {
+              // Cannot tell whether it was applied: keep it uncertain for the next run.
+              yield* tx.fail(op.key, `could not check whether it was applied: ${found.left.message}`, {
+                outcomeUnknown: true
+              })
+              return yield* ended(op, "unknown")
+            }
+            if (Option.isSome(found.right)) {
+              yield* tx.complete(op.key, found.right.value.result, found.right.value.mappings)
+              return yield* ended(op, "reconciled")
+            }
+            yield* tx.markResolved(op.key)
+          }
+          current = yield* tx.claim(op.key)
+          const exit = yield* Effect.either(executor.execute(current, journal))
+          if (exit._tag === "Right") {
+            yield* tx.complete(op.key, exit.right.result, exit.right.mappings)
+            return yield* ended(op, "sent")
+          }
+          const error = exit.left
+          if (abortOn.has(error._tag)) {
+            yield* tx.release(op.key, error.message)
+            return yield* Effect.fail(new ReplayAborted({ key: op.key, reason: error.message }))
+          }
+          const unknown = error._tag === "OutcomeUnknown" || isAmbiguousFailure(error)
+          if (!unknown) {
+            yield* tx.fail(op.key, error.message)
+            return yield* ended(op, "failed")
+          }
+          if (!executor.reconcile) {
+            // Safe to repeat (updates, moves): the client already retried; leave it for a rerun.
+            yield* tx.fail(op.key, error.message)
+            return yield* ended(op, "failed")
+          }
+          if (round + 1 >= maxRounds) {
+            yield* tx.fail(op.key, error.message, { outcomeUnknown: true })
+            return yield* ended(op, "unknown")
+          }
+          yield* tx.markUncertain(op.key, error.message)
+          uncertain = true
+          yield* Effect.sleep(settle)
+        }
+      })
+
+    for (const kinds of phases) {
+      const known = kinds.filter((k) => byKind.has(k))
+      if (known.length === 0) continue
+      for (;;) {
+        const batch = yield* journal.pending({ kinds: known, limit: batchSize })
+        if (batch.length === 0) break
+        // Chain ops of one group; groups (and ungrouped ops) run concurrently.
+        const chains = new Map<string, Array<Op>>()
+        let solo = 0
+        for (const op of batch) {
+          const g = byKind.get(op.kind)!.group?.(op)
+          const id = g === undefined ? `\u0000${solo++}` : g
+          const chain = chains.get(id)
+          if (chain) chain.push(op)
+          else chains.set(id, [op])
+        }
+        yield* Effect.forEach(
+          chains.values(),
+          (chain) => Effect.forEach(chain, (op) => runOne(op, byKind.get(op.kind)!), { discard: true }),
+          { concurrency, discard: true }
+        )
+      }
+    }
+    return report
+  })
+
+/** Milliseconds now (for reconcile windows); exported for executors. */
+export const nowMillis = Clock.currentTimeMillis

@@ -1,0 +1,293 @@
+/**
+ * Restore: a plan from one snapshot run of a source workspace into a target workspace,
+ * replayed exactly once through the journal.
+ *
+ * - A source record with no counterpart yet (id map `record:<target>`) is created
+ *   (`restore:<target>:<sourceId>`), then its done / archived / color set by an update
+ *   that waits for the create.
+ * - A source record already restored whose restorable content changed since the last
+ *   restore is updated (and moved when its list changed). Each update's key carries a
+ *   hash of that content (`...@<hash>`), so an unchanged record plans nothing: a second
+ *   restore of the same run sends nothing, a restore of a later run sends only changes.
+ * - Lists and tags are matched on the target by title (missing ones are made by
+ *   list.ensure / tag.ensure ops); assignees by e-mail among the target's users (unknown
+ *   e-mails are left out and reported).
+ * - Limits: records deleted from the source are not deleted on the target; tag changes of
+ *   an already restored record are not applied (update-record takes no tags); a target
+ *   record deleted by someone else after its restore makes its update fail (reported).
+ * All-day dates read back as midnight UTC are sent as bare dates (assumptions.ts
+ * ALL_DAY_READ_FORM).
+ */
+import { createHash } from "node:crypto"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type { RestClientApi, RestError } from "../client/rest-client.ts"
+import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
+import type { JournalApi, JournalError, JournalStateError, PlanOp } from "../store/journal.ts"
+import {
+  listEnsureKey,
+  OP_KINDS,
+  PHASES,
+  type RecordCreatePayload,
+  type RecordMovePayload,
+  type RecordUpdatePayload,
+  tagEnsureKey
+} from "./plan.ts"
+import { replay, type ReplayAborted } from "./replay.ts"
+import { makeRecordExecutors } from "./replay-records.ts"
+
+export class RestoreError extends Data.TaggedError("RestoreError")<{ readonly message: string }> {}
+
+export interface RestoreOptions {
+  readonly run: RunRow
+  readonly sourceWorkspaceId: string
+  readonly targetWorkspaceId: string
+  readonly concurrency?: number
+  /** Plan only: count what would be sent. */
+  readonly dryRun?: boolean
+}
+
+export interface RestoreResult {
+  /** Source records in the run. */
+  readonly records: number
+  readonly planned: { readonly creates: number; readonly updates: number; readonly moves: number }
+  /** Records already restored with the same content. */
+  readonly unchanged: number
+  readonly created: number
+  readonly updated: number
+  readonly failed: number
+  readonly unknown: number
+  /** Assignee e-mails with no user on the target (left out). */
+  readonly unknownAssignees: ReadonlyArray<string>
+}
+
+/** The restorable part of a stored record detail (tolerant: a snapshot is data, not code). */
+interface SourceRecord {
+  readonly id: string
+  readonly title: string
+  readonly html: string
+  readonly text: string
+  readonly listTitle: string | null
+  readonly startedAt: string | null
+  readonly duedAt: string | null
+  readonly done: boolean
+  readonly archived: boolean
+  readonly color: string | null
+  readonly emails: ReadonlyArray<string>
+  readonly tags: ReadonlyArray<string>
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null)
+
+const readSource = (detail: Record<string, unknown>): SourceRecord => {
+  const list = detail.todoList as { title?: unknown } | null | undefined
+  const users = Array.isArray(detail.users) ? (detail.users as Array<{ email?: unknown }>) : []
+  const tags = Array.isArray(detail.tags) ? (detail.tags as Array<{ title?: unknown }>) : []
+  return {
+    id: String(detail.id),
+    title: str(detail.title) ?? "",
+    html: str(detail.html) ?? "",
+    text: str(detail.text) ?? "",
+    listTitle: str(list?.title),
+    startedAt: str(detail.startedAt),
+    duedAt: str(detail.duedAt),
+    done: detail.done === true,
+    archived: detail.archived === true,
+    color: str(detail.color),
+    emails: users.map((u) => str(u.email)).filter((e): e is string => e !== null).map((e) => e.toLowerCase()).sort(),
+    tags: tags.map((t) => str(t.title)).filter((t): t is string => t !== null).sort()
+  }
+}
+
+/** All-day dates come back as midnight UTC; send them as bare dates so they stay all-day. */
+export const restoreDate = (value: string | null): string | undefined => {
+  if (value === null) return undefined
+  const m = /^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.000)?Z$/.exec(value)
+  return m ? m[1]! : value
+}
+
+const contentHash = (r: SourceRecord): string =>
+  createHash("sha1")
+    .update(JSON.stringify([r.title, r.html, r.text, r.listTitle, r.startedAt, r.duedAt, r.done, r.archived, r.color, r.emails]))
+    .digest("hex")
+    .slice(0, 16)
+
+/** Plans and (unless dry run) replays a restore. */
+export const restore = (
+  store: SnapshotStoreService,
+  client: RestClientApi,
+  journal: JournalApi,
+  options: RestoreOptions
+): Effect.Effect<
+  RestoreResult,
+  RestoreError | SnapshotError | RestError | JournalError | JournalStateError | ReplayAborted
+> =>
+  Effect.gen(function*() {
+    const target = options.targetWorkspaceId
+    const owner = journal.sync.getMeta("target.workspace")
+    if (owner !== undefined && owner !== target) {
+      return yield* Effect.fail(
+        new RestoreError({ message: `journal ${journal.file} belongs to workspace ${owner}, not ${target}; use another journal file` })
+      )
+    }
+    const lists = new Map((yield* client.listLists({ workspaceId: target })).map((l) => [l.title, l.id] as const))
+    const tags = new Map((yield* client.listTags({ workspaceId: target })).map((t) => [t.title, t.id] as const))
+    const users = new Map<string, string>()
+    for (let skip = 0;; skip += 100) {
+      const page = yield* client.listUsers({ workspaceId: target, skip, limit: 100 })
+      for (const u of page.users) users.set(u.email.toLowerCase(), u.id)
+      if (page.users.length < 100 || skip + page.users.length >= page.totalCount) break
+    }
+
+    const sources = yield* store.query("read the run's records", (db) =>
+      (db
+        .prepare(
+          `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
+           WHERE rr.run_id = ? AND r.workspace_id = ? ORDER BY r.id`
+        )
+        .all(options.run.id, options.sourceWorkspaceId) as Array<{ detail: string }>)
+        .map((row) => readSource(JSON.parse(row.detail) as Record<string, unknown>))
+    )
+    if (!options.dryRun) {
+      journal.sync.setMeta("target.workspace", target)
+      journal.sync.setMeta("kind", "restore")
+    }
+
+    const unknownAssignees = new Set<string>()
+    const ops: Array<PlanOp> = []
+    const ensured = new Set<string>()
+    let creates = 0
+    let updates = 0
+    let moves = 0
+    let unchanged = 0
+    const listRef = (title: string | null): { listId?: string; listTitle?: string } => {
+      if (title === null) return {}
+      const id = lists.get(title)
+      if (id !== undefined) return { listId: id }
+      const key = listEnsureKey(target, title)
+      if (!ensured.has(key)) {
+        ensured.add(key)
+        ops.push({ key, kind: OP_KINDS.listEnsure, payload: { workspaceId: target, title } })
+      }
+      return { listTitle: title }
+    }
+    for (const r of sources) {
+      const hash = contentHash(r)
+      const base = `restore:${target}:${r.id}`
+      const assigneeIds = r.emails.flatMap((e) => {
+        const id = users.get(e)
+        if (id === undefined) unknownAssignees.add(e)
+        return id === undefined ? [] : [id]
+      })
+      const startedAt = restoreDate(r.startedAt)
+      const duedAt = restoreDate(r.duedAt)
+      const versionKey = `${base}@${hash}`
+      // This content was restored (or is planned) already.
+      if (journal.sync.get(versionKey) !== undefined) {
+        unchanged++
+        continue
+      }
+      const marker = (dependsOn: string): PlanOp => ({ key: versionKey, kind: OP_KINDS.marker, payload: { hash }, dependsOn })
+      if (journal.sync.get(base) === undefined) {
+        const tagIds: Array<string> = []
+        const tagTitles: Array<string> = []
+        for (const t of r.tags) {
+          const id = tags.get(t)
+          if (id !== undefined) tagIds.push(id)
+          else {
+            tagTitles.push(t)
+            const key = tagEnsureKey(target, t)
+            if (!ensured.has(key)) {
+              ensured.add(key)
+              ops.push({ key, kind: OP_KINDS.tagEnsure, payload: { workspaceId: target, title: t } })
+            }
+          }
+        }
+        const payload: RecordCreatePayload = {
+          workspaceId: target,
+          sourceKey: r.id,
+          title: r.title,
+          origin: `source record ${r.id}`,
+          ...listRef(r.listTitle),
+          ...(r.html !== "" ? { descriptionHtml: r.html } : r.text !== "" ? { description: r.text } : {}),
+          ...(startedAt !== undefined ? { startedAt } : {}),
+          ...(duedAt !== undefined ? { duedAt } : {}),
+          ...(assigneeIds.length > 0 ? { assigneeIds } : {}),
+          ...(tagIds.length > 0 ? { tagIds } : {}),
+          ...(tagTitles.length > 0 ? { tagTitles } : {})
+        }
+        ops.push({ key: base, kind: OP_KINDS.recordCreate, payload })
+        creates++
+        let last = base
+        // create-record takes no done / archived / color: set them once it exists.
+        if (r.done || r.archived || r.color !== null) {
+          const state: RecordUpdatePayload = {
+            workspaceId: target,
+            recordRef: r.id,
+            fields: { done: r.done, archived: r.archived, ...(r.color !== null ? { color: r.color } : {}) },
+            origin: `source record ${r.id}`
+          }
+          last = `${versionKey}/state`
+          ops.push({ key: last, kind: OP_KINDS.recordUpdate, payload: state, dependsOn: base })
+        }
+        ops.push(marker(last))
+        continue
+      }
+      const update: RecordUpdatePayload = {
+        workspaceId: target,
+        recordRef: r.id,
+        fields: {
+          title: r.title,
+          ...(r.html !== "" ? { descriptionHtml: r.html } : { description: r.text }),
+          startedAt: startedAt ?? null,
+          duedAt: duedAt ?? null,
+          done: r.done,
+          archived: r.archived,
+          ...(r.color !== null ? { color: r.color } : {}),
+          assigneeIds
+        },
+        origin: `source record ${r.id}`
+      }
+      const updateKey = `${versionKey}/update`
+      ops.push({ key: updateKey, kind: OP_KINDS.recordUpdate, payload: update, dependsOn: base })
+      updates++
+      let last = updateKey
+      if (r.listTitle !== null) {
+        const move: RecordMovePayload = { workspaceId: target, recordRef: r.id, ...listRef(r.listTitle), origin: `source record ${r.id}` }
+        last = `${versionKey}/move`
+        ops.push({ key: last, kind: OP_KINDS.recordMove, payload: move, dependsOn: updateKey })
+        moves++
+      }
+      ops.push(marker(last))
+    }
+    const planned = { creates, updates, moves }
+    if (options.dryRun) {
+      return {
+        records: sources.length,
+        planned,
+        unchanged,
+        created: 0,
+        updated: 0,
+        failed: 0,
+        unknown: 0,
+        unknownAssignees: [...unknownAssignees].sort()
+      }
+    }
+    // The create op of an already restored record is done; `depends_on` lets updates run.
+    yield* journal.addOps(ops)
+    yield* journal.retryFailed()
+    const report = yield* replay(journal, makeRecordExecutors(client), {
+      phases: PHASES,
+      concurrency: options.concurrency ?? 8
+    })
+    return {
+      records: sources.length,
+      planned,
+      unchanged,
+      created: report.doneByKind[OP_KINDS.recordCreate] ?? 0,
+      updated: report.doneByKind[OP_KINDS.recordUpdate] ?? 0,
+      failed: report.failed,
+      unknown: report.unknown,
+      unknownAssignees: [...unknownAssignees].sort()
+    }
+  })

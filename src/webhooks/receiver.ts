@@ -1,0 +1,145 @@
+/**
+ * A small webhook receiver: a scoped node:http server that reads each POST's raw body,
+ * checks `X-Signature` against the secret (constant time), decodes the delivery and
+ * hands it on. A bad or missing signature is 401 and nothing is delivered; a body that
+ * is not a delivery is 400. Unknown `event` strings are delivered as they are
+ * (R-WEBHOOK-DELIVERY-18). A handler failure answers 500, so the service retries.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Context, Data, Effect, Either, Layer, Queue, Redacted, Runtime, type Scope } from "effect"
+import { decodeUnknownEither, describeParseError } from "../schema/decode.ts"
+import { WebhookDelivery } from "../schema/webhooks.ts"
+import { SIGNATURE_HEADER, verifySignature } from "./signature.ts"
+
+export class WebhookReceiverError extends Data.TaggedError("WebhookReceiverError")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+export interface WebhookReceiverOptions {
+  /** The webhook's signing secret (as `createWebhook` returned it). */
+  readonly secret: string | Redacted.Redacted<string>
+  /** Default 127.0.0.1. */
+  readonly host?: string
+  /** Default 0 (an ephemeral port). */
+  readonly port?: number
+  /** Only this path is served (others 404); default: any path. */
+  readonly path?: string
+  /** Largest body accepted, default 10 MB; larger is 413. */
+  readonly maxBodyBytes?: number
+}
+
+/** A verified, decoded delivery, with the exact bytes that were signed. */
+export interface ReceivedDelivery {
+  readonly delivery: WebhookDelivery
+  readonly rawBody: Uint8Array
+}
+
+export interface WebhookReceiver {
+  /** The URL to register as the webhook's endpoint. */
+  readonly url: string
+  readonly port: number
+}
+
+const readRaw = (req: IncomingMessage, max: number): Promise<Buffer | "too-large"> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let over = false
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > max) over = true
+      else chunks.push(chunk)
+    })
+    req.on("end", () => resolve(over ? "too-large" : Buffer.concat(chunks)))
+    req.on("error", reject)
+  })
+
+const answer = (res: ServerResponse, status: number, message: string) => {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8" })
+  res.end(message)
+}
+
+/**
+ * Serves webhook deliveries until the scope closes; each verified delivery runs
+ * `onDelivery` before the answer (2xx only when it succeeds).
+ */
+export const serveWebhooks = <E, R>(
+  options: WebhookReceiverOptions,
+  onDelivery: (received: ReceivedDelivery) => Effect.Effect<void, E, R>
+): Effect.Effect<WebhookReceiver, WebhookReceiverError, R | Scope.Scope> =>
+  Effect.gen(function* () {
+    const runtime = yield* Effect.runtime<R>()
+    const secret = Redacted.isRedacted(options.secret) ? options.secret : Redacted.make(options.secret)
+    const max = options.maxBodyBytes ?? 10 * 1024 * 1024
+
+    const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+      const path = new URL(req.url ?? "/", "http://receiver").pathname
+      if (options.path !== undefined && path !== options.path) return answer(res, 404, "not found")
+      if (req.method !== "POST") return answer(res, 405, "method not allowed")
+      const raw = await readRaw(req, max)
+      if (raw === "too-large") return answer(res, 413, "body too large")
+      const signature = req.headers[SIGNATURE_HEADER]
+      const given = Array.isArray(signature) ? signature[0] : signature
+      if (given === undefined || !verifySignature(raw, given, secret)) return answer(res, 401, "bad signature")
+      let json: unknown
+      try {
+        json = JSON.parse(raw.toString("utf8"))
+      } catch {
+        return answer(res, 400, "body is not JSON")
+      }
+      const decoded = decodeUnknownEither(WebhookDelivery)(json)
+      if (Either.isLeft(decoded)) return answer(res, 400, `not a webhook delivery: ${describeParseError(decoded.left)}`)
+      const exit = await Runtime.runPromiseExit(runtime)(onDelivery({ delivery: decoded.right, rawBody: raw }))
+      if (exit._tag === "Failure") return answer(res, 500, "delivery handler failed")
+      answer(res, 200, "ok")
+    }
+
+    const server = yield* Effect.acquireRelease(
+      Effect.async<Server, WebhookReceiverError>((resume) => {
+        const s = createServer((req, res) => {
+          handle(req, res).catch(() => {
+            if (!res.headersSent) answer(res, 500, "receiver error")
+            else res.destroy()
+          })
+        })
+        s.once("error", (cause) =>
+          resume(Effect.fail(new WebhookReceiverError({ message: "the webhook receiver could not listen", cause })))
+        )
+        s.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resume(Effect.succeed(s)))
+      }),
+      (s) =>
+        Effect.async<void>((resume) => {
+          s.close(() => resume(Effect.void))
+          s.closeAllConnections()
+        })
+    )
+    const address = server.address() as AddressInfo
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+    return { url: `http://${host}:${address.port}${options.path ?? "/"}`, port: address.port }
+  })
+
+/** A receiver whose verified deliveries land in a queue, read with `Queue.take`. */
+export const webhookQueue = (
+  options: WebhookReceiverOptions
+): Effect.Effect<
+  WebhookReceiver & { readonly deliveries: Queue.Dequeue<ReceivedDelivery> },
+  WebhookReceiverError,
+  Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const queue = yield* Effect.acquireRelease(Queue.unbounded<ReceivedDelivery>(), Queue.shutdown)
+    const receiver = yield* serveWebhooks(options, (received) => Queue.offer(queue, received))
+    return { ...receiver, deliveries: queue }
+  })
+
+/** A running queue receiver as a service: its URL and the verified deliveries. */
+export class WebhookDeliveries extends Context.Tag("worksync/WebhookDeliveries")<
+  WebhookDeliveries,
+  WebhookReceiver & { readonly deliveries: Queue.Dequeue<ReceivedDelivery> }
+>() {}
+
+/** Starts a queue receiver with the layer and stops it when the layer is released. */
+export const WebhookDeliveriesLive = (options: WebhookReceiverOptions): Layer.Layer<WebhookDeliveries, WebhookReceiverError> =>
+  Layer.scoped(WebhookDeliveries, webhookQueue(options))

@@ -1,0 +1,111 @@
+/**
+ * Benchmark: parse + validate + plan (journal writes included) of 1,000,000 CSV rows.
+ * Target: >= 150,000 rows/s with constant memory. Prints figures; asserts nothing.
+ *
+ *   npm run bench -- import            (ROWS=200000 for a quicker run)
+ */
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { RestClient } from "../../src/client/rest-client.ts"
+import { clientLayer } from "../../src/client/layer.ts"
+import { planCsvImport } from "../../src/connectors/csv/import.ts"
+import { openCsv } from "../../src/connectors/csv/read.ts"
+import { makeExtractor } from "../../src/connectors/csv/rows.ts"
+import { resolveMapping } from "../../src/connectors/csv/mapping.ts"
+import { startEmulator } from "../../src/emulator/index.ts"
+import { Journal, journalLayer } from "../../src/store/journal.ts"
+
+const ROWS = Number(process.env.ROWS ?? 1_000_000)
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-import-"))
+const csv = path.join(dir, "big.csv")
+
+const generate = () => {
+  const fd = fs.openSync(csv, "w")
+  fs.writeSync(fd, "key,title,description,list,duedAt,done,tags\n")
+  let buf = ""
+  for (let i = 0; i < ROWS; i++) {
+    const day = String(1 + (i % 28)).padStart(2, "0")
+    buf += `${i},Task number ${i},"Some description, with a comma",${i % 2 ? "Backlog" : "Doing"},2024-05-${day},${i % 3 ? "no" : "yes"},a;b\n`
+    if (buf.length > 1 << 20) {
+      fs.writeSync(fd, buf)
+      buf = ""
+    }
+  }
+  fs.writeSync(fd, buf)
+  fs.closeSync(fd)
+}
+
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`
+
+const main = async () => {
+  generate()
+  console.log(`CSV: ${ROWS.toLocaleString("en-US")} rows, ${mb(fs.statSync(csv).size)}`)
+
+  // 1. Parse + validate only (no journal).
+  {
+    const t0 = performance.now()
+    const reader = await openCsv({ file: csv }, 2000)
+    const m = resolveMapping(reader.header, { preset: "generic" })
+    if (m._tag === "Left") throw new Error(m.left.message)
+    const extract = makeExtractor(reader.header, m.right.mapping, m.right.transforms)
+    let n = 0
+    let bad = 0
+    for await (const batch of reader.batches) {
+      for (const r of batch) {
+        n++
+        if (extract(r).row._tag === "Left") bad++
+      }
+    }
+    const s = (performance.now() - t0) / 1000
+    console.log(`parse + validate:        ${Math.round(n / s).toLocaleString("en-US")} rows/s (${s.toFixed(1)} s, ${bad} invalid)`)
+  }
+
+  // 2. Parse + validate + plan into the journal (what import-csv does before sending).
+  const emulator = await startEmulator({ seed: "empty" })
+  try {
+    const ws = emulator.workspaces[0]!
+    const journalFile = path.join(dir, "journal.sqlite")
+    let peakRss = 0
+    const samples: Array<string> = []
+    let read = 0
+    const t0 = performance.now()
+    const result = await Effect.runPromise(
+      Effect.gen(function*() {
+        const journal = yield* Journal
+        const client = yield* RestClient
+        return yield* planCsvImport(client, journal, {
+          workspaceId: ws,
+          csv: { file: csv },
+          mapping: { preset: "generic" },
+          onRowsRead: (n) =>
+            Effect.sync(() => {
+              const before = read
+              read += n
+              const rss = process.memoryUsage().rss
+              peakRss = Math.max(peakRss, rss)
+              if (Math.floor(before / (ROWS / 4)) !== Math.floor(read / (ROWS / 4))) {
+                samples.push(`${read.toLocaleString("en-US")} rows: rss ${mb(rss)}`)
+              }
+            })
+        })
+      }).pipe(
+        Effect.provide(journalLayer(journalFile)),
+        Effect.provide(clientLayer({ restUrl: emulator.restUrl, baseUrl: emulator.baseUrl, token: emulator.token, org: emulator.org }))
+      )
+    )
+    const s = (performance.now() - t0) / 1000
+    console.log(`parse + validate + plan: ${Math.round(result.rows / s).toLocaleString("en-US")} rows/s (${s.toFixed(1)} s), ops ${JSON.stringify(result.plan?.ops)}`)
+    console.log(`memory: peak rss ${mb(peakRss)}; ${samples.join("; ")}`)
+    console.log(`journal: ${mb(fs.statSync(journalFile).size)}`)
+  } finally {
+    await emulator.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})

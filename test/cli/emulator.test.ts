@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest"
+import { startCli, waitForExit } from "../support/cli.ts"
+
+describe("worksync emulator", () => {
+  it("prints one JSON line with URLs and an OWNER's tokens, serves REST, and stops on SIGTERM with exit 0", async () => {
+    const { child, firstLine } = await startCli(["emulator", "--seed", "demo", "--port", "0"])
+    try {
+      const info = JSON.parse(firstLine) as Record<string, unknown>
+      for (const key of ["restUrl", "baseUrl", "token", "tokenId", "tokenSecret", "org", "workspaces"]) {
+        expect(info).toHaveProperty(key)
+      }
+      expect(Array.isArray(info.workspaces) && info.workspaces.length).toBeGreaterThan(0)
+      const res = await fetch(`${info.restUrl}/v1/list-workspaces`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${info.token}`, "content-type": "application/json" },
+        body: "{}"
+      })
+      expect(res.status).toBe(200)
+      const body = (await res.json()) as { items: Array<{ id: string }>; totalCount: number }
+      expect(body.items.map((w) => w.id)).toEqual(info.workspaces)
+    } finally {
+      child.kill("SIGTERM")
+    }
+    const { code } = await waitForExit(child)
+    expect(code).toBe(0)
+  })
+})

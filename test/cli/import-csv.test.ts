@@ -1,0 +1,210 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { parse } from "csv-parse/sync"
+import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+
+const BIN = "bin/worksync.js"
+
+let handle: EmulatorHandle
+beforeAll(async () => {
+  handle = await startEmulator({ seed: "empty" })
+})
+afterAll(() => handle.close())
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "ws-import-cli-"))
+
+const env = () => ({
+  ...process.env,
+  WORKSYNC_REST_URL: handle.restUrl,
+  WORKSYNC_BASE_URL: handle.baseUrl,
+  WORKSYNC_TOKEN: handle.token,
+  WORKSYNC_ORG: handle.org
+})
+
+interface Ran {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const start = (args: ReadonlyArray<string>): { child: ChildProcess; done: Promise<Ran> } => {
+  const child = spawn(process.execPath, [BIN, ...args], { env: env(), stdio: ["ignore", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  child.stdout!.on("data", (d) => (stdout += d))
+  child.stderr!.on("data", (d) => (stderr += d))
+  const done = new Promise<Ran>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })))
+  return { child, done }
+}
+
+const run = (args: ReadonlyArray<string>) => start(args).done
+
+const liveTitles = (ws: string): Map<string, number> => {
+  const rows = handle.ctx.db
+    .prepare("SELECT title, COUNT(*) AS n FROM records WHERE workspace_id = ? AND deleted_at IS NULL GROUP BY title")
+    .all(ws) as Array<{ title: string; n: number }>
+  return new Map(rows.map((r) => [r.title, r.n]))
+}
+
+const noSecrets = (r: Ran) => {
+  expect(r.stdout).not.toContain(handle.token)
+  expect(r.stderr).not.toContain(handle.token)
+}
+
+describe("worksync import-csv", () => {
+  it("R-REST-RECORD-30 R-REST-RECORD-34 R-REST-RECORD-35: a nasty CSV imports its valid rows; bad rows go to the rejects file with their line", async () => {
+    const ws = handle.admin.createWorkspace({ name: "nasty" }).id
+    const dir = tmp()
+    const csv = path.join(dir, "nasty.csv")
+    fs.writeFileSync(
+      csv,
+      "\uFEFFtitle,description,duedAt,done,list\r\n" +
+        "Plain,,2024-05-01,yes,Backlog\r\n" +
+        "\"Comma, inside\",\"first para\r\n\r\nsecond \"\"quoted\"\" para\",2024-05-01T09:30:00Z,no,\r\n" +
+        "\r\n" +
+        "Ünïcødé 😀 タスク,,,,Backlog\r\n" +
+        ",no title here,,,\r\n" +
+        "Bad date,,2024-02-30,,\r\n" +
+        "Bad done,,,maybe,\r\n" +
+        "Last,,,x,\r\n"
+    )
+    const journal = path.join(dir, "j.sqlite")
+    const r = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "--quiet"])
+    noSecrets(r)
+    expect(r.code).toBe(2)
+    expect(JSON.parse(r.stdout)).toEqual({ rows: 7, created: 4, skipped: 0, rejected: 3 })
+    expect(r.stderr.trim().split("\n")).toHaveLength(1)
+    expect(r.stderr).toMatch(/3 rows rejected; see .*nasty\.rejects\.csv/)
+    const rejects = parse(fs.readFileSync(path.join(dir, "nasty.rejects.csv")), { columns: true }) as Array<Record<string, string>>
+    expect(rejects.map((x) => [x.row, x.title])).toEqual([["8", ""], ["9", "Bad date"], ["10", "Bad done"]])
+    expect(rejects[0]!.error).toBe("title is empty")
+    expect(rejects[1]!.error).toMatch(/duedAt "2024-02-30" is not a date/)
+    expect(rejects[2]!.error).toMatch(/done "maybe"/)
+    expect(Object.keys(rejects[0]!)).toEqual(["title", "description", "duedAt", "done", "list", "row", "error"])
+    const titles = liveTitles(ws)
+    expect([...titles.keys()].sort()).toEqual(["Comma, inside", "Last", "Plain", "Ünïcødé 😀 タスク"].sort())
+    const rec = handle.ctx.db
+      .prepare("SELECT html, text, dued_at, dued_all_day, done FROM records WHERE workspace_id = ? AND title = ?")
+    const plain = rec.get(ws, "Plain") as { dued_all_day: number; done: number }
+    expect(plain.dued_all_day).toBe(1)
+    expect(plain.done).toBe(1)
+    const comma = rec.get(ws, "Comma, inside") as { html: string; text: string; dued_all_day: number; done: number }
+    expect(comma.dued_all_day).toBe(0)
+    expect(comma.done).toBe(0)
+    expect(comma.html).toContain("<p>first para</p>")
+    // Blank line -> paragraphs (R-REST-RECORD-30); CRLF inside the quoted cell read as one break.
+    expect(comma.html).toMatch(/<p>first para<\/p>\s*<p>second &quot;quoted&quot; para<\/p>/)
+    expect(comma.text).toContain("second \"quoted\" para")
+    expect((rec.get(ws, "Last") as { done: number }).done).toBe(1)
+  })
+
+  it("an unknown column in the mapping is an error before any row is read (exit 64)", async () => {
+    const ws = handle.admin.createWorkspace({ name: "badmap" }).id
+    const dir = tmp()
+    const csv = path.join(dir, "in.csv")
+    fs.writeFileSync(csv, "Name,Notes\nA,B\n")
+    handle.resetStats()
+    const r = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "j.sqlite"), "--map", "title=Nmae"])
+    expect(r.code).toBe(64)
+    expect(r.stderr).toMatch(/unknown column in the mapping: --map title=Nmae; the CSV header has "Name", "Notes"/)
+    expect(r.stderr.trim().split("\n")).toHaveLength(1)
+    expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
+  })
+
+  it("R-REST-ERR-04: an unknown workspace, or a journal of another workspace, is a usage error naming the flag", async () => {
+    const ws = handle.admin.createWorkspace({ name: "other" }).id
+    const dir = tmp()
+    const csv = path.join(dir, "in.csv")
+    fs.writeFileSync(csv, "title\nA\n")
+    const journal = path.join(dir, "j.sqlite")
+    const missing = await run(["import-csv", "--workspace", "no-such-workspace", "--csv", csv, "--journal", journal, "--verbose"])
+    noSecrets(missing)
+    expect(missing.code).toBe(64)
+    expect(missing.stderr).toMatch(/--workspace no-such-workspace: .*HTTP 422/)
+    const ok = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "-q"])
+    expect(ok.code).toBe(0)
+    const second = handle.admin.createWorkspace({ name: "other2" }).id
+    const wrong = await run(["import-csv", "--workspace", second, "--csv", csv, "--journal", journal])
+    expect(wrong.code).toBe(64)
+    expect(wrong.stderr).toContain(`belongs to an import into workspace ${ws}`)
+  })
+
+  it("--dry-run prints the plan and sends nothing", async () => {
+    const ws = handle.admin.createWorkspace({ name: "dry" }).id
+    const dir = tmp()
+    const csv = path.join(dir, "in.csv")
+    fs.writeFileSync(csv, "Card Name,List Name,Labels,Due Complete\nOne,Todo,\"Bug (red), Urgent (orange)\",false\nTwo,Todo,,true\n")
+    handle.resetStats()
+    const journal = path.join(dir, "j.sqlite")
+    const r = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--preset", "trello", "--dry-run", "--json"])
+    expect(r.code).toBe(0)
+    const out = JSON.parse(r.stdout)
+    expect(out).toMatchObject({ rows: 2, created: 0, skipped: 0, rejected: 0, dryRun: true })
+    expect(out.plan.ops).toEqual({ "list.ensure": 1, "tag.ensure": 2, "record.create": 2, "record.update": 1 })
+    expect(out.plan.first.map((f: { title: string }) => f.title)).toEqual(["One", "Two"])
+    expect(r.stderr).toContain("row 2: \"One\" in \"Todo\"")
+    const writes = Object.entries(handle.stats().byRoute).filter(([route]) => /create|update|move|delete/.test(route))
+    expect(writes).toEqual([])
+    expect(fs.existsSync(journal)).toBe(false)
+  })
+
+  it("SIGKILL at random moments, then resume: every row exists exactly once, none lost", async () => {
+    const ws = handle.admin.createWorkspace({ name: "kill" }).id
+    const dir = tmp()
+    const csv = path.join(dir, "in.csv")
+    const lines = ["key,title,list,done"]
+    const expected = new Map<string, number>()
+    for (let i = 0; i < 160; i++) {
+      // Titles repeat (every 40) and rows have explicit keys: duplicates must stay duplicates.
+      const title = `Kill task ${i % 40}`
+      expected.set(title, (expected.get(title) ?? 0) + 1)
+      lines.push(`${i},${title},${["A", "B", "C"][i % 3]},${i % 5 === 0 ? "yes" : "no"}`)
+    }
+    fs.writeFileSync(csv, lines.join("\n") + "\n")
+    const journal = path.join(dir, "j.sqlite")
+    const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "--quiet"]
+    // Latency keeps requests in flight when the kill lands; some writes lose their answer.
+    handle.faults.configure({ latencyMs: 15, ambiguousWriteRate: 0.1, seed: 5 })
+    let seed = 42
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+    let killed = 0
+    try {
+      for (let i = 0; i < 5; i++) {
+        const { child, done } = start(args)
+        const delay = 350 + Math.floor(random() * 900)
+        const timer = setTimeout(() => child.kill("SIGKILL"), delay)
+        const r = await done
+        clearTimeout(timer)
+        if (r.signal === "SIGKILL") killed++
+        else break
+      }
+      handle.faults.configure({ ambiguousWriteRate: 0, latencyMs: 0 })
+      let final = await run(args)
+      // A last op whose outcome stayed unknown is settled by one more rerun.
+      if (final.code === 1) final = await run(args)
+      noSecrets(final)
+      expect(final.code).toBe(0)
+      const out = JSON.parse(final.stdout)
+      expect(out.rows).toBe(160)
+      expect(out.rejected).toBe(0)
+    } finally {
+      handle.faults.reset()
+    }
+    expect(killed).toBeGreaterThan(0)
+    expect(liveTitles(ws)).toEqual(expected)
+    const done = handle.ctx.db.prepare("SELECT COUNT(*) AS n FROM records WHERE workspace_id = ? AND done = 1").get(ws) as { n: number }
+    expect(done.n).toBe(32)
+    const lists = handle.ctx.db.prepare("SELECT title FROM lists WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title").all(ws) as Array<{ title: string }>
+    expect(lists.map((l) => l.title).filter((t) => ["A", "B", "C"].includes(t))).toEqual(["A", "B", "C"])
+    // A rerun of the finished journal sends nothing.
+    handle.resetStats()
+    const again = await run(args)
+    expect(again.code).toBe(0)
+    expect(JSON.parse(again.stdout)).toEqual({ rows: 160, created: 0, skipped: 160, rejected: 0 })
+    expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
+  }, 60_000)
+})

@@ -1,0 +1,90 @@
+import { stringify } from "csv-stringify/sync"
+import * as fc from "fast-check"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { CsvFileError, type CsvRecord, guessDelimiter, openCsv } from "../../src/connectors/csv/read.ts"
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-csv-read-"))
+let n = 0
+const write = (content: string | Buffer) => {
+  const file = path.join(dir, `f${n++}.csv`)
+  fs.writeFileSync(file, content)
+  return file
+}
+
+const readAll = async (file: string, options: { delimiter?: string; encoding?: string } = {}) => {
+  const reader = await openCsv({ file, ...options }, 3)
+  const records: Array<CsvRecord> = []
+  for await (const batch of reader.batches) records.push(...batch)
+  return { header: reader.header, delimiter: reader.delimiter, records }
+}
+
+describe("CSV reader", () => {
+  it("drops a UTF-8 byte order mark and keeps quoted commas, quotes and line breaks", async () => {
+    const file = write("\uFEFFtitle,description\n\"a, b\",\"say \"\"hi\"\"\nsecond line\"\nc,d\n")
+    const { header, records } = await readAll(file)
+    expect(header).toEqual(["title", "description"])
+    expect(records.map((r) => r.values)).toEqual([["a, b", "say \"hi\"\nsecond line"], ["c", "d"]])
+  })
+
+  it("numbers rows by the line they start on, counting quoted line breaks and empty lines", async () => {
+    const file = write("title,notes\r\none,\"x\r\ny\r\nz\"\r\n\r\ntwo,\r\n\n   \nthree,q\n")
+    const { records } = await readAll(file)
+    expect(records.map((r) => [r.line, r.values[0]])).toEqual([[2, "one"], [6, "two"], [9, "three"]])
+  })
+
+  it("guesses semicolon, tab and pipe delimiters from the header, and takes an explicit one", async () => {
+    expect(guessDelimiter("a;b;\"c;d,e\"")).toBe(";")
+    expect(guessDelimiter("a\tb\tc")).toBe("\t")
+    expect(guessDelimiter("a|b")).toBe("|")
+    expect(guessDelimiter("single")).toBe(",")
+    const semi = await readAll(write("title;due\nx, y;2024-01-02\n"))
+    expect(semi.delimiter).toBe(";")
+    expect(semi.records[0]!.values).toEqual(["x, y", "2024-01-02"])
+    const forced = await readAll(write("a;b,c\n1;2,3\n"), { delimiter: "," })
+    expect(forced.records[0]!.values).toEqual(["1;2", "3"])
+  })
+
+  it("reports a UTF-16 file clearly instead of importing garbage", async () => {
+    const file = write(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("title\nx\n", "utf16le")]))
+    await expect(openCsv({ file })).rejects.toThrow(/UTF-16LE.*not UTF-8.*--encoding utf-16le/)
+    const { records } = await readAll(file, { encoding: "utf-16le" })
+    expect(records[0]!.values).toEqual(["x"])
+  })
+
+  it("reports bytes that are not UTF-8 with the line, and reads them with --encoding windows-1252", async () => {
+    const file = write(Buffer.concat([Buffer.from("title\nok\ncaf"), Buffer.from([0xe9]), Buffer.from("\n")]))
+    const err = await readAll(file).then(() => undefined, (e: unknown) => e)
+    expect(err).toBeInstanceOf(CsvFileError)
+    expect((err as CsvFileError).message).toMatch(/not valid utf-8 text near line 3/)
+    const { records } = await readAll(file, { encoding: "windows-1252" })
+    expect(records[1]!.values).toEqual(["café"])
+  })
+
+  it("names a missing file and an empty file", async () => {
+    await expect(openCsv({ file: path.join(dir, "nope.csv") })).rejects.toThrow(/file not found/)
+    await expect(openCsv({ file: write("\n\n") })).rejects.toThrow(/empty/)
+  })
+
+  it("property: whatever cells csv-stringify writes, the reader gives back, with correct start lines", async () => {
+    const cell = fc.string({ unit: fc.constantFrom("a", "é", "😀", ",", ";", "\"", "\n", "\r\n", " ", "x", "1") , maxLength: 8 })
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(cell, cell, cell), { minLength: 1, maxLength: 12 }), async (rows) => {
+        // Rows whose every cell is blank are skipped by design; keep one visible cell.
+        const data = rows.map(([a, b, c]) => [`r${a}`, b, c])
+        const text = stringify([["t", "b", "c"], ...data])
+        const { records } = await readAll(write(text), { delimiter: "," })
+        expect(records.map((r) => r.values)).toEqual(data)
+        // Start line = 2 + line breaks in all earlier rows.
+        let line = 2
+        records.forEach((r, i) => {
+          expect(r.line).toBe(line)
+          line += 1 + data[i]!.join("").split("\n").length - 1
+        })
+      }),
+      { numRuns: 60 }
+    )
+  })
+})

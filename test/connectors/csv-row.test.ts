@@ -1,0 +1,183 @@
+import * as Either from "effect/Either"
+import * as fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { parseMapFlag, parseMappingFile, resolveMapping } from "../../src/connectors/csv/mapping.ts"
+import { stripTrelloLabelColours } from "../../src/connectors/csv/presets.ts"
+import { decodeRowWithSchema, fastDecodeRow, normalizeDate, parseDone, validateRow } from "../../src/connectors/csv/row.ts"
+import { contentKey, makeExtractor } from "../../src/connectors/csv/rows.ts"
+
+const ok = <A>(e: Either.Either<A, unknown>): A => {
+  if (Either.isLeft(e)) throw new Error(`expected Right, got ${JSON.stringify(e.left)}`)
+  return e.right
+}
+
+describe("row validation", () => {
+  it("R-REST-RECORD-34 R-REST-RECORD-35: bare dates stay all-day, timestamps stay timed", () => {
+    expect(normalizeDate("2024-05-01")).toBe("2024-05-01")
+    expect(normalizeDate(" 2024-05-01T09:30:00Z ")).toBe("2024-05-01T09:30:00Z")
+    expect(normalizeDate("2024-05-01T09:30:00+02:00")).toBe("2024-05-01T09:30:00+02:00")
+    // Zone-less timestamps are read as UTC (assumptions.ts CSV_TIMESTAMP_WITHOUT_ZONE).
+    expect(normalizeDate("2024-05-01 09:30")).toBe("2024-05-01T09:30:00Z")
+    // Jira's export format.
+    expect(normalizeDate("24/Jan/24")).toBe("2024-01-24")
+    expect(normalizeDate("24/Jan/24 3:05 PM")).toBe("2024-01-24T15:05:00Z")
+    expect(normalizeDate("24/Jan/24 12:05 AM")).toBe("2024-01-24T00:05:00Z")
+    for (const bad of ["2024-02-30", "2024-13-01", "31/02/2024", "tomorrow", "2024-05-01T25:00:00Z", "30/Feb/24"]) {
+      expect(normalizeDate(bad)).toBeUndefined()
+    }
+  })
+
+  it("property: every real calendar day and UTC timestamp passes through unchanged", () => {
+    fc.assert(
+      fc.property(fc.date({ min: new Date("1970-01-01"), max: new Date("2199-12-31"), noInvalidDate: true }), (d) => {
+        const iso = d.toISOString()
+        expect(normalizeDate(iso)).toBe(iso)
+        expect(normalizeDate(iso.slice(0, 10))).toBe(iso.slice(0, 10))
+      })
+    )
+  })
+
+  it("done accepts the usual spellings in any case, and a completion date means done", () => {
+    const truthy = ["yes", "Y", "TRUE", "1", "x", "Done", "completed", "✓", "closed"]
+    const falsy = ["no", "N", "false", "0", "", "  ", "open", "To Do", "not done"]
+    fc.assert(
+      fc.property(fc.constantFrom(...truthy, ...falsy), fc.boolean(), (word, upper) => {
+        const spelled = upper ? word.toUpperCase() : word.toLowerCase()
+        expect(parseDone(spelled)).toBe(truthy.includes(word))
+      })
+    )
+    expect(parseDone("2024-06-02")).toBe(true)
+    expect(parseDone("maybe")).toBeUndefined()
+  })
+
+  it("a row: title trimmed, CRLF normalised, assignees split and lower-cased, tags deduplicated", () => {
+    const row = ok(validateRow({
+      title: "  Write report ",
+      description: "a\r\n\r\nb",
+      assignees: "Ada@Acme.test; grace@acme.test,ada@acme.test",
+      tags: "x, y;x",
+      done: "yes",
+      duedAt: "2024-05-01"
+    }))
+    expect(row).toMatchObject({
+      title: "Write report",
+      description: "a\n\nb",
+      assignees: ["ada@acme.test", "grace@acme.test"],
+      tags: ["x", "y"],
+      done: true,
+      duedAt: "2024-05-01"
+    })
+  })
+
+  it("R-REST-RECORD-33: description and descriptionHtml together are rejected, as are bad cells, with readable errors", () => {
+    const err = (raw: Record<string, string>) => {
+      const r = validateRow({ title: "t", ...raw })
+      return Either.isLeft(r) ? r.left : "valid"
+    }
+    expect(err({ description: "a", descriptionHtml: "<p>b</p>" })).toMatch(/description and descriptionHtml/)
+    expect(err({ assignees: "not-an-email" })).toBe("assignees: \"not-an-email\" is not an e-mail address")
+    expect(err({ startedAt: "soon" })).toMatch(/^startedAt "soon" is not a date/)
+    expect(err({ title: "   " })).toBe("title is empty")
+  })
+
+  it("property: the fast row decoder accepts nothing the schema rejects, and agrees with it on what it accepts", () => {
+    // Keys are absent or strings, as the extractor builds them.
+    const cell = (...samples: Array<string>) => fc.oneof(fc.constantFrom(...samples), fc.string({ maxLength: 12 }))
+    const raw = fc.record({
+      title: fc.oneof(fc.constantFrom("", "  ", "Task", " padded "), fc.string({ maxLength: 12 })),
+      description: cell("a\r\nb", "plain"),
+      descriptionHtml: cell("<p>x</p>"),
+      list: cell(" Backlog "),
+      startedAt: cell("2024-05-01", "2024-05-01 09:30", "24/Jan/24 3:05 PM", "2024-02-30"),
+      duedAt: cell("2024-05-01T09:30:00Z", "bad"),
+      assignees: cell("a@b.co; C@D.org", "nope", "a@b.co,,a@b.co"),
+      tags: cell("x, y;x", ";"),
+      done: cell("yes", "NO", "2024-01-01", "maybe", ""),
+      key: cell(" k1 ")
+    }, { requiredKeys: ["title"] })
+    fc.assert(
+      fc.property(raw, (r) => {
+        const fast = fastDecodeRow(r)
+        const slow = decodeRowWithSchema(r)
+        if (fast !== undefined) expect(Either.getOrThrow(slow)).toStrictEqual(fast)
+        expect(Either.isRight(validateRow(r))).toBe(Either.isRight(slow))
+      }),
+      { numRuns: 500 }
+    )
+  })
+
+  it("property: any non-blank title is accepted and comes back trimmed; blank ones are rejected", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 30 }), (title) => {
+        const r = validateRow({ title })
+        if (title.trim() === "") expect(Either.isLeft(r)).toBe(true)
+        else expect(ok(r).title).toBe(title.trim())
+      })
+    )
+  })
+})
+
+describe("mapping", () => {
+  it("--map FIELD=COLUMN and --mapping files are checked; the column may contain '='", () => {
+    expect(ok(parseMapFlag("title=A=B"))).toEqual(["title", "A=B"])
+    expect(Either.isLeft(parseMapFlag("titel=Name"))).toBe(true)
+    expect(Either.isLeft(parseMapFlag("title="))).toBe(true)
+    expect(ok(parseMappingFile("m.json", "{\"title\":\"Name\",\"done\":\"Status\"}"))).toEqual({ title: "Name", done: "Status" })
+    expect(Either.isLeft(parseMappingFile("m.json", "{\"owner\":\"x\"}"))).toBe(true)
+    expect(Either.isLeft(parseMappingFile("m.json", "{"))).toBe(true)
+  })
+
+  it("property: explicit columns resolve to their index; a column not in the header is an error", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6 }).filter((s) => s.trim() === s && s !== ""), {
+          minLength: 1,
+          maxLength: 8,
+          comparator: (a, b) => a.toLowerCase() === b.toLowerCase()
+        }),
+        fc.nat(),
+        (header, pick) => {
+          const column = header[pick % header.length]!
+          const m = ok(resolveMapping(header, { flags: [["title", column]] }))
+          expect(m.mapping.title?.indexes).toEqual([header.indexOf(column)])
+          const missing = `${column}\u0001`
+          const bad = resolveMapping(header, { flags: [["title", column], ["tags", missing]] })
+          expect(Either.isLeft(bad) && bad.left.message).toMatch(/unknown column in the mapping/)
+        }
+      )
+    )
+  })
+
+  it("presets use the tools' real export headers; explicit entries win over the preset", () => {
+    const trello = ["Card ID", "Card Name", "Card URL", "Card Description", "Labels", "Members", "Due Date", "List Name", "Due Complete"]
+    const t = ok(resolveMapping(trello, { preset: "trello" }))
+    expect(t.mapping.title?.name).toBe("Card Name")
+    expect(t.mapping.key?.name).toBe("Card ID")
+    expect(t.mapping.assignees).toBeUndefined()
+    const asana = ["Task ID", "Created At", "Completed At", "Last Modified", "Name", "Section/Column", "Assignee", "Assignee Email", "Start Date", "Due Date", "Tags", "Notes", "Projects", "Parent task"]
+    const a = ok(resolveMapping(asana, { preset: "asana", flags: [["description", "Projects"]] }))
+    expect(a.mapping.assignees?.name).toBe("Assignee Email")
+    expect(a.mapping.description?.name).toBe("Projects")
+    const jira = ["Summary", "Issue key", "Issue id", "Issue Type", "Status", "Priority", "Assignee", "Created", "Due date", "Resolved", "Labels", "Labels", "Description"]
+    const j = ok(resolveMapping(jira, { preset: "jira" }))
+    expect(j.mapping.tags?.indexes).toEqual([10, 11])
+    expect(Either.isLeft(resolveMapping(["Foo"], { preset: "asana" }))).toBe(true)
+    expect(stripTrelloLabelColours("Bug (red), Urgent (orange), (green)")).toBe("Bug, Urgent, green")
+  })
+
+  it("row identity: the key column when mapped, else a content hash; Jira's repeated Labels are joined", () => {
+    const header = ["Summary", "Issue key", "Labels", "Labels", "Resolved"]
+    const m = ok(resolveMapping(header, { preset: "jira" }))
+    const extract = makeExtractor(header, m.mapping, m.transforms)
+    const e = extract({ line: 2, values: ["Fix it", "PRJ-1", "backend", "urgent", "24/Jan/24 10:00 AM"] })
+    expect(e.key).toBe("k:PRJ-1")
+    expect(e.occurrence).toBe(false)
+    expect(ok(e.row)).toMatchObject({ title: "Fix it", tags: ["backend", "urgent"], done: true })
+    const noKey = makeExtractor(["title"], ok(resolveMapping(["title"], { preset: "generic" })).mapping, {})
+    const h = noKey({ line: 2, values: ["x"] })
+    expect(h.key).toBe(contentKey(["x"]))
+    expect(h.occurrence).toBe(true)
+    const tooWide = noKey({ line: 3, values: ["a", "b"] })
+    expect(Either.isLeft(tooWide.row) && tooWide.row.left).toMatch(/2 fields but the header has 1/)
+  })
+})

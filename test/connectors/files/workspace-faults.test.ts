@@ -1,0 +1,187 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { WorkspaceFiles } from "../../../src/connectors/files/ports.ts"
+import { escapeAttribute, relinkCommentHtml } from "../../../src/connectors/files/relink.ts"
+import { fileUidLookup } from "../../../src/connectors/files/uid-map.ts"
+import { type EmulatorHandle, startEmulator } from "../../../src/emulator/index.ts"
+import { JournalDb } from "../../../src/store/journal.ts"
+import {
+  type ClientCtx,
+  clientContext,
+  credentialLog,
+  listWorkspaceFiles,
+  patternBytes,
+  removeTempDirs,
+  runCopy,
+  sha256,
+  storedSha,
+  tempDir,
+  uploadBytes
+} from "./_helpers.ts"
+
+let emu: EmulatorHandle
+let client: ClientCtx
+
+beforeAll(async () => {
+  emu = await startEmulator({ seed: "demo" })
+  client = await clientContext(emu)
+})
+afterAll(async () => {
+  await client?.close()
+  await emu?.close()
+  removeTempDirs()
+})
+
+/** CONFIRMED files of a workspace by uid. */
+const confirmedOf = async (ws: string) => (await listWorkspaceFiles(client, ws)).filter((f) => f.status === "CONFIRMED")
+
+describe("copy-files workspace to workspace under faults", () => {
+  it("R-UPLOAD-PRESIGN-07/13/14/15, R-FILE-STATUS-04: ambiguous confirms, dropped storage PUTs and a 500 still give exactly one byte-identical CONFIRMED copy per file; the uid map re-links comments", async () => {
+    const [from, to] = [emu.workspaces[0]!, emu.workspaces[1]!]
+    await uploadBytes(client, from, "three MB.bin", patternBytes("3mb", 3 * 1024 * 1024))
+    const sources = await confirmedOf(from)
+    const before = new Set((await confirmedOf(to)).map((f) => f.uid))
+
+    emu.faults.inject({ route: /^\/uploads\/[^/]+\/confirm$/, kind: "ambiguous", times: 3 })
+    emu.faults.inject({ route: /^\/o\//, kind: "drop", times: 3 })
+    emu.faults.inject({ route: "/uploads", kind: "500" })
+    const journalFile = path.join(tempDir(), "j.sqlite")
+    const summary = await runCopy({
+      from: { kind: "workspace", workspaceId: from },
+      to: { kind: "workspace", workspaceId: to },
+      source: client.files,
+      target: client.files,
+      journalFile,
+      concurrency: 4,
+      uploadStrategy: "presign"
+    })
+    expect(emu.faults.pending()).toBe(0)
+    expect(summary.failures).toEqual([])
+    expect(summary).toMatchObject({ files: sources.length, copied: sources.length, failed: 0 })
+
+    const added = (await confirmedOf(to)).filter((f) => !before.has(f.uid))
+    expect(added).toHaveLength(sources.length)
+    const db = new JournalDb(journalFile)
+    try {
+      const lookup = fileUidLookup(db)
+      for (const s of sources) {
+        const targetUid = (lookup as (uid: string) => string | undefined)(s.uid)!
+        const copy = added.find((f) => f.uid === targetUid)!
+        expect(copy).toMatchObject({ name: s.name, size: s.size, status: "CONFIRMED" })
+        expect(await storedSha(emu, copy.uid)).toBe(await storedSha(emu, s.uid))
+      }
+      // R-COMMENT-07: an attachment pointing at a source file now points at its copy.
+      const s0 = sources[0]!
+      const file = JSON.stringify({ uid: s0.uid, name: s0.name, size: s0.size, type: s0.type, extension: s0.extension })
+      const html = `<p>x</p><div class="attachment" file="${escapeAttribute(file)}"></div>`
+      const relinked = relinkCommentHtml(html, lookup)
+      expect(relinked.relinked).toEqual([s0.uid])
+      expect(relinked.value).toContain(escapeAttribute(`"uid":"${(lookup as (u: string) => string)(s0.uid)}"`))
+    } finally {
+      db.close()
+    }
+    expect(credentialLog(emu)).toEqual([])
+
+    // A rerun copies nothing.
+    const again = await runCopy({
+      from: { kind: "workspace", workspaceId: from },
+      to: { kind: "workspace", workspaceId: to },
+      source: client.files,
+      target: client.files,
+      journalFile
+    })
+    expect(again).toMatchObject({ copied: 0, skipped: sources.length, failed: 0 })
+    expect((await confirmedOf(to)).filter((f) => !before.has(f.uid))).toHaveLength(sources.length)
+  })
+
+  it("R-UPLOAD-MULTIPART-09/11, R-FILE-STATUS-02: small files go in uploadFiles batches; a batch whose answer is lost is found in the workspace, a failed one falls back to presign: one copy each", async () => {
+    const from = emu.admin.createWorkspace({ name: "batch source" }).id
+    const to = emu.admin.createWorkspace({ name: "batch target" }).id
+    const contents = new Map<string, Buffer>()
+    for (let i = 0; i < 25; i++) {
+      const bytes = patternBytes(`small ${i}`, 1000 + i)
+      contents.set(`small ${i}.txt`, bytes)
+      await uploadBytes(client, from, `small ${i}.txt`, bytes)
+    }
+    emu.resetStats()
+    emu.faults.inject({ route: "/graphql", kind: "ambiguous" })
+    emu.faults.inject({ route: "/graphql", kind: "500" })
+    const summary = await runCopy({
+      from: { kind: "workspace", workspaceId: from },
+      to: { kind: "workspace", workspaceId: to },
+      source: client.files,
+      target: client.files,
+      journalFile: path.join(tempDir(), "j.sqlite"),
+      concurrency: 1
+    })
+    expect(emu.faults.pending()).toBe(0)
+    expect(summary).toMatchObject({ files: 25, copied: 25, failed: 0 })
+    const copies = await confirmedOf(to)
+    expect(copies.map((f) => f.name).sort()).toEqual([...contents.keys()].sort())
+    for (const c of copies) expect(await storedSha(emu, c.uid)).toBe(sha256(contents.get(c.name)!))
+    const byRoute = emu.stats().byRoute
+    // 3 batches (10, 10, 5): the first lost its answer (adopted), the second failed (presigned), the third went through.
+    expect(byRoute["/graphql"]).toBe(3)
+    expect(byRoute["/uploads"]).toBe(10)
+  })
+
+  it("R-FILE-STATUS-05: a confirm answering 400 (stored size differs from declared) leads to a fresh upload", async () => {
+    const to = emu.workspaces[1]!
+    const src = tempDir()
+    const bytes = patternBytes("mismatch", 100_000)
+    fs.writeFileSync(path.join(src, "mismatch.bin"), bytes)
+    let presigns = 0
+    // The first presign declares one byte too many, so storage holds fewer bytes than declared.
+    const skewed: WorkspaceFiles = {
+      ...client.files,
+      presign: (ws, name, size) => client.files.presign(ws, name, presigns++ === 0 ? size + 1 : size)
+    }
+    let retried = ""
+    const before = new Set((await confirmedOf(to)).map((f) => f.uid))
+    const summary = await runCopy({
+      from: { kind: "dir", path: src },
+      to: { kind: "workspace", workspaceId: to },
+      target: skewed,
+      journalFile: path.join(tempDir(), "j.sqlite"),
+      reporter: { retrying: (_name, reason) => (retried = reason) }
+    })
+    expect(summary).toMatchObject({ copied: 1, failed: 0 })
+    expect(presigns).toBe(2)
+    expect(retried).toMatch(/400|size/i)
+    const added = (await confirmedOf(to)).filter((f) => !before.has(f.uid))
+    expect(added.map((f) => [f.name, f.size])).toEqual([["mismatch.bin", bytes.length]])
+    expect(await storedSha(emu, added[0]!.uid)).toBe(sha256(bytes))
+  })
+
+  it("R-UPLOAD-PRESIGN-07: a storage PUT that keeps being dropped is sent again with a fresh presign", async () => {
+    const to = emu.workspaces[1]!
+    const src = tempDir()
+    const bytes = patternBytes("dropped", 300_000)
+    fs.writeFileSync(path.join(src, "dropped.bin"), bytes)
+    let presigns = 0
+    const counting: WorkspaceFiles = {
+      ...client.files,
+      presign: (ws, name, size) => {
+        presigns++
+        return client.files.presign(ws, name, size)
+      }
+    }
+    const before = new Set((await confirmedOf(to)).map((f) => f.uid))
+    // More drops than the client's own retries of one PUT.
+    emu.faults.inject({ route: /^\/o\//, kind: "drop", times: 8 })
+    const summary = await runCopy({
+      from: { kind: "dir", path: src },
+      to: { kind: "workspace", workspaceId: to },
+      target: counting,
+      journalFile: path.join(tempDir(), "j.sqlite")
+    })
+    expect(emu.faults.pending()).toBe(0)
+    expect(summary).toMatchObject({ copied: 1, failed: 0 })
+    expect(presigns).toBe(2)
+    const added = (await confirmedOf(to)).filter((f) => !before.has(f.uid))
+    expect(added).toHaveLength(1)
+    expect(await storedSha(emu, added[0]!.uid)).toBe(sha256(bytes))
+    expect(credentialLog(emu)).toEqual([])
+  })
+})

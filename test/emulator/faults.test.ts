@@ -1,0 +1,162 @@
+/**
+ * Fault injection: rate limit (429 + Retry-After in seconds or as an HTTP-date), 500s,
+ * dropped connections, ambiguous writes (committed, answer lost), churn under offset
+ * paging, scripted one-shot faults; and request statistics.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { startEmulator, type EmulatorHandle } from "../../src/emulator/index.ts"
+import { ok, rpc } from "./rest-support.ts"
+
+let h: EmulatorHandle
+let ws: string
+
+beforeAll(async () => {
+  h = await startEmulator({ seed: { workspaces: 1, recordsPerWorkspace: 60 } })
+  ws = h.workspaces[0]!
+})
+afterEach(() => h.faults.reset())
+afterAll(() => h.close())
+
+const count = () => h.admin.countRecords(ws)
+
+describe("rate limit", () => {
+  it("R-REST-ERR-05: beyond the per-token rate a request gets 429 with Retry-After in whole seconds", async () => {
+    h.faults.configure({ rateLimit: 2 })
+    const statuses: Array<number> = []
+    let retryAfter: string | null = null
+    for (let i = 0; i < 5; i++) {
+      const a = await rpc(h, "list-workspaces", {})
+      statuses.push(a.status)
+      if (a.status === 429) {
+        retryAfter = a.headers.get("retry-after")
+        expect(a.body.error.code).toBe("RATE_LIMITED")
+      }
+    }
+    expect(statuses.slice(0, 2)).toEqual([200, 200])
+    expect(statuses).toContain(429)
+    expect(retryAfter).toMatch(/^[1-9]\d*$/)
+    // The bucket is per token: another user's token is not limited by the first one's use.
+    const other = h.admin.createUser({ email: "other@load.test", firstName: "O", lastName: "T", orgLevel: "ADMIN" })
+    expect((await rpc(h, "list-workspaces", {}, { token: other.token })).status).toBe(200)
+  })
+
+  it("429 Retry-After can be an HTTP-date", async () => {
+    h.faults.configure({ rateLimit: 1, retryAfterForm: "http-date" })
+    let limited = null
+    for (let i = 0; i < 4 && limited === null; i++) {
+      const a = await rpc(h, "list-workspaces", {})
+      if (a.status === 429) limited = a
+    }
+    expect(limited).not.toBeNull()
+    const value = limited!.headers.get("retry-after")!
+    expect(value).toMatch(/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/)
+    expect(Date.parse(value)).toBeGreaterThan(Date.now() - 1000)
+  })
+
+  it("a scripted 429 carries the given Retry-After (number or raw string)", async () => {
+    h.faults.inject({ route: "count-records", kind: "429", retryAfter: 7 })
+    h.faults.inject({ route: "count-records", kind: "429", retryAfter: "Wed, 21 Oct 2015 07:28:00 GMT" })
+    expect((await rpc(h, "count-records", {})).headers.get("retry-after")).toBe("7")
+    expect((await rpc(h, "count-records", {})).headers.get("retry-after")).toBe("Wed, 21 Oct 2015 07:28:00 GMT")
+    expect((await rpc(h, "count-records", {})).status).toBe(200)
+  })
+})
+
+describe("server errors and lost answers", () => {
+  it("R-REST-ERR-06: failRate answers 500s; times limits a scripted fault", async () => {
+    h.faults.configure({ failRate: 1 })
+    expect((await rpc(h, "list-workspaces", {})).status).toBe(500)
+    h.faults.reset()
+    h.faults.inject({ route: "list-workspaces", kind: "500", times: 2 })
+    expect((await rpc(h, "list-workspaces", {})).status).toBe(500)
+    expect((await rpc(h, "list-workspaces", {})).status).toBe(500)
+    expect((await rpc(h, "list-workspaces", {})).status).toBe(200)
+    expect(h.faults.pending()).toBe(0)
+  })
+
+  it("a dropped connection gets no answer at all, and the request did not run", async () => {
+    const before = count()
+    h.faults.inject({ route: "create-record", kind: "drop" })
+    await expect(rpc(h, "create-record", { workspaceId: ws, title: "dropped" })).rejects.toThrow()
+    expect(count()).toBe(before)
+    h.faults.configure({ dropRate: 1 })
+    await expect(rpc(h, "list-workspaces", {})).rejects.toThrow()
+  })
+
+  it("an ambiguous write commits, then the socket closes without an answer", async () => {
+    const before = count()
+    h.faults.inject({ route: "create-record", kind: "ambiguous" })
+    await expect(rpc(h, "create-record", { workspaceId: ws, title: "committed but unanswered" })).rejects.toThrow()
+    expect(count()).toBe(before + 1)
+    const found = await ok(rpc(h, "search-records", { workspaceId: ws, query: "committed but unanswered" }))
+    expect(found).toHaveLength(1)
+  })
+
+  it("ambiguousWriteRate applies to writes only; resource-style writes map to the operation name", async () => {
+    h.faults.configure({ ambiguousWriteRate: 1 })
+    expect((await rpc(h, "list-records", { workspaceId: ws, limit: 1 })).status).toBe(200)
+    const before = count()
+    await expect(
+      fetch(`${h.restUrl}/v1/records`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${h.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ workspaceId: ws, title: "resource ambiguous" })
+      })
+    ).rejects.toThrow()
+    expect(count()).toBe(before + 1)
+    h.faults.reset()
+    // A scripted ambiguous fault on a read passes the read through untouched.
+    h.faults.inject({ route: "list-records", kind: "ambiguous" })
+    expect((await rpc(h, "list-records", { workspaceId: ws, limit: 1 })).status).toBe(200)
+  })
+
+  it("a scripted fault matches raw routes by path (RegExp); latency still answers", async () => {
+    h.faults.inject({ route: /^\/graphql$/, kind: "500" })
+    const res = await fetch(`${h.baseUrl}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "svc-token-id": h.tokenId, "svc-token-secret": h.tokenSecret },
+      body: JSON.stringify({ query: "{ currentUser { id } }" })
+    })
+    expect(res.status).toBe(500)
+    h.faults.inject({ route: "count-records", kind: "latency", latencyMs: 20 })
+    expect((await rpc(h, "count-records", {})).status).toBe(200)
+    expect(h.faults.pending()).toBe(0)
+  })
+})
+
+describe("churn", () => {
+  it("each list-records call inserts records before the first and deletes front ones, so offsets drift", async () => {
+    const first = await ok(rpc(h, "list-records", { workspaceId: ws, limit: 10 }))
+    h.faults.configure({ churn: { insertsPerPage: 3, deletesPerPage: 1 } })
+    const before = count()
+    const page1 = await ok(rpc(h, "list-records", { workspaceId: ws, limit: 10 }))
+    expect(page1.items.map((r: any) => r.id)).toEqual(first.items.map((r: any) => r.id))
+    // Three new records now sit before the old front, which was deleted.
+    expect(count()).toBe(before + 3 - 1)
+    h.faults.reset()
+    const front = await ok(rpc(h, "list-records", { workspaceId: ws, limit: 10 }))
+    expect(front.items.slice(0, 3).every((r: any) => r.title.startsWith("Churn record"))).toBe(true)
+    expect(front.items.map((r: any) => r.id)).not.toContain(first.items[0].id)
+    // Page 2 by offset now repeats items page 1 already returned.
+    const page2 = await ok(rpc(h, "list-records", { workspaceId: ws, limit: 10, skip: 10 }))
+    const seen = new Set(page1.items.map((r: any) => r.id))
+    expect(page2.items.some((r: any) => seen.has(r.id))).toBe(true)
+  })
+})
+
+describe("statistics", () => {
+  it("counts requests by route and status; resetStats clears them", async () => {
+    h.resetStats()
+    await rpc(h, "list-records", { workspaceId: ws, limit: 1 })
+    await fetch(`${h.restUrl}/v1/records?workspaceId=${ws}&limit=1`, { headers: { authorization: `Bearer ${h.token}` } })
+    await rpc(h, "get-record", { workspaceId: ws, recordId: "missing" })
+    const stats = h.stats()
+    expect(stats.total).toBe(3)
+    expect(stats.byRoute["list-records"]).toBe(2)
+    expect(stats.byStatus["200"]).toBe(2)
+    expect(stats.byStatus["422"]).toBe(1)
+    expect(stats.byRouteStatus["get-record 422"]).toBe(1)
+    h.resetStats()
+    expect(h.stats().total).toBe(0)
+  })
+})

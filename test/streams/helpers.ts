@@ -1,0 +1,41 @@
+/**
+ * Test plumbing for the paging streams: an emulator and a client layer pointed at it,
+ * with fast retries so fault tests stay quick.
+ */
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import type { ConnectionInput } from "../../src/client/config.ts"
+import { type ClientServices, clientLayer } from "../../src/client/layer.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
+
+export const clientFor = (emu: EmulatorHandle, overrides: Partial<ConnectionInput> = {}): Layer.Layer<ClientServices> =>
+  clientLayer({
+    restUrl: emu.restUrl,
+    baseUrl: emu.baseUrl,
+    token: emu.token,
+    tokenId: emu.tokenId,
+    tokenSecret: emu.tokenSecret,
+    org: emu.org,
+    retry: { maxRetries: 6, baseDelayMs: 5, capDelayMs: 50 },
+    limiter: { initialRps: 2000, maxInFlight: 8 },
+    ...overrides
+  })
+
+export const collect = <A, E>(layer: Layer.Layer<ClientServices>, stream: Stream.Stream<A, E, ClientServices>) =>
+  Effect.runPromise(Effect.provide(Effect.map(Stream.runCollect(stream), Chunk.toArray), layer))
+
+export const runWith = <A, E>(layer: Layer.Layer<ClientServices>, effect: Effect.Effect<A, E, ClientServices>) =>
+  Effect.runPromise(Effect.provide(effect, layer))
+
+/** Live record ids of a workspace straight from the emulator's database, in list order. */
+export const liveIds = (emu: EmulatorHandle, workspaceId: string): Array<string> =>
+  (emu.ctx.db.prepare("SELECT id FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY position, id")
+    .pluck().all(workspaceId) as Array<string>)
+
+export const countBy = (ids: ReadonlyArray<string>): Map<string, number> => {
+  const m = new Map<string, number>()
+  for (const id of ids) m.set(id, (m.get(id) ?? 0) + 1)
+  return m
+}

@@ -1,0 +1,59 @@
+/**
+ * Runs the real `worksync` binary as a child process, the way cron and acceptance
+ * checks do, and collects what it printed.
+ */
+import { spawn, type ChildProcess } from "node:child_process"
+import { createInterface } from "node:readline"
+
+export interface CliResult {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
+
+export const runCli = (args: ReadonlyArray<string>, options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}) =>
+  new Promise<CliResult>((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd ?? process.cwd(),
+      env: { ...cleanEnv(), ...options.env },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    child.on("error", reject)
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
+    child.stdin.end(options.input ?? "")
+  })
+
+/** Starts a long-running command and resolves with its first stdout line. */
+export const startCli = (args: ReadonlyArray<string>, options: { env?: NodeJS.ProcessEnv } = {}) =>
+  new Promise<{ child: ChildProcess; firstLine: string; stderr: () => string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...cleanEnv(), ...options.env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stderr = ""
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    const lines = createInterface({ input: child.stdout! })
+    lines.once("line", (line) => resolve({ child, firstLine: line, stderr: () => stderr }))
+    child.once("exit", (code) => reject(new Error(`exited ${code} before printing: ${stderr}`)))
+    child.once("error", reject)
+  })
+
+export const waitForExit = (child: ChildProcess) =>
+  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
+    child.once("exit", (code, signal) => resolve({ code, signal }))
+  })
+
+/** The parent's environment without any WORKSYNC_* connection variables. */
+const cleanEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("WORKSYNC_")) env[k] = v
+  return env
+}

@@ -1,0 +1,131 @@
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { RestClient } from "../../src/client/rest-client.ts"
+import { importCsv, type ImportOptions } from "../../src/connectors/csv/import.ts"
+import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { Journal, JournalDb, journalLayer } from "../../src/store/journal.ts"
+import { OP_KINDS, recordNamespace } from "../../src/sync/plan.ts"
+import { replay } from "../../src/sync/replay.ts"
+import { makeRecordExecutors } from "../../src/sync/replay-records.ts"
+import { recordCount, testClient, titleCounts, tmpDir } from "./replay-helpers.ts"
+
+let handle: EmulatorHandle
+beforeAll(async () => {
+  handle = await startEmulator({ seed: "empty" })
+})
+afterAll(() => handle.close())
+
+/** A fresh workspace per test, so counts are per test. */
+const workspace = async (name: string): Promise<string> => handle.admin.createWorkspace({ name }).id
+
+const runImport = (journalFile: string, options: ImportOptions, client = testClient(handle)) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const journal = yield* Journal
+      const rest = yield* RestClient
+      return yield* importCsv(rest, journal, options)
+    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), client)))
+  )
+
+const csvOf = (dir: string, rows: ReadonlyArray<string>) => {
+  const file = path.join(dir, "in.csv")
+  fs.writeFileSync(file, ["title,list,done,tags", ...rows].join("\n") + "\n")
+  return file
+}
+
+describe("replay (against the emulator, faults on)", () => {
+  it("R-REST-ERR-05 R-REST-ERR-06: ambiguous writes, 500s, drops and 429s: every row exists exactly once", async () => {
+    const ws = await workspace("faults")
+    const dir = tmpDir()
+    // Repeated titles on purpose: reconciliation must not confuse them.
+    const rows = Array.from({ length: 60 }, (_, i) => `Task ${i % 20},${i % 3 === 0 ? "Doing" : "Backlog"},${i % 4 === 0 ? "yes" : "no"},t${i % 2}`)
+    const file = csvOf(dir, rows)
+    handle.faults.configure({ ambiguousWriteRate: 0.25, failRate: 0.1, dropRate: 0.1, seed: 11 })
+    handle.faults.inject({ route: "create-record", kind: "429", times: 3, retryAfter: 0 })
+    try {
+      const journalFile = path.join(dir, "j.sqlite")
+      let result = await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+      // An op whose outcome stayed unknown after its rounds is settled by the rerun.
+      for (let i = 0; i < 5 && (result.failed > 0 || result.unknown > 0); i++) {
+        result = await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+      }
+      expect(result.failed + result.unknown).toBe(0)
+    } finally {
+      handle.faults.reset()
+    }
+    expect(recordCount(handle, ws)).toBe(60)
+    const counts = titleCounts(handle, ws)
+    for (let t = 0; t < 20; t++) expect(counts.get(`Task ${t}`)).toBe(3)
+    const done = handle.ctx.db.prepare("SELECT COUNT(*) AS n FROM records WHERE workspace_id = ? AND done = 1").get(ws) as { n: number }
+    expect(done.n).toBe(15)
+    const lists = handle.ctx.db.prepare("SELECT title FROM lists WHERE workspace_id = ? AND deleted_at IS NULL").all(ws) as Array<{ title: string }>
+    expect(lists.filter((l) => l.title === "Doing")).toHaveLength(1)
+    expect(lists.filter((l) => l.title === "Backlog")).toHaveLength(1)
+  })
+
+  it("R-REST-SEARCH-03: an in-flight create left by a dead run is found on the service, not sent again", async () => {
+    const ws = await workspace("resume")
+    const dir = tmpDir()
+    const file = csvOf(dir, ["Only once,,no,", "Second,,no,"])
+    const journalFile = path.join(dir, "j.sqlite")
+    // Plan with a dry-run-free import whose replay fails fast (every create dropped before
+    // any answer), leaving ops uncertain; then create one of them "behind our back" as if
+    // the dropped request had landed.
+    const first = await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" }, dryRun: false })
+    expect(first.created).toBe(2)
+    // Simulate a crash after sending: put the first op back in flight, its record existing.
+    const j = new JournalDb(journalFile)
+    const key = (j.db.prepare("SELECT key FROM ops WHERE kind = ? ORDER BY seq LIMIT 1").get(OP_KINDS.recordCreate) as { key: string }).key
+    j.db.prepare("UPDATE ops SET state = 'in_flight' WHERE key = ?").run(key)
+    j.db.prepare("DELETE FROM id_map WHERE op_key = ?").run(key)
+    j.close()
+    handle.resetStats()
+    const second = await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+    expect(second.created).toBe(1)
+    expect(second.skipped).toBe(1)
+    expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
+    expect(recordCount(handle, ws)).toBe(2)
+    const j2 = new JournalDb(journalFile)
+    expect(j2.lookup(recordNamespace(ws), key)).toBeDefined()
+    j2.close()
+  })
+
+  it("re-running a finished journal sends nothing", async () => {
+    const ws = await workspace("rerun")
+    const dir = tmpDir()
+    const file = csvOf(dir, ["A,,yes,", "B,,no,"])
+    const journalFile = path.join(dir, "j.sqlite")
+    await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+    handle.resetStats()
+    const again = await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+    expect(again).toMatchObject({ rows: 2, created: 0, skipped: 2, rejected: 0 })
+    const byRoute = handle.stats().byRoute
+    expect(byRoute["create-record"] ?? 0).toBe(0)
+    expect(byRoute["update-record"] ?? 0).toBe(0)
+    expect(recordCount(handle, ws)).toBe(2)
+  })
+
+  it("replay keeps dependencies: an update waits for the create it refers to", async () => {
+    const ws = await workspace("deps")
+    const dir = tmpDir()
+    const journalFile = path.join(dir, "j.sqlite")
+    await Effect.runPromise(
+      Effect.gen(function*() {
+        const j = yield* Journal
+        const rest = yield* RestClient
+        // Planned in reverse order on purpose: the update has the lower seq.
+        yield* j.addOps([
+          { key: "u", kind: OP_KINDS.recordUpdate, payload: { workspaceId: ws, recordRef: "c", fields: { done: true } }, dependsOn: "c" },
+          { key: "c", kind: OP_KINDS.recordCreate, payload: { workspaceId: ws, title: "dep" } }
+        ])
+        const report = yield* replay(j, makeRecordExecutors(rest))
+        expect(report.sent).toBe(2)
+      }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
+    )
+    const row = handle.ctx.db.prepare("SELECT done FROM records WHERE workspace_id = ? AND title = 'dep'").get(ws) as { done: number }
+    expect(row.done).toBe(1)
+  })
+})

@@ -1,0 +1,108 @@
+import { createHmac } from "node:crypto"
+import { Chunk, Effect, Queue } from "effect"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { serveWebhooks, WebhookDeliveries, WebhookDeliveriesLive, webhookQueue } from "../../src/webhooks/receiver.ts"
+
+const SECRET = "receiver-test-secret"
+const sign = (body: string, secret = SECRET) => createHmac("sha256", secret).update(body, "utf8").digest("hex")
+
+const delivery = (event: string) =>
+  JSON.stringify({
+    event,
+    webhook: {
+      id: "w1",
+      uid: "abc",
+      url: "http://x",
+      status: "HEALTHY",
+      enabled: true,
+      metadata: { events: [], projectIds: [] }
+    },
+    previousValue: null,
+    currentValue: { id: "r1", title: "A" }
+  })
+
+const post = (url: string, body: string, headers: Record<string, string>) =>
+  Effect.promise(() =>
+    fetch(url, { method: "POST", body, headers: { "content-type": "application/json", ...headers } }).then(async (r) => ({
+      status: r.status,
+      text: await r.text()
+    }))
+  )
+
+describe("webhook receiver", () => {
+  it.scoped("R-WEBHOOK-DELIVERY-09: a correctly signed delivery is decoded and queued with its raw bytes", () =>
+    Effect.gen(function* () {
+      const receiver = yield* webhookQueue({ secret: SECRET })
+      const body = delivery("TODO_CREATED")
+      const res = yield* post(receiver.url, body, { "X-Signature": sign(body) })
+      expect(res.status).toBe(200)
+      const got = yield* Queue.take(receiver.deliveries)
+      expect(got.delivery.event).toBe("TODO_CREATED")
+      expect(got.delivery.currentValue).toEqual({ id: "r1", title: "A" })
+      expect(Buffer.from(got.rawBody).toString("utf8")).toBe(body)
+    })
+  )
+
+  it.scoped("R-WEBHOOK-DELIVERY-09: a bad or missing signature is 401 and nothing is delivered", () =>
+    Effect.gen(function* () {
+      const receiver = yield* webhookQueue({ secret: SECRET })
+      const body = delivery("TODO_CREATED")
+      expect((yield* post(receiver.url, body, { "X-Signature": sign(body, "wrong") })).status).toBe(401)
+      expect((yield* post(receiver.url, body, {})).status).toBe(401)
+      // R-WEBHOOK-DELIVERY-10: the signature of a re-serialized body does not pass either.
+      const spaced = body.replace(/,/g, ", ")
+      expect((yield* post(receiver.url, spaced, { "X-Signature": sign(body) })).status).toBe(401)
+      expect(Chunk.size(yield* Queue.takeAll(receiver.deliveries))).toBe(0)
+    })
+  )
+
+  it.scoped("R-WEBHOOK-DELIVERY-18: an unknown event string such as WEBHOOK_HEALTH_CHECK is delivered, not rejected", () =>
+    Effect.gen(function* () {
+      const receiver = yield* webhookQueue({ secret: SECRET })
+      for (const event of ["WEBHOOK_HEALTH_CHECK", "SOMETHING_NEW_LATER"]) {
+        const body = delivery(event)
+        expect((yield* post(receiver.url, body, { "x-signature": sign(body) })).status).toBe(200)
+      }
+      const events = Chunk.toArray(yield* Queue.takeAll(receiver.deliveries)).map((d) => d.delivery.event)
+      expect(events).toEqual(["WEBHOOK_HEALTH_CHECK", "SOMETHING_NEW_LATER"])
+    })
+  )
+
+  it.scoped("R-WEBHOOK-DELIVERY-03: a signed body that is not a delivery is 400 and not delivered", () =>
+    Effect.gen(function* () {
+      const receiver = yield* webhookQueue({ secret: SECRET })
+      const body = JSON.stringify({ event: "TODO_CREATED" })
+      const res = yield* post(receiver.url, body, { "x-signature": sign(body) })
+      expect(res.status).toBe(400)
+      expect(res.text).toContain("webhook")
+      expect(Chunk.size(yield* Queue.takeAll(receiver.deliveries))).toBe(0)
+    })
+  )
+
+  it.scoped("R-WEBHOOK-DELIVERY-17: a failing handler answers 500 so the sender retries", () =>
+    Effect.gen(function* () {
+      const receiver = yield* serveWebhooks({ secret: SECRET }, () => Effect.fail("down"))
+      const body = delivery("TAG_CREATED")
+      expect((yield* post(receiver.url, body, { "x-signature": sign(body) })).status).toBe(500)
+    })
+  )
+
+  it("the server closes with its scope", async () => {
+    const url = await Effect.runPromise(Effect.scoped(webhookQueue({ secret: SECRET }).pipe(Effect.map((r) => r.url))))
+    await expect(fetch(url, { method: "POST", body: "{}" })).rejects.toThrow()
+  })
+})
+
+layer(WebhookDeliveriesLive({ secret: SECRET, path: "/hooks/worksync" }))("WebhookDeliveriesLive", (it) => {
+  it.effect("R-WEBHOOK-DELIVERY-09: the layer serves verified deliveries on its path only", () =>
+    Effect.gen(function* () {
+      const receiver = yield* WebhookDeliveries
+      expect(receiver.url.endsWith("/hooks/worksync")).toBe(true)
+      const body = delivery("COMMENT_CREATED")
+      expect((yield* post(receiver.url, body, { "x-signature": sign(body) })).status).toBe(200)
+      expect((yield* post(receiver.url.replace("/hooks/worksync", "/other"), body, { "x-signature": sign(body) })).status).toBe(404)
+      const got = yield* Queue.take(receiver.deliveries)
+      expect(got.delivery.event).toBe("COMMENT_CREATED")
+    })
+  )
+})
