@@ -7,6 +7,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: "forks",
     globalSetup: ["test/setup.global.ts"],
-    reporters: process.env.CI ? ["default"] : ["default"]
+    reporters: ["default", "./test/support/summary-reporter.ts"]
   }
 })

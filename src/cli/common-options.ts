@@ -1,24 +1,32 @@
 /**
- * Flags shared by the commands: the connection of the command-line contract (flags win
- * over env) and the output switches.
+ * Flags shared by the commands: the connection of the command-line contract and the
+ * output switches. Each connection setting comes from its flag, else the config file's
+ * profile (config-file.ts), else its WORKSYNC_* environment variable.
  */
 import * as Options from "@effect/cli/Options"
-import * as Config from "effect/Config"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import {
+  DEFAULT_CONFIG_FILE,
+  type ProfileField,
+  profileThenEnv,
+  secretProfileThenEnv,
+  secretTargetProfile,
+  targetProfile
+} from "./config-file.ts"
 import type { Verbosity } from "./output.ts"
 
-const fromEnv = (flag: string, env: string, description: string) =>
+const fromEnv = (flag: string, env: string, description: string, field: ProfileField) =>
   Options.text(flag).pipe(
-    Options.withFallbackConfig(Config.string(env)),
-    Options.withDescription(`${description} (env ${env})`),
+    Options.withFallbackConfig(profileThenEnv(field, env)),
+    Options.withDescription(`${description} (profile key ${field}, env ${env})`),
     Options.optional
   )
 
-const secretFromEnv = (flag: string, env: string, description: string) =>
+const secretFromEnv = (flag: string, env: string, description: string, field: ProfileField) =>
   Options.redacted(flag).pipe(
-    Options.withFallbackConfig(Config.redacted(env)),
-    Options.withDescription(`${description} (env ${env})`),
+    Options.withFallbackConfig(secretProfileThenEnv(field, env)),
+    Options.withDescription(`${description} (profile key ${field}, env ${env})`),
     Options.optional
   )
 
@@ -32,27 +40,67 @@ export interface ConnectionFlags {
   readonly headerPrefix: Option.Option<string>
 }
 
-/** The source connection: `--rest-url`, `--token`, ... with WORKSYNC_* env fallbacks. */
-export const connectionOptions = {
-  restUrl: fromEnv("rest-url", "WORKSYNC_REST_URL", "REST base URL; /v1/<operation> is appended"),
-  baseUrl: fromEnv("base-url", "WORKSYNC_BASE_URL", "GraphQL/app base URL; /graphql and /uploads are appended"),
-  token: secretFromEnv("token", "WORKSYNC_TOKEN", "REST personal access token"),
-  tokenId: fromEnv("token-id", "WORKSYNC_TOKEN_ID", "GraphQL token id"),
-  tokenSecret: secretFromEnv("token-secret", "WORKSYNC_TOKEN_SECRET", "GraphQL token secret"),
-  org: fromEnv("org", "WORKSYNC_ORG", "organization id or slug"),
-  headerPrefix: fromEnv("header-prefix", "WORKSYNC_HEADER_PREFIX", "header prefix, default svc")
+/**
+ * `--config` and `--profile` are read from argv by config-file.ts (the other options'
+ * fallbacks need them during parsing); they are declared here so that help lists them
+ * and the parser accepts them.
+ */
+export const configOptions = {
+  config: Options.text("config").pipe(
+    Options.withDescription(`config file of connection profiles (env WORKSYNC_CONFIG; default ./${DEFAULT_CONFIG_FILE} when present)`),
+    Options.optional
+  ),
+  profile: Options.text("profile").pipe(
+    Options.withDescription("profile of the config file to connect with (env WORKSYNC_PROFILE; default: the file's defaultProfile)"),
+    Options.optional
+  )
 }
 
-/** The target connection of `copy-files` (`--to-rest-url`, ...); each defaults to the source's. */
-export const targetConnectionOptions = {
-  restUrl: Options.text("to-rest-url").pipe(Options.withDescription("target REST base URL"), Options.optional),
-  baseUrl: Options.text("to-base-url").pipe(Options.withDescription("target GraphQL/app base URL"), Options.optional),
-  token: Options.redacted("to-token").pipe(Options.withDescription("target REST token"), Options.optional),
-  tokenId: Options.text("to-token-id").pipe(Options.withDescription("target GraphQL token id"), Options.optional),
-  tokenSecret: Options.redacted("to-token-secret").pipe(Options.withDescription("target GraphQL token secret"), Options.optional),
-  org: Options.text("to-org").pipe(Options.withDescription("target organization id or slug"), Options.optional),
-  headerPrefix: Options.text("to-header-prefix").pipe(Options.withDescription("target header prefix"), Options.optional)
+/** The source connection: `--rest-url`, `--token`, ... with profile and WORKSYNC_* env fallbacks. */
+export const connectionOptions = {
+  restUrl: fromEnv("rest-url", "WORKSYNC_REST_URL", "REST base URL; /v1/<operation> is appended", "restUrl"),
+  baseUrl: fromEnv("base-url", "WORKSYNC_BASE_URL", "GraphQL/app base URL; /graphql and /uploads are appended", "baseUrl"),
+  token: secretFromEnv("token", "WORKSYNC_TOKEN", "REST personal access token", "token"),
+  tokenId: fromEnv("token-id", "WORKSYNC_TOKEN_ID", "GraphQL token id", "tokenId"),
+  tokenSecret: secretFromEnv("token-secret", "WORKSYNC_TOKEN_SECRET", "GraphQL token secret", "tokenSecret"),
+  org: fromEnv("org", "WORKSYNC_ORG", "organization id or slug", "org"),
+  headerPrefix: fromEnv("header-prefix", "WORKSYNC_HEADER_PREFIX", "header prefix, default svc", "headerPrefix"),
+  ...configOptions
 }
+
+const target = (flag: string, description: string, field: ProfileField) =>
+  Options.text(flag).pipe(
+    Options.withFallbackConfig(targetProfile(field)),
+    Options.withDescription(`${description} (or key ${field} of the --to-profile profile)`),
+    Options.optional
+  )
+const secretTarget = (flag: string, description: string, field: ProfileField) =>
+  Options.redacted(flag).pipe(
+    Options.withFallbackConfig(secretTargetProfile(field)),
+    Options.withDescription(`${description} (or key ${field} of the --to-profile profile)`),
+    Options.optional
+  )
+
+/**
+ * The target connection of `copy-files` (`--to-rest-url`, ... or `--to-profile NAME`);
+ * each defaults to the source's.
+ */
+export const targetConnectionOptions = {
+  restUrl: target("to-rest-url", "target REST base URL", "restUrl"),
+  baseUrl: target("to-base-url", "target GraphQL/app base URL", "baseUrl"),
+  token: secretTarget("to-token", "target REST token", "token"),
+  tokenId: target("to-token-id", "target GraphQL token id", "tokenId"),
+  tokenSecret: secretTarget("to-token-secret", "target GraphQL token secret", "tokenSecret"),
+  org: target("to-org", "target organization id or slug", "org"),
+  headerPrefix: target("to-header-prefix", "target header prefix", "headerPrefix"),
+  // Read from argv by config-file.ts (the fallbacks above need it while parsing); declared for help and parsing.
+  profile: Options.text("to-profile").pipe(
+    Options.withDescription("profile of the config file for the target connection"),
+    Options.optional
+  )
+}
+
+
 
 export const jsonOption = Options.boolean("json").pipe(
   Options.withDescription("print one JSON result object on stdout")

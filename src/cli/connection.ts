@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import { type ClientServices, clientLayer } from "../client/layer.ts"
 import { describeError, isClientError } from "../client/errors.ts"
 import type { ConnectionFlags } from "./common-options.ts"
+import { configProblem, DEFAULT_CONFIG_FILE } from "./config-file.ts"
 import { CliExit, registerDescriber, usageError } from "./exit.ts"
 
 registerDescriber((e) => (isClientError(e) ? describeError(e) : undefined))
@@ -21,7 +22,7 @@ export interface Needs {
 
 const requireFlag = <A>(value: Option.Option<A>, flag: string, env: string, what: string): Effect.Effect<A, CliExit> =>
   Option.match(value, {
-    onNone: () => Effect.fail(usageError(`missing ${what}: pass --${flag} or set ${env}`)),
+    onNone: () => Effect.fail(usageError(`missing ${what}: pass --${flag}, set ${env}, or add it to a profile of ${DEFAULT_CONFIG_FILE}`)),
     onSome: Effect.succeed
   })
 
@@ -42,6 +43,9 @@ export const clientLayerFromFlags = (
   names: { readonly prefix: string; readonly envPrefix: string } = { prefix: "", envPrefix: "WORKSYNC_" }
 ): Effect.Effect<Layer.Layer<ClientServices>, CliExit> =>
   Effect.gen(function*() {
+    // A config file that cannot be used is the first thing to fix, before any missing flag.
+    const problem = configProblem()
+    if (problem !== undefined) return yield* Effect.fail(usageError(problem))
     const flag = (name: string) => `${names.prefix}${name}`
     const env = (name: string) => `${names.envPrefix}${name}`
     const restUrl = needs.rest

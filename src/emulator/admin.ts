@@ -7,9 +7,7 @@ import type { AccessLevel, EmulatorContext } from "./context.ts"
 import { insertWorkspace, uniqueSlug } from "./core/workspaces.ts"
 import { insertOrganization, insertUser, setOrgMember, setWorkspaceMember, type IssuedToken } from "./core/people.ts"
 import { trashRecord } from "./core/records.ts"
-import { recordDetail } from "./core/serialize.ts"
 import { all, get, run } from "./core/sql.ts"
-import { emit } from "./core/writes.ts"
 
 export interface CreateUserOptions {
   readonly email: string
@@ -136,4 +134,3 @@ export const makeAdmin = (ctx: EmulatorContext, defaults: { orgId: string; works
   }
 }
 
-export { emit, recordDetail }

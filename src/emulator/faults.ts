@@ -11,7 +11,11 @@ export type FaultKind = "429" | "500" | "drop" | "ambiguous" | "latency"
 
 /** A scripted fault: the next `times` (default 1) requests on `route` get `kind`. */
 export interface FaultInjection {
-  /** RPC operation name for REST (resource style maps to it), the path for raw routes. */
+  /**
+   * RPC operation name for REST (a resource-style call maps to its operation), the request
+   * path for raw routes (`/graphql`, `/uploads/...`, `/rest/uploads/...`) and for the
+   * storage server (its own path).
+   */
   readonly route: string | RegExp
   readonly kind: FaultKind
   readonly times?: number

@@ -24,21 +24,21 @@ export interface ChurnOptions {
 /** Fault injection; all off by default. */
 export interface FaultOptions {
   /** Requests per second per token (token bucket, burst of the same size); 429 beyond. */
-  readonly rateLimit?: number
+  readonly rateLimit?: number | undefined
   /** Form of Retry-After on 429: whole seconds (default) or an HTTP-date. */
-  readonly retryAfterForm?: "seconds" | "http-date"
+  readonly retryAfterForm?: "seconds" | "http-date" | undefined
   /** Added before answering every request. */
-  readonly latencyMs?: number
+  readonly latencyMs?: number | undefined
   /** Fraction of requests answered 500. */
-  readonly failRate?: number
+  readonly failRate?: number | undefined
   /** Fraction of connections destroyed without an answer. */
-  readonly dropRate?: number
+  readonly dropRate?: number | undefined
   /** Fraction of writes that commit and then lose their answer (socket destroyed). */
-  readonly ambiguousWriteRate?: number
+  readonly ambiguousWriteRate?: number | undefined
   /** Records inserted and deleted at the front on each list-records call (offset drift). */
-  readonly churn?: ChurnOptions
+  readonly churn?: ChurnOptions | undefined
   /** Seed of the PRNG behind the fractions. */
-  readonly seed?: number
+  readonly seed?: number | undefined
 }
 
 export interface LimitOptions {
@@ -57,7 +57,8 @@ export interface EmulatorOptions {
   readonly port?: number
   /** Storage port; 0 (default) picks a free one. */
   readonly storagePort?: number
-  readonly seed?: SeedOption
+  /** A SeedOption, or its CLI spelling ("empty", "demo", "500", "3x20000"). */
+  readonly seed?: SeedOption | string
   /** SQLite file; default in memory. An existing seeded file is reused as is. */
   readonly dbFile?: string
   /** Header prefix, default "svc". */

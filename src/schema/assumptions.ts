@@ -497,7 +497,8 @@ export const CHECKLIST_ITEM_ASSIGNEES = "GraphQL add/removeChecklistItemAssignee
  * webhook sets it HEALTHY and sends WEBHOOK_HEALTH_CHECK. Deliveries are logged in
  * `webhook_deliveries` (one row per event and webhook: status QUEUED, DELIVERED, FAILED
  * or DROPPED when the webhook was disabled or deleted meanwhile) and
- * `webhook_delivery_attempts` (delay and timeout used, status code or error).
+ * `webhook_delivery_attempts` (delay and timeout used, status code or error). Each
+ * delivery runs on its own schedule, so a receiver may see events out of order.
  */
 export const WEBHOOK_MANAGEMENT = "own webhooks only; delivery log tables" as const
 

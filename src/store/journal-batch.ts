@@ -7,7 +7,7 @@
  * so a claim is still durable before its request is sent.
  */
 import * as Effect from "effect/Effect"
-import { JournalError, type JournalDb, JournalStateError, type Mapping, type Op } from "./journal.ts"
+import { JournalError, type JournalDb, JournalStateError, type Mapping, type NewOp, type Op } from "./journal.ts"
 
 type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: JournalError | JournalStateError }
 
@@ -19,7 +19,12 @@ interface Pending {
 
 export interface BatchedTransitions {
   readonly claim: (key: string) => Effect.Effect<Op, JournalError | JournalStateError>
-  readonly complete: (key: string, result: unknown, mappings?: ReadonlyArray<Mapping>) => Effect.Effect<void, JournalError | JournalStateError>
+  readonly complete: (
+    key: string,
+    result: unknown,
+    mappings?: ReadonlyArray<Mapping>,
+    followUps?: ReadonlyArray<NewOp>
+  ) => Effect.Effect<void, JournalError | JournalStateError>
   readonly fail: (key: string, error: string, options?: { readonly outcomeUnknown?: boolean }) => Effect.Effect<void, JournalError | JournalStateError>
   readonly markUncertain: (key: string, error: string) => Effect.Effect<void, JournalError | JournalStateError>
   readonly markResolved: (key: string) => Effect.Effect<void, JournalError | JournalStateError>
@@ -70,7 +75,7 @@ export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
 
   return {
     claim: (key) => enqueue("claim", () => core.claim(key)),
-    complete: (key, result, mappings) => enqueue("complete", () => core.complete(key, result, mappings)),
+    complete: (key, result, mappings, followUps) => enqueue("complete", () => core.complete(key, result, mappings, followUps)),
     fail: (key, error, options) => enqueue("fail", () => core.fail(key, error, options)),
     markUncertain: (key, error) => enqueue("markUncertain", () => core.markUncertain(key, error)),
     markResolved: (key) => enqueue("markResolved", () => core.markResolved(key)),

@@ -323,14 +323,29 @@ export class JournalDb {
     })
   }
 
-  /** Starts a new plan run and returns its number (see `planOps`). */
+  /**
+   * Starts a new plan run and returns its number (see `planOps`). Until `endPlanRun`,
+   * commits skip the fsync (synchronous=NORMAL): nothing is sent while planning, and a
+   * plan lost to a power cut is simply planned again by the rerun.
+   */
   beginPlanRun(): number {
-    return this.transaction(() => {
+    const run = this.transaction(() => {
       const current = Number(this.getMeta("plan_run") ?? "0")
       const next = current + 1
       this.setMeta("plan_run", String(next))
       return next
     })
+    this.db.pragma("synchronous = NORMAL")
+    return run
+  }
+
+  /**
+   * Ends planning: back to synchronous=FULL, and one FULL commit, which makes every
+   * earlier WAL frame durable before the first op is claimed.
+   */
+  endPlanRun(run: number): void {
+    this.db.pragma("synchronous = FULL")
+    this.setMeta("plan_run_complete", String(run))
   }
 
   /**
@@ -398,12 +413,17 @@ export class JournalDb {
     })
   }
 
-  complete(key: string, result: unknown, mappings: ReadonlyArray<Mapping> = []): void {
+  /**
+   * Done, with the id mappings and any follow-up ops (work that only exists once this op
+   * is done, e.g. setting `done` on a record just created), all in one transaction.
+   */
+  complete(key: string, result: unknown, mappings: ReadonlyArray<Mapping> = [], followUps: ReadonlyArray<NewOp> = []): void {
     const now = this.now()
     this.transaction(() => {
       const changed = this.st.complete.run(json(result), now, key).changes
       if (changed === 0) throw new JournalStateError({ key, expected: "in_flight or pending", actual: this.stateOf(key) })
       for (const m of mappings) this.st.map.run(m.namespace, m.sourceKey, m.targetId, key, now)
+      for (const op of followUps) this.st.insert.run(op.key, op.kind, json(op.payload), op.dependsOn ?? null, null, now)
     })
   }
 
@@ -534,16 +554,18 @@ export interface JournalApi {
   /** Inserts ops not yet present (by key) in one transaction; returns how many were new. */
   readonly addOps: (ops: Iterable<NewOp>) => Effect.Effect<number, JournalError>
   readonly beginPlanRun: () => Effect.Effect<number, JournalError>
+  readonly endPlanRun: (run: number) => Effect.Effect<void, JournalError>
   readonly planOps: (run: number, ops: ReadonlyArray<PlanOp>) => Effect.Effect<Array<PlannedOp>, JournalError>
   readonly get: (key: string) => Effect.Effect<Option.Option<Op>, JournalError>
   /** pending -> in_flight, attempts+1, attempted_at = now, committed before returning. */
   readonly claim: (key: string) => Effect.Effect<Op, JournalError | JournalStateError>
   readonly claimMany: (keys: ReadonlyArray<string>) => Effect.Effect<Array<Op>, JournalError>
-  /** -> done with the result, plus id mappings, in one transaction. */
+  /** -> done with the result, plus id mappings and follow-up ops, in one transaction. */
   readonly complete: (
     key: string,
     result: unknown,
-    mappings?: ReadonlyArray<Mapping>
+    mappings?: ReadonlyArray<Mapping>,
+    followUps?: ReadonlyArray<NewOp>
   ) => Effect.Effect<void, JournalError | JournalStateError>
   /** -> failed with the error; `outcomeUnknown` marks it uncertain (reconcile before resending). */
   readonly fail: (
@@ -598,11 +620,13 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
     sync: core,
     addOps: (ops) => lift(file, "addOps", () => core.addOps(ops)),
     beginPlanRun: () => lift(file, "beginPlanRun", () => core.beginPlanRun()),
+    endPlanRun: (run) => lift(file, "endPlanRun", () => core.endPlanRun(run)),
     planOps: (run, ops) => lift(file, "planOps", () => core.planOps(run, ops)),
     get: (key) => lift(file, "get", () => Option.fromNullable(core.get(key))),
     claim: (key) => liftState(file, "claim", () => core.claim(key)),
     claimMany: (keys) => lift(file, "claimMany", () => core.claimMany(keys)),
-    complete: (key, result, mappings) => liftState(file, "complete", () => core.complete(key, result, mappings)),
+    complete: (key, result, mappings, followUps) =>
+      liftState(file, "complete", () => core.complete(key, result, mappings, followUps)),
     fail: (key, error, options) => liftState(file, "fail", () => core.fail(key, error, options)),
     markUncertain: (key, error) => liftState(file, "markUncertain", () => core.markUncertain(key, error)),
     release: (key, error) => liftState(file, "release", () => core.release(key, error ?? null)),

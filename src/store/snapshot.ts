@@ -91,7 +91,7 @@ const ROW = (r: Record<string, unknown>): RunRow => ({
   stats: typeof r.stats === "string" ? JSON.parse(r.stats) : null
 })
 
-/** Adds one key to a JSON object text without re-serializing the rest. */
+/** The object as JSON with one more key (workspaceId, recordId), as stored and exported. */
 const withKey = (obj: object, key: string, value: string): string => JSON.stringify({ ...obj, [key]: value })
 
 const makeStore = (db: Database.Database, file: string) => {

@@ -41,7 +41,7 @@ export interface ScanReport {
   readonly duplicateIds: ReadonlyArray<string>
   /** Planned windows. */
   readonly windows: number
-  /** Gaps between windows that were re-read, and the pages that took. */
+  /** Gaps between windows that were re-read, and the pages read besides the planned windows. */
   readonly gapsRepaired: number
   readonly rereadPages: number
   /** Full re-reads because the counts did not add up. */
@@ -67,7 +67,7 @@ export interface StableScanOptions {
   readonly concurrency?: number | undefined
   /** Items each window shares with the one before it. Default 3. */
   readonly overlap?: number | undefined
-  /** Re-read requests allowed before giving up. Default 200 + 2 per window. */
+  /** Re-reads caused by drift allowed before giving up. Default 200 + 2 per window. */
   readonly maxRereads?: number | undefined
   /** Full re-reads allowed when counts do not add up. Default 2. */
   readonly maxVerificationPasses?: number | undefined
@@ -150,11 +150,16 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
         return out
       }
 
-      const reread = (skip: number): Effect.Effect<Win, PageError | ScanUnstable> =>
-        rereadPages >= maxRereads
-          ? Effect.fail(new ScanUnstable({ workspaceId, detail: `gave up after ${rereadPages} re-read pages` }))
+      // Every re-read counts in the report; only reads caused by drift (stepping back,
+      // a page that did not touch the one before) count against the give-up budget, so
+      // plain forward paging past the planned windows is never cut short.
+      let driftReads = 0
+      const reread = (skip: number, drift: boolean): Effect.Effect<Win, PageError | ScanUnstable> =>
+        drift && driftReads >= maxRereads
+          ? Effect.fail(new ScanUnstable({ workspaceId, detail: `gave up after ${driftReads} re-read pages` }))
           : Effect.map(readWindow(fetch, skip, limit), (w) => {
             rereadPages++
+            if (drift) driftReads++
             return w
           })
 
@@ -170,17 +175,18 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
         Effect.gen(function*() {
           let skip = Math.max(0, start)
           let back = overlap
-          let page = yield* reread(skip)
+          let page = yield* reread(skip, false)
           // Step back until the page reaches the anchor (or the start of the list).
           while (skip > 0 && !touches(page.items, anchor)) {
             skip = Math.max(0, skip - back)
             back *= 2
-            page = yield* reread(skip)
+            page = yield* reread(skip, true)
           }
           const out = [...page.items]
           while ((target === null || !touches(page.items, target)) && page.more && page.items.length > 0) {
-            const next: Win = yield* reread(page.skip + page.items.length - overlap)
+            const next: Win = yield* reread(page.skip + page.items.length - overlap, false)
             if (!touches(next.items, idsOf(page.items))) {
+              driftReads++
               // Drift between two consecutive reads outran the overlap: widen it and bridge again.
               overlap = Math.min(overlap * 2, Math.floor(limit / 2))
               out.push(...(yield* bridge(idsOf(page.items), target, next.skip)))
@@ -220,7 +226,6 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
       const tail = Stream.unwrap(Effect.sync(() => {
         const last = prev
         if (last === null || !last.more || last.items.length === 0) return Stream.empty
-        gapsRepaired++
         return Stream.fromIterableEffect(
           Effect.map(bridge(idsOf(last.items), null, last.skip + last.items.length - overlap), (items) => fresh(items, "all"))
         )

@@ -52,7 +52,12 @@ export const RecordCreatePayload = Schema.Struct({
   /** Resolved at replay through `tag:<workspaceId>` (made by tag.ensure ops). */
   tagTitles: opt(Schema.Array(Str)),
   /** Where it came from, for messages (CSV line, snapshot record id). */
-  origin: opt(Str)
+  origin: opt(Str),
+  /**
+   * Set once the record exists (create-record takes no `done`): becomes a follow-up
+   * `record.update` op, added in the transaction that completes the create.
+   */
+  then: opt(Schema.Struct({ done: opt(Schema.Boolean) }))
 })
 export type RecordCreatePayload = typeof RecordCreatePayload.Type
 

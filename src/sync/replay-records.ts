@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import { Schema } from "effect"
 import { RestClient, type RestClientApi } from "../client/rest-client.ts"
 import { RECONCILE_CLOCK_SKEW_MS } from "../schema/assumptions.ts"
-import type { JournalApi, Op } from "../store/journal.ts"
+import type { JournalApi, NewOp, Op } from "../store/journal.ts"
 import {
   EnsurePayload,
   listNamespace,
@@ -64,6 +64,19 @@ const targetListId = (
     ? lookupOrFail(journal, listNamespace(p.workspaceId), p.listTitle, `list ${JSON.stringify(p.listTitle)} was not created (see its list.ensure op)`)
     : Effect.succeed(undefined)
 
+/** What a create asks to be done once its record exists: `done` through update-record. */
+const followUpsOf = (op: Op, p: RecordCreatePayload): Array<NewOp> => {
+  if (p.then?.done === undefined) return []
+  const sourceKey = p.sourceKey ?? op.key
+  const payload: RecordUpdatePayload = {
+    workspaceId: p.workspaceId,
+    recordRef: sourceKey,
+    fields: { done: p.then.done },
+    ...(p.origin !== undefined ? { origin: p.origin } : {})
+  }
+  return [{ key: `${op.key}/done`, kind: OP_KINDS.recordUpdate, payload, dependsOn: op.key }]
+}
+
 const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
   kind: OP_KINDS.recordCreate,
   group: (op) => {
@@ -93,7 +106,8 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
       })
       return {
         result: { id: created.id, uid: created.uid, title: created.title, listId: created.list.id },
-        mappings: [{ namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: created.id }]
+        mappings: [{ namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: created.id }],
+        followUps: followUpsOf(op, p)
       } satisfies OpOutcome
     }),
   reconcile: (op, journal) =>
@@ -134,7 +148,8 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
       if (pick === undefined) return Option.none()
       return Option.some({
         result: { id: pick.id, uid: pick.uid, title: pick.title, listId: pick.todoList.id, reconciled: true },
-        mappings: [{ namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: pick.id }]
+        mappings: [{ namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: pick.id }],
+        followUps: followUpsOf(op, p)
       } satisfies OpOutcome)
     })
 })

@@ -24,13 +24,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { isAmbiguousFailure } from "../client/retry.ts"
-import type { JournalApi, JournalError, JournalStateError, Mapping, Op } from "../store/journal.ts"
+import type { JournalApi, JournalError, JournalStateError, Mapping, NewOp, Op } from "../store/journal.ts"
 import { batchedTransitions } from "../store/journal-batch.ts"
 
 /** What an executed or reconciled op produced. */
 export interface OpOutcome {
   readonly result: unknown
   readonly mappings: ReadonlyArray<Mapping>
+  /** Ops that exist only once this one is done (added in the same transaction). */
+  readonly followUps?: ReadonlyArray<NewOp>
 }
 
 /** Anything an executor can fail with: client errors carry `_tag` and `message`. */
@@ -144,7 +146,8 @@ export const replay = <R>(
               return yield* ended(op, "unknown")
             }
             if (Option.isSome(found.right)) {
-              yield* tx.complete(op.key, found.right.value.result, found.right.value.mappings)
+              const o = found.right.value
+              yield* tx.complete(op.key, o.result, o.mappings, o.followUps)
               return yield* ended(op, "reconciled")
             }
             yield* tx.markResolved(op.key)
@@ -152,7 +155,7 @@ export const replay = <R>(
           current = yield* tx.claim(op.key)
           const exit = yield* Effect.either(executor.execute(current, journal))
           if (exit._tag === "Right") {
-            yield* tx.complete(op.key, exit.right.result, exit.right.mappings)
+            yield* tx.complete(op.key, exit.right.result, exit.right.mappings, exit.right.followUps)
             return yield* ended(op, "sent")
           }
           const error = exit.left

@@ -6,14 +6,15 @@
  *    request: wall time with fan-out (pages and workspaces concurrent) vs concurrency 1.
  * 2. The same scan against an emulator rate limit: requests per second achieved vs the
  *    limit, and the share of requests answered 429 (target >= 90% of the limit with
- *    <= 2% 429), with the adaptive limiter alone and with its ceiling set to the limit.
+ *    <= 2% 429), with the adaptive limiter alone and with its ceiling at or just
+ *    under the limit.
  * 3. Incremental backup: requests of a full first backup (details and activity) of
  *    3 x 2,000 records vs a second backup after 1% of the records changed.
  *
  * The emulator of parts 1 and 2 runs in its own process; counts come from the
  * client's limiter (requests sent, 429s received).
  *
- *   npx tsx test/bench/backup.ts [recordsPerWorkspace=20000] [rateLimit=50]
+ *   npx tsx test/bench/backup.ts [recordsPerWorkspace=20000] [rateLimit=25]
  */
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
@@ -33,7 +34,7 @@ import { SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup } from "../../src/sync/backup.ts"
 
 const perWorkspace = Number(process.argv[2] ?? 20_000)
-const rateLimit = Number(process.argv[3] ?? 50)
+const rateLimit = Number(process.argv[3] ?? 25)
 
 const connection = (emu: EmulatorHandle, overrides: Partial<ConnectionInput>): ConnectionInput => ({
   restUrl: emu.restUrl,
@@ -102,15 +103,22 @@ const seed = `3x${perWorkspace}`
 // 2. Against a rate limit.
 for (const [label, limiter] of [
   ["adaptive limiter, no ceiling", { maxInFlight: 16, initialRps: 20 }],
-  [`limiter ceiling set to the limit (${rateLimit} rps)`, { maxInFlight: 16, initialRps: rateLimit, maxRps: rateLimit }]
+  [`limiter ceiling set to the limit (${rateLimit} rps)`, { maxInFlight: 16, initialRps: rateLimit, maxRps: rateLimit }],
+  // Every 429 pauses all requests for its Retry-After (whole seconds): a ceiling just
+  // under the limit avoids them.
+  [`limiter ceiling at 95% of the limit`, { maxInFlight: 16, initialRps: rateLimit * 0.95, maxRps: rateLimit * 0.95 }]
 ] as const) {
   const emu = await spawnEmulator(["--seed", seed, "--latency", "20", "--rate-limit", String(rateLimit)])
   const r = await scanAll(emu, limiter, 8)
   const ok = r.requests - r.limited
   const rps = ok / (r.ms / 1000)
+  // The emulator's bucket starts full (a burst of `rateLimit` requests): without that
+  // first burst the figure is the sustained rate.
+  const sustained = (ok - rateLimit) / (r.ms / 1000)
   console.log(
     `rate limit ${rateLimit} rps, ${label}: ${r.records} records in ${seconds(r.ms)}, ${r.requests} requests, ` +
-      `${rps.toFixed(1)} answered rps = ${((rps / rateLimit) * 100).toFixed(1)}% of the limit, ` +
+      `${rps.toFixed(1)} answered rps = ${((rps / rateLimit) * 100).toFixed(1)}% of the limit ` +
+      `(sustained, without the initial burst: ${((sustained / rateLimit) * 100).toFixed(1)}%), ` +
       `${r.limited} answered 429 = ${((r.limited / r.requests) * 100).toFixed(2)}%`
   )
   emu.stop()

@@ -82,7 +82,7 @@ const main = async () => {
   const emulator = await startEmulator({ seed: "3x20000" })
   console.log(`seeded 3x20000 in ${((performance.now() - t0) / 1000).toFixed(2)} s`)
   // Warm-up (JIT, caches), not reported.
-  await runChild([emulator.baseUrl, emulator.token, emulator.org, "1", "1", ...emulator.workspaces])
+  await runChild([emulator.baseUrl, emulator.token, emulator.org, "0", "2", ...emulator.workspaces])
   for (let i = 0; i < scenarios.length; i++) {
     const cpu0 = process.cpuUsage()
     const start = performance.now()

@@ -2,7 +2,7 @@
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startEmulator, type EmulatorHandle } from "../../src/emulator/index.ts"
-import { ok, rest, rpc } from "./rest-support.ts"
+import { ok, rpc } from "./rest-support.ts"
 
 let h: EmulatorHandle
 let ws: string

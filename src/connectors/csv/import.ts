@@ -27,7 +27,6 @@ import {
   OP_KINDS,
   PHASES,
   type RecordCreatePayload,
-  type RecordUpdatePayload,
   tagEnsureKey
 } from "../../sync/plan.ts"
 import { type OpEnd, replay, type ReplayAborted, type ReplayReport } from "../../sync/replay.ts"
@@ -175,18 +174,14 @@ const planRow = (
     ...(row.duedAt !== undefined ? { duedAt: row.duedAt } : {}),
     ...(assigneeIds.length > 0 ? { assigneeIds } : {}),
     ...(tagIds.length > 0 ? { tagIds } : {}),
-    ...(tagTitles.length > 0 ? { tagTitles } : {})
+    ...(tagTitles.length > 0 ? { tagTitles } : {}),
+    ...(row.done ? { then: { done: true } } : {})
   }
   return Either.right({
     ensures,
     create: { key: e.key, kind: OP_KINDS.recordCreate, payload, occurrence: e.occurrence },
     done: row.done
   })
-}
-
-const doneOp = (workspaceId: string, createKey: string, line: number): PlanOp => {
-  const payload: RecordUpdatePayload = { workspaceId, recordRef: createKey, fields: { done: true }, origin: `line ${line}` }
-  return { key: `${createKey}/done`, kind: OP_KINDS.recordUpdate, payload, dependsOn: createKey }
 }
 
 /** Assigns journal keys: the real journal, or (dry run) an in-memory count over a read-only view. */
@@ -197,7 +192,7 @@ interface KeyAssigner {
 
 const journalAssigner = (journal: JournalApi): KeyAssigner => {
   const run = journal.sync.beginPlanRun()
-  return { plan: (ops) => journal.sync.planOps(run, ops), close: () => {} }
+  return { plan: (ops) => journal.sync.planOps(run, ops), close: () => journal.sync.endPlanRun(run) }
 }
 
 const dryAssigner = (journalFile: string | undefined): KeyAssigner => {
@@ -252,6 +247,11 @@ const rejectsWriter = (file: string | undefined, header: ReadonlyArray<string>) 
       const extra = values.slice(header.length)
       stream.write([...rec, String(line), extra.length > 0 ? `${error} (extra fields: ${extra.join(" | ")})` : error])
     },
+    /** Waits while the file is behind (millions of rejects must not pile up in memory). */
+    drain: (): Promise<void> =>
+      stream === undefined || !stream.writableNeedDrain
+        ? Promise.resolve()
+        : new Promise((resolve) => stream!.once("drain", () => resolve())),
     /** Writes a header-only file when asked explicitly and nothing was rejected. */
     finish: (always: boolean): Promise<void> =>
       new Promise((resolve, reject) => {
@@ -361,7 +361,6 @@ export const planCsvImport = (
         }
       })
       const results = assigner.plan(creates)
-      const dones: Array<PlanOp> = []
       results.forEach((p, i) => {
         const r = createRows[i]!
         if (p.duplicate) {
@@ -371,13 +370,11 @@ export const planCsvImport = (
         if (p.state === "done") skipped++
         if (p.isNew) {
           newOps[OP_KINDS.recordCreate] = (newOps[OP_KINDS.recordCreate] ?? 0) + 1
+          // `done` is set by an update added when the create completes (payload `then`).
+          if (r.done) newOps[OP_KINDS.recordUpdate] = (newOps[OP_KINDS.recordUpdate] ?? 0) + 1
           if (first.length < 10) first.push({ row: r.e.line, key: p.key, title: r.title, list: r.list, done: r.done })
         }
-        if (r.done) dones.push(doneOp(ws, p.key, r.e.line))
       })
-      for (const p of assigner.plan(dones)) {
-        if (p.isNew) newOps[OP_KINDS.recordUpdate] = (newOps[OP_KINDS.recordUpdate] ?? 0) + 1
-      }
     }
 
     yield* Effect.tryPromise({
@@ -385,6 +382,7 @@ export const planCsvImport = (
         try {
           for await (const batch of reader.batches) {
             planBatch(batch)
+            await rejects.drain()
             if (options.onRowsRead) await Effect.runPromise(options.onRowsRead(batch.length))
           }
         } finally {

@@ -220,31 +220,54 @@ export const openCsv = async (options: CsvSourceOptions, batchSize = 1000): Prom
   decode.on("error", (e) => parser.destroy(e))
   input.pipe(decode).pipe(parser)
 
-  const iterator = parser[Symbol.asyncIterator]() as AsyncIterator<Array<string>>
   const toFileError = (e: unknown): CsvFileError => {
     if (e instanceof CsvFileError) return e
     const err = e as { message?: string; lines?: number; code?: string }
     const where = typeof err.lines === "number" ? ` at line ${err.lines}` : ""
     return new CsvFileError({ file, detail: `cannot parse CSV${where}: ${err.message ?? String(e)}`, usage: true })
   }
-  const next = async (): Promise<IteratorResult<Array<string>>> => {
-    try {
-      return await iterator.next()
-    } catch (e) {
-      throw toFileError(e)
+  // Records are pulled with read() while the parser has them buffered, and only awaited
+  // when it is empty: one promise per buffer, not per record.
+  let failure: unknown = undefined
+  parser.on("error", (e) => {
+    failure = e
+  })
+  const waitForData = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        parser.off("readable", done)
+        parser.off("end", done)
+        parser.off("error", done)
+        parser.off("close", done)
+        resolve()
+      }
+      parser.on("readable", done)
+      parser.on("end", done)
+      parser.on("error", done)
+      parser.on("close", done)
+    })
+  /** The next record, or null at the end. */
+  const pull = async (): Promise<Array<string> | null> => {
+    for (;;) {
+      if (failure !== undefined) throw toFileError(failure)
+      const r = parser.read() as Array<string> | null
+      if (r !== null) return r
+      if (parser.readableEnded || parser.destroyed) {
+        if (failure !== undefined) throw toFileError(failure)
+        return null
+      }
+      await waitForData()
     }
   }
 
   let line = 1
   let header: Array<string> | undefined
   for (;;) {
-    const r = await next()
-    if (r.done) break
-    const start = line
-    line += 1 + countNewlines(r.value)
-    if (isEmptyRecord(r.value)) continue
-    header = r.value.map((h, i) => (i === 0 ? h.replace(/^\uFEFF/, "") : h))
-    void start
+    const r = await pull()
+    if (r === null) break
+    line += 1 + countNewlines(r)
+    if (isEmptyRecord(r)) continue
+    header = r.map((h, i) => (i === 0 ? h.replace(/^\uFEFF/, "") : h))
     break
   }
   if (header === undefined) throw new CsvFileError({ file, detail: "the file is empty (no header line)", usage: true })
@@ -257,12 +280,16 @@ export const openCsv = async (options: CsvSourceOptions, batchSize = 1000): Prom
     let batch: Array<CsvRecord> = []
     try {
       for (;;) {
-        const r = await next()
-        if (r.done) break
+        if (failure !== undefined) throw toFileError(failure)
+        let r = parser.read() as Array<string> | null
+        if (r === null) {
+          r = await pull()
+          if (r === null) break
+        }
         const start = line
-        line += 1 + countNewlines(r.value)
-        if (isEmptyRecord(r.value)) continue
-        batch.push({ line: start, values: r.value })
+        line += 1 + countNewlines(r)
+        if (isEmptyRecord(r)) continue
+        batch.push({ line: start, values: r })
         if (batch.length >= batchSize) {
           yield batch
           batch = []

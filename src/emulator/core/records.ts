@@ -142,6 +142,7 @@ const applyChurn = (ctx: EmulatorContext, filter: Filter): void => {
   if (first === undefined) return
   const now = ctx.clock.iso()
   const created: Array<string> = []
+  const doomed = front.slice(0, churn.deletesPerPage)
   ctx.db.transaction(() => {
     for (let i = 0; i < churn.insertsPerPage; i++) {
       const { id } = insertRecord(ctx, {
@@ -154,12 +155,9 @@ const applyChurn = (ctx: EmulatorContext, filter: Filter): void => {
       })
       created.push(id)
     }
-    for (const row of front.slice(0, churn.deletesPerPage)) {
-      run(ctx.db, "UPDATE records SET deleted_at = ?, updated_at = ? WHERE id = ?", now, now, row.id)
-    }
+    for (const row of doomed) trashRecord(ctx, row.workspace_id, row.id)
   })()
   for (const id of created) emit(ctx, "TODO_CREATED", first.workspace_id, null, recordDetail(ctx.db, id))
-  for (const row of front.slice(0, churn.deletesPerPage)) emit(ctx, "TODO_DELETED", row.workspace_id, null, null)
 }
 
 const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {
@@ -219,11 +217,12 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
           ctx.db,
           `SELECT ${RECORD_COLUMNS} FROM records r ${index}
             WHERE r.deleted_at IS NULL AND ${condition} AND (r.position, r.id) > (?, ?)
-            ORDER BY r.position, r.id LIMIT ?`,
+            ORDER BY r.position, r.id LIMIT ? OFFSET ?`,
           ...params,
           boundary.position,
           boundary.id,
-          limit + 1
+          limit + 1,
+          boundary.offset
         )
   const hasNextPage = rows.length > limit
   if (hasNextPage) {

@@ -1,0 +1,237 @@
+/**
+ * The config file: connections as named profiles, so a cron line stays short.
+ *
+ *     { "defaultProfile": "prod",
+ *       "profiles": { "prod": { "restUrl": "...", "baseUrl": "...", "token": "...", "org": "acme" } } }
+ *
+ * Which file: `--config FILE`, else `WORKSYNC_CONFIG`, else `worksync.config.json` in the
+ * working directory when it exists. Which profile: `--profile NAME`, else
+ * `WORKSYNC_PROFILE`, else the file's `defaultProfile`, else a profile named `default`.
+ * `--to-profile NAME` picks the target connection of copy-files from the same file.
+ *
+ * Precedence for each setting: flag, then the profile, then the WORKSYNC_* variable.
+ *
+ * The connection options read the profile as their fallback while @effect/cli parses, so
+ * before the parsed `--config` and `--profile` exist: these two are therefore read from
+ * argv directly (both `--config FILE` and `--config=FILE`). A broken file does not stop
+ * parsing; `configProblem` reports it as the command's one-line usage error.
+ */
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+export const DEFAULT_CONFIG_FILE = "worksync.config.json"
+
+export const Profile = Schema.Struct({
+  restUrl: Schema.optional(Schema.String),
+  baseUrl: Schema.optional(Schema.String),
+  token: Schema.optional(Schema.String),
+  tokenId: Schema.optional(Schema.String),
+  tokenSecret: Schema.optional(Schema.String),
+  org: Schema.optional(Schema.String),
+  headerPrefix: Schema.optional(Schema.String)
+})
+export type Profile = typeof Profile.Type
+export type ProfileField = keyof Profile
+
+export const ConfigFile = Schema.Struct({
+  defaultProfile: Schema.optional(Schema.String),
+  profiles: Schema.Record({ key: Schema.String, value: Profile })
+})
+export type ConfigFile = typeof ConfigFile.Type
+
+/** The settings chosen for one run, or why there are none. */
+export interface LoadedConfig {
+  /** Absolute path of the file read; undefined when no file is in use. */
+  readonly file: string | undefined
+  readonly profileName: string | undefined
+  readonly profile: Profile | undefined
+  /** The target profile of copy-files (`--to-profile`). */
+  readonly targetProfileName: string | undefined
+  readonly targetProfile: Profile | undefined
+  /** A one-line usage error (missing file, bad JSON, unknown profile). */
+  readonly problem: string | undefined
+  /** A selected profile holds a secret and the file is readable by group or others. */
+  readonly readableBy: "group" | "others" | undefined
+}
+
+export interface Sources {
+  readonly argv: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly cwd: string
+}
+
+/** The value of `--name VALUE` or `--name=VALUE` (the last one wins, like repeated flags). */
+export const argValue = (argv: ReadonlyArray<string>, name: string): string | undefined => {
+  let value: string | undefined
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === "--") break
+    if (arg === `--${name}`) value = argv[i + 1]
+    else if (arg.startsWith(`--${name}=`)) value = arg.slice(name.length + 3)
+  }
+  return value
+}
+
+const none = (problem?: string): LoadedConfig => ({
+  file: undefined,
+  profileName: undefined,
+  profile: undefined,
+  targetProfileName: undefined,
+  targetProfile: undefined,
+  problem,
+  readableBy: undefined
+})
+
+const decode = Schema.decodeUnknownEither(ConfigFile, { onExcessProperty: "error" })
+
+/** Parses a config file's text; the error names the file and the bad field. */
+export const parseConfigFile = (file: string, text: string): Either.Either<ConfigFile, string> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (e) {
+    return Either.left(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`)
+  }
+  return Either.mapLeft(decode(json), (issue) => {
+    const first = ParseResult.ArrayFormatter.formatErrorSync(issue)[0]
+    const where = first && first.path.length > 0 ? ` at ${first.path.join(".")}` : ""
+    return `${file}: not a worksync config${where}: ${first?.message ?? "unexpected shape"}; expected {"profiles": {"NAME": {"restUrl": ..., "token": ...}}}`
+  })
+}
+
+const pick = (config: ConfigFile, file: string, name: string, flag: string) => {
+  const profile = config.profiles[name]
+  if (profile !== undefined) return Either.right(profile)
+  const known = Object.keys(config.profiles)
+  return Either.left(
+    `${flag} ${name}: no such profile in ${file} (${known.length > 0 ? `profiles: ${known.join(", ")}` : "it has no profiles"})`
+  )
+}
+
+/** Finds, reads and selects; never throws. */
+export const loadConfig = (sources: Sources): LoadedConfig => {
+  const explicit = argValue(sources.argv, "config") ?? nonEmpty(sources.env.WORKSYNC_CONFIG)
+  const flagName = argValue(sources.argv, "config") !== undefined ? "--config" : "WORKSYNC_CONFIG"
+  const file = path.resolve(sources.cwd, explicit ?? DEFAULT_CONFIG_FILE)
+  const profileFlag = argValue(sources.argv, "profile")
+  const profileName = profileFlag ?? nonEmpty(sources.env.WORKSYNC_PROFILE)
+  const targetProfileName = argValue(sources.argv, "to-profile")
+
+  let text: string
+  try {
+    text = fs.readFileSync(file, "utf8")
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === "ENOENT"
+    if (explicit === undefined && missing) {
+      // No file is fine, unless a profile was asked for.
+      if (profileFlag !== undefined || targetProfileName !== undefined) {
+        return none(
+          `${profileFlag !== undefined ? "--profile" : "--to-profile"} needs a config file: create ${DEFAULT_CONFIG_FILE} or pass --config FILE`
+        )
+      }
+      return none()
+    }
+    return none(`${flagName} ${explicit ?? file}: ${missing ? "file not found" : `cannot read (${(e as Error).message})`}`)
+  }
+  const parsed = parseConfigFile(file, text)
+  if (Either.isLeft(parsed)) return none(parsed.left)
+  const config = parsed.right
+
+  const chosen = profileName ?? config.defaultProfile ?? (config.profiles.default !== undefined ? "default" : undefined)
+  const flagOfChosen = profileFlag !== undefined ? "--profile" : profileName !== undefined ? "WORKSYNC_PROFILE" : "defaultProfile"
+  const profile = chosen === undefined ? Either.right(undefined) : pick(config, file, chosen, flagOfChosen)
+  if (Either.isLeft(profile)) return { ...none(profile.left), file }
+  const target = targetProfileName === undefined ? Either.right(undefined) : pick(config, file, targetProfileName, "--to-profile")
+  if (Either.isLeft(target)) return { ...none(target.left), file }
+
+  const holdsSecret = [profile.right, target.right].some((p) => p?.token !== undefined || p?.tokenSecret !== undefined)
+  return {
+    file,
+    profileName: profile.right === undefined ? undefined : chosen,
+    profile: profile.right,
+    targetProfileName: target.right === undefined ? undefined : targetProfileName,
+    targetProfile: target.right,
+    problem: undefined,
+    readableBy: holdsSecret ? readableBy(file) : undefined
+  }
+}
+
+const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s.trim() === "" ? undefined : s)
+
+const readableBy = (file: string): "group" | "others" | undefined => {
+  if (process.platform === "win32") return undefined
+  try {
+    const mode = fs.statSync(file).mode
+    if ((mode & 0o004) !== 0) return "others"
+    if ((mode & 0o040) !== 0) return "group"
+  } catch {
+    // Checked when read; a race here is not worth a warning.
+  }
+  return undefined
+}
+
+let cached: LoadedConfig | undefined
+
+/** The config of this process (argv, env and working directory at first use). */
+export const processConfig = (): LoadedConfig => {
+  cached ??= loadConfig({ argv: process.argv.slice(2), env: process.env, cwd: process.cwd() })
+  return cached
+}
+
+/** For tests of the CLI in-process: forget the cached config. */
+export const resetProcessConfig = () => {
+  cached = undefined
+}
+
+const fromProfile = (which: "source" | "target", field: ProfileField): string | undefined => {
+  const loaded = processConfig()
+  return (which === "source" ? loaded.profile : loaded.targetProfile)?.[field]
+}
+
+/** Fallback of a source connection flag: the profile's value, else the environment variable. */
+export const profileThenEnv = (field: ProfileField, env: string): Config.Config<string> =>
+  Config.suspend(() => {
+    const value = fromProfile("source", field)
+    return value !== undefined ? Config.succeed(value) : Config.string(env)
+  })
+
+export const secretProfileThenEnv = (field: ProfileField, env: string): Config.Config<Redacted.Redacted<string>> =>
+  Config.suspend(() => {
+    const value = fromProfile("source", field)
+    return value !== undefined ? Config.succeed(Redacted.make(value)) : Config.redacted(env)
+  })
+
+/** Fallback of a `--to-*` flag: the `--to-profile` profile's value (no environment variable). */
+export const targetProfile = (field: ProfileField): Config.Config<string> =>
+  Config.suspend(() => {
+    const value = fromProfile("target", field)
+    return value !== undefined
+      ? Config.succeed(value)
+      // MissingData, so @effect/cli treats the flag as simply not given.
+      : Config.mapOrFail(Config.succeed(undefined), () => Either.left(ConfigError.MissingData([], `not in the target profile`)))
+  })
+
+export const secretTargetProfile = (field: ProfileField): Config.Config<Redacted.Redacted<string>> =>
+  Config.map(targetProfile(field), Redacted.make)
+
+/**
+ * The problem with the config file, if any, as one line; also warns once on stderr when
+ * a file holding a token can be read by other users.
+ */
+export const configProblem = (): string | undefined => {
+  const loaded = processConfig()
+  if (loaded.readableBy !== undefined && !warned) {
+    warned = true
+    process.stderr.write(
+      `worksync: warning: ${loaded.file} holds a token and is readable by ${loaded.readableBy}; run chmod 600 on it\n`
+    )
+  }
+  return loaded.problem
+}
+let warned = false

@@ -1,0 +1,177 @@
+/**
+ * The config file of connection profiles: the real binary against the emulator, with
+ * the file in the working directory or named by --config / WORKSYNC_CONFIG. Precedence:
+ * flag, then profile, then environment.
+ */
+import * as Either from "effect/Either"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { argValue, loadConfig, parseConfigFile } from "../../src/cli/config-file.ts"
+import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { runCli } from "../support/cli.ts"
+
+let emu: EmulatorHandle
+let dir: string
+const unreachable = "http://127.0.0.1:9/rest"
+
+const profileOf = (e: EmulatorHandle) => ({
+  restUrl: e.restUrl,
+  baseUrl: e.baseUrl,
+  token: e.token,
+  tokenId: e.tokenId,
+  tokenSecret: e.tokenSecret,
+  org: e.org
+})
+
+const writeConfig = (file: string, value: unknown, mode = 0o600) => {
+  fs.writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value, null, 2))
+  fs.chmodSync(file, mode)
+}
+
+const freshDir = (name: string) => {
+  const d = path.join(dir, name)
+  fs.mkdirSync(d)
+  return d
+}
+
+beforeAll(async () => {
+  emu = await startEmulator({ seed: "empty" })
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-config-"))
+})
+afterAll(async () => {
+  await emu.close()
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe("worksync.config.json profiles", () => {
+  it("backup connects with the default profile of ./worksync.config.json alone (no flags, no env)", async () => {
+    const cwd = freshDir("default-profile")
+    writeConfig(path.join(cwd, "worksync.config.json"), { defaultProfile: "dev", profiles: { dev: profileOf(emu) } })
+    const r = await runCli(["backup", "--snapshot", "s.sqlite", "--json", "--quiet"], { cwd })
+    expect(r.stderr).toBe("")
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ runId: "1", workspaces: 1 })
+  })
+
+  it("a flag wins over the file, and the file wins over the environment", async () => {
+    const cwd = freshDir("precedence")
+    // The profile's URL is unreachable: only the flag can make the run succeed.
+    writeConfig(path.join(cwd, "worksync.config.json"), {
+      profiles: { default: { ...profileOf(emu), restUrl: unreachable } }
+    })
+    const flagWins = await runCli(["backup", "--snapshot", "a.sqlite", "--json", "--quiet", "--rest-url", emu.restUrl], { cwd })
+    expect(flagWins.code).toBe(0)
+
+    // The environment holds a wrong token and a wrong URL; the profile's token and the flag's URL are used.
+    const fileBeatsEnv = await runCli(["backup", "--snapshot", "b.sqlite", "--json", "--quiet", "--rest-url", emu.restUrl], {
+      cwd,
+      env: { WORKSYNC_TOKEN: "pat_wrong", WORKSYNC_REST_URL: unreachable }
+    })
+    expect(fileBeatsEnv.stderr).toBe("")
+    expect(fileBeatsEnv.code).toBe(0)
+  })
+
+  it("a setting missing from the profile falls back to the environment", async () => {
+    const cwd = freshDir("env-fallback")
+    const { token: _token, ...withoutToken } = profileOf(emu)
+    writeConfig(path.join(cwd, "worksync.config.json"), { profiles: { default: withoutToken } })
+    const r = await runCli(["backup", "--snapshot", "s.sqlite", "--json", "--quiet"], { cwd, env: { WORKSYNC_TOKEN: emu.token } })
+    expect(r.code).toBe(0)
+  })
+
+  it("--profile and WORKSYNC_PROFILE select a profile; --config and WORKSYNC_CONFIG name the file", async () => {
+    const cwd = freshDir("select")
+    writeConfig(path.join(cwd, "conn.json"), {
+      defaultProfile: "broken",
+      profiles: { broken: { ...profileOf(emu), restUrl: unreachable }, good: profileOf(emu) }
+    })
+    const byFlag = await runCli(["backup", "--snapshot", "a.sqlite", "--json", "--quiet", "--config", "conn.json", "--profile", "good"], { cwd })
+    expect(byFlag.code).toBe(0)
+    const byEnv = await runCli(["backup", "--snapshot", "b.sqlite", "--json", "--quiet"], {
+      cwd,
+      env: { WORKSYNC_CONFIG: path.join(cwd, "conn.json"), WORKSYNC_PROFILE: "good" }
+    })
+    expect(byEnv.code).toBe(0)
+  })
+
+  it("an unknown profile, a missing file and a malformed file are usage errors (64) with one line saying what to fix", async () => {
+    const cwd = freshDir("errors")
+    writeConfig(path.join(cwd, "worksync.config.json"), { profiles: { prod: profileOf(emu), staging: profileOf(emu) } })
+    writeConfig(path.join(cwd, "typo.json"), { profiles: { prod: { resturl: emu.restUrl } } })
+    writeConfig(path.join(cwd, "broken.json"), "{ not json")
+
+    const unknown = await runCli(["backup", "--snapshot", "s.sqlite", "--profile", "prd"], { cwd })
+    expect(unknown.code).toBe(64)
+    expect(unknown.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^worksync: --profile prd: no such profile in .*worksync\.config\.json \(profiles: prod, staging\)$/)
+    ])
+
+    const missing = await runCli(["backup", "--snapshot", "s.sqlite", "--config", "nope.json"], { cwd })
+    expect(missing.code).toBe(64)
+    expect(missing.stderr.trim()).toBe("worksync: --config nope.json: file not found")
+
+    const typo = await runCli(["backup", "--snapshot", "s.sqlite", "--config=typo.json"], { cwd })
+    expect(typo.code).toBe(64)
+    expect(typo.stderr).toMatch(/typo\.json: not a worksync config at profiles\.prod\.resturl/)
+
+    const notJson = await runCli(["backup", "--snapshot", "s.sqlite", "--config", "broken.json"], { cwd })
+    expect(notJson.code).toBe(64)
+    expect(notJson.stderr).toMatch(/broken\.json: not valid JSON/)
+    for (const r of [unknown, missing, typo, notJson]) expect(r.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it("warns when a file holding a token is readable by others, and never prints the token", async () => {
+    const cwd = freshDir("readable")
+    writeConfig(path.join(cwd, "worksync.config.json"), { profiles: { default: profileOf(emu) } }, 0o644)
+    const loose = await runCli(["backup", "--snapshot", "s.sqlite", "--json", "--quiet"], { cwd })
+    expect(loose.code).toBe(0)
+    expect(loose.stderr).toMatch(/worksync\.config\.json holds a token and is readable by others; run chmod 600 on it/)
+    fs.chmodSync(path.join(cwd, "worksync.config.json"), 0o600)
+    const tight = await runCli(["backup", "--snapshot", "s.sqlite", "--json", "--quiet"], { cwd })
+    expect(tight.stderr).toBe("")
+    for (const r of [loose, tight]) {
+      expect(r.stdout + r.stderr).not.toContain(emu.token)
+      expect(r.stdout + r.stderr).not.toContain(emu.tokenSecret)
+    }
+  })
+
+  it("--help lists --config and --profile with their environment variables", async () => {
+    const r = await runCli(["backup", "--help"])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/--config/)
+    expect(r.stdout).toMatch(/WORKSYNC_PROFILE/)
+  })
+})
+
+describe("config file selection (in-process)", () => {
+  it("reads --name VALUE and --name=VALUE, stopping at --", () => {
+    expect(argValue(["backup", "--profile", "a"], "profile")).toBe("a")
+    expect(argValue(["--profile=b"], "profile")).toBe("b")
+    expect(argValue(["--", "--profile", "c"], "profile")).toBeUndefined()
+  })
+
+  it("picks --to-profile for the target connection and the default profile for the source", () => {
+    const cwd = freshDir("to-profile")
+    writeConfig(path.join(cwd, "worksync.config.json"), {
+      profiles: { default: { restUrl: "http://a.test/rest" }, target: { restUrl: "http://b.test/rest", token: "t" } }
+    })
+    const loaded = loadConfig({ argv: ["copy-files", "--to-profile", "target"], env: {}, cwd })
+    expect(loaded.problem).toBeUndefined()
+    expect(loaded.profile?.restUrl).toBe("http://a.test/rest")
+    expect(loaded.targetProfile?.restUrl).toBe("http://b.test/rest")
+    expect(loaded.readableBy).toBeUndefined()
+  })
+
+  it("without a file, --profile is an error but nothing else is", () => {
+    const cwd = freshDir("no-file")
+    expect(loadConfig({ argv: ["backup"], env: {}, cwd }).problem).toBeUndefined()
+    expect(loadConfig({ argv: ["backup", "--profile", "x"], env: {}, cwd }).problem).toMatch(/needs a config file/)
+  })
+
+  it("rejects unknown keys so a typo does not silently drop a setting", () => {
+    expect(Either.isLeft(parseConfigFile("f.json", JSON.stringify({ profiles: { a: { tokn: "x" } } })))).toBe(true)
+    expect(Either.isRight(parseConfigFile("f.json", JSON.stringify({ profiles: { a: { token: "x" } } })))).toBe(true)
+  })
+})
