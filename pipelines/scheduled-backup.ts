@@ -15,6 +15,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { clientLayer, type ClientServices } from "../src/client/layer.ts"
 import { copyFiles, type CopySummary } from "../src/connectors/files/copy.ts"
@@ -86,6 +87,10 @@ export const scheduledBackup = (
     const summaries = yield* Effect.scoped(
       Effect.gen(function*() {
         const source = yield* workspaceFilesFromServices
+        yield* Effect.try({
+          try: () => fs.mkdirSync(options.filesDir, { recursive: true }),
+          catch: (e) => new PipelineUsage({ message: `--files ${options.filesDir}: cannot create the directory: ${messageOf(e)}` })
+        })
         const journal = yield* openJournal(path.join(options.filesDir, ".journal.sqlite"))
         const out: Array<CopySummary> = []
         for (const workspaceId of workspaceIds) {

@@ -9,6 +9,8 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as fs from "node:fs"
+import { pathToFileURL } from "node:url"
 import { parseArgs, type ParseArgsConfig } from "node:util"
 import { messageOf, PipelineUsage } from "./errors.ts"
 
@@ -79,7 +81,7 @@ export const isMain = (url: string): boolean => {
   const entry = process.argv[1]
   if (entry === undefined) return false
   try {
-    return new URL(url).pathname === new URL(`file://${entry}`).pathname
+    return url === pathToFileURL(fs.realpathSync(entry)).href || url === pathToFileURL(entry).href
   } catch {
     return false
   }

@@ -5,13 +5,43 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type ClientServices, clientLayer } from "../client/layer.ts"
+import type { ClientServices } from "../client/layer.ts"
 import { describeError, isClientError } from "../client/errors.ts"
 import type { ConnectionFlags } from "./common-options.ts"
 import { configProblem, DEFAULT_CONFIG_FILE } from "./config-file.ts"
 import { CliExit, registerDescriber, usageError } from "./exit.ts"
 
-registerDescriber((e) => (isClientError(e) ? describeError(e) : undefined))
+registerDescriber((e) => (isClientError(e) ? `${describeError(e)}${nextStepSuffix(e)}` : undefined))
+
+const tagOf = (e: unknown): string | undefined =>
+  typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" ? e._tag : undefined
+
+/**
+ * What to do next about the failures only the user can fix (token, URL, ids), found
+ * anywhere in the chain of causes (a paging error wraps the HTTP one).
+ */
+export const nextStep = (error: unknown): string | undefined => {
+  let e: unknown = error
+  for (let depth = 0; depth < 6 && e !== undefined && e !== null; depth++) {
+    const tag = tagOf(e)
+    const code = (e as { code?: unknown }).code
+    if (tag === "Unauthorized" || (tag === "GraphqlError" && code === "UNAUTHENTICATED")) {
+      return "the token was refused: check --token / --token-id / --token-secret (or WORKSYNC_TOKEN..., or the profile in the config file)"
+    }
+    if (tag === "Forbidden") return "the token has no access there: check --org and the workspace id, or use a token of a member"
+    if (tag === "TransportError") return "the service could not be reached: check --rest-url / --base-url and the network, then rerun"
+    if (tag === "Timeout") return "the service did not answer in time: check --rest-url, or rerun later"
+    if (tag === "ValidationFailed" && code === "NOT_FOUND") return "an id does not exist: check the workspace id or slug"
+    e = (e as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
+/** `nextStep` as a suffix for a one-line message ("" when there is none). */
+export const nextStepSuffix = (error: unknown): string => {
+  const step = nextStep(error)
+  return step === undefined ? "" : `; ${step}`
+}
 
 export interface Needs {
   /** REST calls (`--rest-url`, `--token`). */
@@ -63,6 +93,9 @@ export const clientLayerFromFlags = (
       yield* requireFlag(flags.tokenId, flag("token-id"), env("TOKEN_ID"), "the GraphQL token id")
       yield* requireFlag(flags.tokenSecret, flag("token-secret"), env("TOKEN_SECRET"), "the GraphQL token secret")
     }
+    // Loaded on use: the HTTP stack (undici) is most of the CLI's start-up cost, and
+    // `--help` or a bad invocation never needs it.
+    const { clientLayer } = yield* Effect.promise(() => import("../client/layer.ts"))
     return clientLayer({
       restUrl,
       baseUrl,

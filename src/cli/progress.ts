@@ -32,7 +32,7 @@ const formatBytes = (n: number): string => {
     value /= 1024
     unit++
   }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`
+  return `${unit === 0 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`
 }
 
 const formatDuration = (seconds: number): string => {

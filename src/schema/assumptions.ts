@@ -508,3 +508,10 @@ export const WEBHOOK_MANAGEMENT = "own webhooks only; delivery log tables" as co
  * receiver on a busy machine into a failure.
  */
 export const WEBHOOK_MIN_TIMEOUT_MS = 1_000
+
+/**
+ * `uploadFiles` returns its File list in the order of the uploaded parts (the document
+ * says only "list of File"). The emulator answers in that order; the file copy also
+ * matches each result by name and size, so another order would still be read correctly.
+ */
+export const UPLOAD_FILES_RESULT_ORDER = "input order" as const

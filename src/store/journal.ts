@@ -29,7 +29,9 @@
  * Durability: WAL with synchronous=FULL. A process crash (SIGKILL) loses nothing even
  * with NORMAL, but after a power cut NORMAL may roll back the latest commits, and a lost
  * claim would let a create be re-sent without the check that prevents a duplicate. FULL
- * costs one fsync per commit; batch claims (`claimMany`) keep that cheap.
+ * costs one fsync per commit, so commits are grouped: planning (nothing is sent yet) runs
+ * with NORMAL and ends with one FULL commit (`beginPlanRun` / `endPlanRun`), and replay
+ * commits the transitions of concurrent ops together (journal-batch.ts, `claimMany`).
  *
  * Files are created owner-only (0600); SQLite gives the -wal and -shm files the database
  * file's mode. No credential is ever written here: payloads hold ids and field values.
@@ -688,8 +690,7 @@ export const openJournal = (
   options: { readonly now?: () => string } = {}
 ): Effect.Effect<JournalApi, JournalError | JournalBusy, import("effect/Scope").Scope> =>
   Effect.gen(function*() {
-    const lock = yield* Effect.acquireRelease(acquireLock(file), releaseLock)
-    void lock
+    yield* Effect.acquireRelease(acquireLock(file), releaseLock)
     const core = yield* Effect.acquireRelease(
       lift(file, "open", () => new JournalDb(file, options)),
       (c) => Effect.sync(() => c.close())

@@ -14,5 +14,12 @@ export {
   sequentialPages,
   targeted
 } from "./paging.ts"
-export { countRecords, DEFAULT_PAGE_CONCURRENCY, listRecordsStream, searchRecordsStream, type StreamOptions } from "./records.ts"
+export {
+  countRecords,
+  DEFAULT_PAGE_CONCURRENCY,
+  listRecordsAcrossWorkspaces,
+  listRecordsStream,
+  searchRecordsStream,
+  type StreamOptions
+} from "./records.ts"
 export { type ScanReport, ScanUnstable, type StableScan, type StableScanOptions, stableRecordScan } from "./stable-scan.ts"

@@ -94,3 +94,17 @@ export const searchRecordsStream = (
       return Stream.flatMap(Stream.fromEffect(fetch(0, limit)), (page) => Stream.fromIterable(page.items))
     })
   )
+
+/**
+ * Several workspaces at once: each workspace's stream keeps its order, workspaces are
+ * read concurrently (their pages interleave), all under the one shared limiter.
+ */
+export const listRecordsAcrossWorkspaces = (
+  workspaceIds: ReadonlyArray<string>,
+  options: StreamOptions & { readonly workspaceConcurrency?: number | undefined } = {}
+): Stream.Stream<RecordSummary & { readonly workspaceId: string }, PageError, RestClient> =>
+  Stream.flatMap(
+    Stream.fromIterable(workspaceIds),
+    (workspaceId) => Stream.map(listRecordsStream({ workspaceId }, options), (r) => ({ ...r, workspaceId })),
+    { concurrency: options.workspaceConcurrency ?? 3 }
+  )

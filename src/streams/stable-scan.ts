@@ -3,8 +3,9 @@
  * change underneath.
  *
  * Offset paging over changing data skips items (a deletion before the offset shifts
- * the rest left) and repeats them (an insertion shifts right). The scan reads
- * windows that overlap by a few items and checks that each window shares an id with
+ * the rest left) and repeats them (an insertion shifts right). The scan reads the
+ * first window alone (it shows the page size the service really gives), then the
+ * others concurrently; windows overlap by a few items and each must share an id with
  * the one before it: a shared id proves nothing between them was skipped, whatever
  * moved in between (the service's order is stable). Where two windows do not touch,
  * the gap is re-read: step back from the gap until a page touches the earlier
@@ -24,7 +25,7 @@ import * as Stream from "effect/Stream"
 import type { RestClient } from "../client/rest-client.ts"
 import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
 import type { RecordSummary } from "../schema/records.ts"
-import { clampLimit, type FetchPage, type PageError, readWindow } from "./paging.ts"
+import { clampLimit, type FetchPage, type PageError } from "./paging.ts"
 import { countRecords, DEFAULT_PAGE_CONCURRENCY, recordsFetch } from "./records.ts"
 
 export interface ScanReport {
@@ -116,11 +117,19 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
     const records = Stream.unwrap(Effect.gen(function*() {
       const countBefore = yield* countRecords({ workspaceId })
       if (options.onCount !== undefined) yield* options.onCount(countBefore)
+      // The first window is read alone: it tells the page size the service really gives
+      // (a cap below the documented maximum shows as a short page that says more follow),
+      // so the other windows are planned on it.
+      const first = yield* fetch(0, limit)
+      const size = first.more && first.items.length > 0 ? Math.min(limit, first.items.length) : limit
       // Mutable scan state, fresh for each run of the stream.
-      let overlap = Math.min(Math.max(1, options.overlap ?? 3), Math.floor(limit / 2))
-      const stride = Math.max(1, limit - overlap)
-      const windows = countBefore <= limit ? 1 : Math.ceil((countBefore - limit) / stride) + 1
+      let overlap = Math.min(Math.max(1, options.overlap ?? 3), Math.floor(size / 2))
+      const stride = Math.max(1, size - overlap)
+      const windows = countBefore <= size ? 1 : Math.ceil((countBefore - size) / stride) + 1
       const maxRereads = options.maxRereads ?? 200 + 2 * windows
+      /** One request; a short page that says more follow is left short (the next stitch re-reads the gap). */
+      const readPage = (skip: number): Effect.Effect<Win, PageError> =>
+        Effect.map(fetch(skip, size), (page) => ({ skip, items: page.items, more: page.more }))
       const seen = new Set<string>()
       const duplicateIds: Array<string> = []
       let received = 0
@@ -157,7 +166,7 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
       const reread = (skip: number, drift: boolean): Effect.Effect<Win, PageError | ScanUnstable> =>
         drift && driftReads >= maxRereads
           ? Effect.fail(new ScanUnstable({ workspaceId, detail: `gave up after ${driftReads} re-read pages` }))
-          : Effect.map(readWindow(fetch, skip, limit), (w) => {
+          : Effect.map(readPage(skip), (w) => {
             rereadPages++
             if (drift) driftReads++
             return w
@@ -188,7 +197,7 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
             if (!touches(next.items, idsOf(page.items))) {
               driftReads++
               // Drift between two consecutive reads outran the overlap: widen it and bridge again.
-              overlap = Math.min(overlap * 2, Math.floor(limit / 2))
+              overlap = Math.min(overlap * 2, Math.floor(size / 2))
               out.push(...(yield* bridge(idsOf(page.items), target, next.skip)))
               return out
             }
@@ -215,9 +224,11 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
           return out
         })
 
-      const skips = Array.from({ length: windows }, (_, j) => j * stride)
-      const planned = Stream.fromIterable(skips).pipe(
-        Stream.mapEffect((skip) => readWindow(fetch, skip, limit), { concurrency }),
+      const skips = Array.from({ length: windows - 1 }, (_, j) => (j + 1) * stride)
+      const planned = Stream.concat(
+        Stream.succeed<Win>({ skip: 0, items: first.items, more: first.more }),
+        Stream.fromIterable(skips).pipe(Stream.mapEffect(readPage, { concurrency }))
+      ).pipe(
         Stream.mapEffect(stitch),
         Stream.mapConcat((items) => items)
       )

@@ -91,6 +91,8 @@ export interface ReplayReport {
   readonly failed: number
   /** Ops whose outcome is still unknown (failed with outcomeUnknown). */
   readonly unknown: number
+  /** Ops left pending for the next run behind an unknown op of their group. */
+  readonly deferred: number
   /** Per kind: ops done in this run (sent + reconciled). */
   readonly doneByKind: Readonly<Record<string, number>>
 }
@@ -113,7 +115,7 @@ export const replay = <R>(
     const maxRounds = options.maxUnknownRounds ?? 3
     const settle = Duration.millis(options.settleMs ?? 250)
     const abortOn = new Set(options.abortOn ?? DEFAULT_ABORT)
-    const report = { sent: 0, reconciled: 0, failed: 0, unknown: 0, doneByKind: {} as Record<string, number> }
+    const report = { sent: 0, reconciled: 0, failed: 0, unknown: 0, deferred: 0, doneByKind: {} as Record<string, number> }
     const ended = (op: Op, end: OpEnd) =>
       Effect.suspend(() => {
         if (end === "sent") report.sent++
@@ -123,7 +125,7 @@ export const replay = <R>(
         if (end === "sent" || end === "reconciled") {
           report.doneByKind[op.kind] = (report.doneByKind[op.kind] ?? 0) + 1
         }
-        return options.onOpEnd ? options.onOpEnd(op, end) : Effect.void
+        return Effect.as(options.onOpEnd ? options.onOpEnd(op, end) : Effect.void, end)
       })
 
     // Ops a dead run left in flight may have been applied: reconcile before resending.
@@ -131,7 +133,7 @@ export const replay = <R>(
     // Transitions of concurrent ops share commits (one fsync per event-loop turn).
     const tx = batchedTransitions(journal.sync)
 
-    const runOne = (op: Op, executor: Executor<R>): Effect.Effect<void, ReplayError, R> =>
+    const runOne = (op: Op, executor: Executor<R>): Effect.Effect<OpEnd, ReplayError, R> =>
       Effect.gen(function*() {
         let uncertain = op.uncertain
         let current = op
@@ -183,11 +185,25 @@ export const replay = <R>(
         }
       })
 
+    // A group whose op ended with its outcome unknown waits for the next run: while that
+    // op is unresolved, a later op of the group could take its record for its own.
+    const deferredGroups = new Set<string>()
+    const deferredOps = new Set<string>()
     for (const kinds of phases) {
       const known = kinds.filter((k) => byKind.has(k))
       if (known.length === 0) continue
       for (;;) {
-        const batch = yield* journal.pending({ kinds: known, limit: batchSize })
+        const fetched = yield* journal.pending({ kinds: known, limit: batchSize + deferredOps.size })
+        const batch: Array<Op> = []
+        for (const op of fetched) {
+          const g = byKind.get(op.kind)!.group?.(op)
+          if (deferredOps.has(op.key)) continue
+          if (g !== undefined && deferredGroups.has(g)) {
+            deferredOps.add(op.key)
+            continue
+          }
+          batch.push(op)
+        }
         if (batch.length === 0) break
         // Chain ops of one group; groups (and ungrouped ops) run concurrently.
         const chains = new Map<string, Array<Op>>()
@@ -200,12 +216,23 @@ export const replay = <R>(
           else chains.set(id, [op])
         }
         yield* Effect.forEach(
-          chains.values(),
-          (chain) => Effect.forEach(chain, (op) => runOne(op, byKind.get(op.kind)!), { discard: true }),
+          chains.entries(),
+          ([id, chain]) =>
+            Effect.gen(function*() {
+              for (const [i, op] of chain.entries()) {
+                const end = yield* runOne(op, byKind.get(op.kind)!)
+                if (end === "unknown" && !id.startsWith("\u0000")) {
+                  deferredGroups.add(id)
+                  for (const rest of chain.slice(i + 1)) deferredOps.add(rest.key)
+                  return
+                }
+              }
+            }),
           { concurrency, discard: true }
         )
       }
     }
+    report.deferred = deferredOps.size
     return report
   })
 

@@ -8,7 +8,7 @@
  *   npm run bench -- copy-large          (LARGE_MB=256 for a quicker run)
  */
 import * as Effect from "effect/Effect"
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -71,16 +71,22 @@ const main = async () => {
       const get = spawn("curl", ["-sS", "-L", "--fail", downloadUrl], { stdio: ["ignore", "pipe", "inherit"] })
       const put = spawn(
         "curl",
-        ["-sS", "--fail", "-X", "PUT", "-H", `Content-Type: ${ct}`, "-H", `Content-Length: ${SIZE}`, "--data-binary", "@-", presignedForCurl.url],
+        ["-sS", "--fail", "-T", "-", "-H", `Content-Type: ${ct}`, presignedForCurl.url],
         { stdio: ["pipe", "ignore", "inherit"] }
       )
       get.stdout.pipe(put.stdin)
       put.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`curl PUT exited ${code}`))))
     })
     const curlMs = performance.now() - t0
-    execFileSync("curl", ["-sS", "--fail", "-X", "PUT", "-H", `svc-token-id: ${emu.tokenId}`, "-H", `svc-token-secret: ${emu.tokenSecret}`,
-      "-H", `svc-org-id: ${emu.org}`, "-H", `svc-workspace-id: ${toCurl}`,
-      `${emu.baseUrl}/uploads/${presignedForCurl.fields["X-Key"]}/confirm`], { stdio: "ignore" })
+    // Async: the emulator answers from this very process.
+    await new Promise<void>((resolve, reject) => {
+      const confirm = spawn("curl", [
+        "-sS", "--fail", "-X", "PUT", "-H", `svc-token-id: ${emu.tokenId}`, "-H", `svc-token-secret: ${emu.tokenSecret}`,
+        "-H", `svc-org-id: ${emu.org}`, "-H", `svc-workspace-id: ${toCurl}`,
+        `${emu.baseUrl}/uploads/${presignedForCurl.fields["X-Key"]}/confirm`
+      ], { stdio: ["ignore", "ignore", "inherit"] })
+      confirm.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`curl confirm exited ${code}`))))
+    })
 
     // worksync copy-files, workspace to workspace (download piped into the upload, no disk).
     const journal = path.join(dir, "j.sqlite")

@@ -175,3 +175,32 @@ describe("config file selection (in-process)", () => {
     expect(Either.isRight(parseConfigFile("f.json", JSON.stringify({ profiles: { a: { token: "x" } } })))).toBe(true)
   })
 })
+
+describe("per-command help", () => {
+  it("every command's --help shows copyable examples, and worksync --help lists each command with them", async () => {
+    for (const command of ["backup", "diff", "export", "import-csv", "copy-files", "emulator"]) {
+      const r = await runCli([command, "--help"])
+      expect(r.code).toBe(0)
+      expect(r.stdout).toMatch(new RegExp(`Examples:\\n  worksync ${command} `))
+    }
+    const root = await runCli(["--help"])
+    expect(root.stdout).toMatch(/worksync import-csv --workspace website --csv trello\.csv --preset trello/)
+  })
+})
+
+describe("failures say what to do next", () => {
+  it("R-REST-ERR-03: a refused token ends with exit 1 and one line that names HTTP 401 and the flags to check", async () => {
+    const cwd = freshDir("refused")
+    for (const args of [
+      ["backup", "--snapshot", "s.sqlite"],
+      ["import-csv", "--workspace", emu.workspaces[0]!, "--csv", new URL("../../examples/data/generic.csv", import.meta.url).pathname, "--journal", "j.sqlite"]
+    ]) {
+      const r = await runCli([...args, "--quiet", "--rest-url", emu.restUrl, "--token", "pat_refused_0123456789"], { cwd })
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(/HTTP 401.*the token was refused: check --token/)
+      ])
+      expect(r.stderr).not.toContain("pat_refused_0123456789")
+    }
+  })
+})

@@ -218,6 +218,20 @@ describe("worksync copy-files", () => {
     expect(lines[0]).not.toMatch(/\n\s+at /)
   })
 
+  it("dir to dir keeps bytes, flattens paths to safe names, filters by glob", async () => {
+    const src = tmp()
+    fs.mkdirSync(path.join(src, "a", "b"), { recursive: true })
+    fs.writeFileSync(path.join(src, "a", "b", "deep.txt"), "deep")
+    fs.writeFileSync(path.join(src, "top.txt"), "top")
+    fs.writeFileSync(path.join(src, "skip.log"), "no")
+    const out = path.join(tmp(), "copy")
+    const r = await run(["copy-files", "--from", `dir:${src}`, "--to", `dir:${out}`, "--journal", path.join(tmp(), "j.sqlite"), "--include", "**/*.txt", "--json", "-q"])
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual({ files: 2, copied: 2, skipped: 0, failed: 0, bytes: 7 })
+    expect(fs.readdirSync(out).sort()).toEqual(["a_b_deep.txt", "manifest.ndjson", "top.txt"])
+    expect(fs.readFileSync(path.join(out, "a_b_deep.txt"), "utf8")).toBe("deep")
+  })
+
   it("bad invocations exit 64 with one line", async () => {
     const bad = await run(["copy-files", "--from", "ftp:x", "--to", "dir:/tmp/x", "--journal", path.join(tmp(), "j.sqlite")])
     expect(bad.code).toBe(64)

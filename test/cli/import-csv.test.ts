@@ -31,8 +31,11 @@ interface Ran {
   readonly stderr: string
 }
 
-const start = (args: ReadonlyArray<string>): { child: ChildProcess; done: Promise<Ran> } => {
-  const child = spawn(process.execPath, [BIN, ...args], { env: env(), stdio: ["ignore", "pipe", "pipe"] })
+const start = (
+  args: ReadonlyArray<string>,
+  extraEnv: Record<string, string> = {}
+): { child: ChildProcess; done: Promise<Ran> } => {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...env(), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
   child.stdout!.on("data", (d) => (stdout += d))
@@ -41,7 +44,7 @@ const start = (args: ReadonlyArray<string>): { child: ChildProcess; done: Promis
   return { child, done }
 }
 
-const run = (args: ReadonlyArray<string>) => start(args).done
+const run = (args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) => start(args, extraEnv).done
 
 const liveTitles = (ws: string): Map<string, number> => {
   const rows = handle.ctx.db
@@ -133,6 +136,32 @@ describe("worksync import-csv", () => {
     expect(wrong.stderr).toContain(`belongs to an import into workspace ${ws}`)
   })
 
+  it("R-REST-ERR-03: writes the service refuses end the run with exit 1 and one line naming the row and status; a rerun resumes", async () => {
+    const ws = handle.admin.createWorkspace({ name: "readonly" }).id
+    const viewer = handle.admin.createUser({
+      email: "viewer@example.test",
+      firstName: "View",
+      lastName: "Only",
+      workspaces: { [ws]: "VIEW_ONLY" }
+    })
+    const dir = tmp()
+    const csv = path.join(dir, "in.csv")
+    fs.writeFileSync(csv, "title\nFirst\nSecond\n")
+    const journal = path.join(dir, "j.sqlite")
+    const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "-q"]
+    const refused = await run(args, { WORKSYNC_TOKEN: viewer.token })
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).not.toContain(viewer.token)
+    expect(refused.stderr).not.toContain(viewer.token)
+    expect(JSON.parse(refused.stdout)).toEqual({ rows: 2, created: 0, skipped: 0, rejected: 0 })
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1)
+    expect(refused.stderr).toMatch(/2 operations not finished, first: line 2: record\.create .*HTTP 403.*rerun with the same --journal/)
+    // With a token that may write, the same journal finishes the job.
+    const resumed = await run(args)
+    expect(resumed.code).toBe(0)
+    expect(JSON.parse(resumed.stdout)).toEqual({ rows: 2, created: 2, skipped: 0, rejected: 0 })
+  })
+
   it("--dry-run prints the plan and sends nothing", async () => {
     const ws = handle.admin.createWorkspace({ name: "dry" }).id
     const dir = tmp()
@@ -172,6 +201,7 @@ describe("worksync import-csv", () => {
     let seed = 42
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
     let killed = 0
+    const createdAtKill: Array<number> = []
     try {
       for (let i = 0; i < 5; i++) {
         const { child, done } = start(args)
@@ -179,8 +209,10 @@ describe("worksync import-csv", () => {
         const timer = setTimeout(() => child.kill("SIGKILL"), delay)
         const r = await done
         clearTimeout(timer)
-        if (r.signal === "SIGKILL") killed++
-        else break
+        if (r.signal === "SIGKILL") {
+          killed++
+          createdAtKill.push([...liveTitles(ws).values()].reduce((a, b) => a + b, 0))
+        } else break
       }
       handle.faults.configure({ ambiguousWriteRate: 0, latencyMs: 0 })
       let final = await run(args)
@@ -195,6 +227,8 @@ describe("worksync import-csv", () => {
       handle.faults.reset()
     }
     expect(killed).toBeGreaterThan(0)
+    // At least one kill landed mid-replay (some records made, not all).
+    expect(createdAtKill.some((n) => n > 0 && n < 160)).toBe(true)
     expect(liveTitles(ws)).toEqual(expected)
     const done = handle.ctx.db.prepare("SELECT COUNT(*) AS n FROM records WHERE workspace_id = ? AND done = 1").get(ws) as { n: number }
     expect(done.n).toBe(32)

@@ -31,7 +31,7 @@ export const runScript = (script: string, args: ReadonlyArray<string>, env: Reco
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const clean: NodeJS.ProcessEnv = {}
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("WORKSYNC_")) clean[k] = v
-    const child = spawn(process.execPath, ["--import", "tsx", `${ROOT}${script}`, ...args], {
+    const child = spawn(process.execPath, ["--import", `file://${ROOT}node_modules/tsx/dist/loader.mjs`, `${ROOT}${script}`, ...args], {
       cwd,
       env: { ...clean, ...env },
       stdio: ["ignore", "pipe", "pipe"]

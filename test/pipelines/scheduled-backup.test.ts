@@ -93,18 +93,32 @@ describe("scheduled backup pipeline", () => {
     expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "failed" }])
   })
 
-  it("a file that cannot be downloaded makes the run incomplete (exit 1, one line) and prunes nothing", async () => {
+  it("a file that cannot be downloaded makes the run incomplete, naming the first file, and prunes nothing", async () => {
     const snapshot = path.join(dir, "file-fail.sqlite")
     const filesDir = path.join(dir, "files-file-fail")
-    // Every download from storage fails: the copy records failures and the pipeline reports the first one.
-    emu.faults.inject({ route: /^\/objects\//, kind: "500", times: 1000 })
-    emu.faults.inject({ route: /^\/uploads\//, kind: "500", times: 1000 })
-    const r = await runScript("pipelines/scheduled-backup.ts", ["--snapshot", snapshot, "--files", filesDir, "--keep", "1"], emulatorEnv(emu))
+    const once = (files: string) =>
+      scheduledBackup({ snapshot, filesDir: files, keep: 1 }).pipe(Effect.provide(emulatorClient(emu, { fast: true })))
+    await Effect.runPromise(once(path.join(dir, "files-ok")))
+    // A fresh mirror whose pixel.png download fails on every attempt.
+    emu.faults.inject({ route: /\/pixel\.png$/, kind: "500", times: 1000 })
+    const exit = await Effect.runPromiseExit(once(filesDir))
     emu.faults.reset()
+    const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+    expect(error?._tag).toBe("PipelineIncomplete")
+    expect(error?.message).toMatch(/^2 of 10 file\(s\) not copied \(first: pixel\.png: .*\); backup run 2 is complete, nothing was pruned, a rerun copies the rest$/)
+    expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "complete" }])
+  })
+
+  it("as a script, a wrong token ends with exit 1 and one line naming HTTP 401, without the token", async () => {
+    const r = await runScript(
+      "pipelines/scheduled-backup.ts",
+      ["--snapshot", path.join(dir, "denied.sqlite"), "--files", path.join(dir, "files-denied")],
+      { ...emulatorEnv(emu), WORKSYNC_TOKEN: "pat_not_a_real_token_0123456789" }
+    )
     expect(r.code).toBe(1)
     expect(r.stdout).toBe("")
-    expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^scheduled-backup: \d+ of \d+ file\(s\) not copied \(first: .*\); backup run 1 is complete, nothing was pruned, a rerun copies the rest$/)])
-    expect(r.stderr).not.toContain(emu.token)
+    expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^scheduled-backup: backup incomplete: .*HTTP 401.*a rerun resumes$/)])
+    expect(r.stderr).not.toContain("pat_not_a_real_token_0123456789")
   })
 
   it("runs as a script: --json result on stdout, one summary line on stderr, exit 0; missing flags exit 64", async () => {

@@ -8,7 +8,7 @@ import { recordActivityStream } from "../../src/streams/activity.ts"
 import { usersStream, workspacesStream, listsStream } from "../../src/streams/directory.ts"
 import { filesStream } from "../../src/streams/files.ts"
 import { type PageError, sequentialPages } from "../../src/streams/paging.ts"
-import { listRecordsStream, recordsFetch, searchRecordsStream } from "../../src/streams/records.ts"
+import { listRecordsAcrossWorkspaces, listRecordsStream, recordsFetch, searchRecordsStream } from "../../src/streams/records.ts"
 import { clientFor, collect, countBy, liveIds, runWith } from "./helpers.ts"
 
 let emu: EmulatorHandle
@@ -42,6 +42,14 @@ describe("paging streams", () => {
     expect(ids).toEqual(all)
     expect([...countBy(ids).values()].every((n) => n === 1)).toBe(true)
     expect(peak).toBeGreaterThan(1)
+  })
+
+  it("R-REST-RECORD-12: across workspaces, each workspace's records come complete and in order, tagged with their workspace", async () => {
+    const items = await collect(clientFor(emu), listRecordsAcrossWorkspaces(emu.workspaces, { concurrency: 3, workspaceConcurrency: 2 }))
+    for (const ws of emu.workspaces) {
+      expect(items.filter((r) => r.workspaceId === ws).map((r) => r.id)).toEqual(liveIds(emu, ws))
+    }
+    expect(items).toHaveLength(emu.workspaces.reduce((n, ws) => n + liveIds(emu, ws).length, 0))
   })
 
   it("R-REST-ACTIVITY-07 R-REST-ACTIVITY-09: activity above 24 items per record is complete", async () => {

@@ -34,12 +34,13 @@ describe("stable scan under churn", () => {
   it("R-REST-PAGE-01 R-REST-PAGE-04: deletions at the front during the scan: every record that existed throughout is present exactly once", async () => {
     const ws = emu.workspaces[0]!
     const before = liveIds(emu, ws)
-    emu.faults.configure({ churn: { insertsPerPage: 0, deletesPerPage: 2 } })
+    // 5 deletions per list-records call: more than the windows' overlap, so gaps open.
+    emu.faults.configure({ churn: { insertsPerPage: 0, deletesPerPage: 5 } })
     const { ids, report } = await scan(ws, 4)
     const after = liveIds(emu, ws)
     const counts = countBy(ids)
     const stayed = throughout(before, after)
-    expect(stayed.length).toBeGreaterThan(300)
+    expect(stayed.length).toBeGreaterThan(200)
     expect(stayed.filter((id) => counts.get(id) !== 1)).toEqual([])
     expect([...counts.values()].every((n) => n === 1)).toBe(true)
     expect(report.countBefore).toBe(before.length)

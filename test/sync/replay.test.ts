@@ -108,6 +108,23 @@ describe("replay (against the emulator, faults on)", () => {
     expect(recordCount(handle, ws)).toBe(2)
   })
 
+  it("rows identified by content: appended rows, and repeated identical rows, are created once each", async () => {
+    const ws = await workspace("append")
+    const dir = tmpDir()
+    const journalFile = path.join(dir, "j.sqlite")
+    const file = csvOf(dir, ["Same,,no,", "Same,,no,", "Other,,no,"])
+    const first = await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+    expect(first).toMatchObject({ rows: 3, created: 3, skipped: 0 })
+    // Two more rows appended, one identical to the existing ones.
+    fs.appendFileSync(file, "Same,,no,\nNew,,yes,\n")
+    const second = await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+    expect(second).toMatchObject({ rows: 5, created: 2, skipped: 3, rejected: 0 })
+    const counts = titleCounts(handle, ws)
+    expect(counts.get("Same")).toBe(3)
+    expect(counts.get("Other")).toBe(1)
+    expect(counts.get("New")).toBe(1)
+  })
+
   it("replay keeps dependencies: an update waits for the create it refers to", async () => {
     const ws = await workspace("deps")
     const dir = tmpDir()
@@ -127,5 +144,40 @@ describe("replay (against the emulator, faults on)", () => {
     )
     const row = handle.ctx.db.prepare("SELECT done FROM records WHERE workspace_id = ? AND title = 'dep'").get(ws) as { done: number }
     expect(row.done).toBe(1)
+  })
+
+  it("R-REST-SEARCH-01: while an op's outcome cannot be settled, later creates with the same title wait for the next run", async () => {
+    const ws = await workspace("deferred")
+    const journalFile = path.join(tmpDir(), "j.sqlite")
+    const ops = [
+      { key: "a", kind: OP_KINDS.recordCreate, payload: { workspaceId: ws, title: "Twin" } },
+      { key: "b", kind: OP_KINDS.recordCreate, payload: { workspaceId: ws, title: "Twin" } },
+      { key: "c", kind: OP_KINDS.recordCreate, payload: { workspaceId: ws, title: "Other" } }
+    ]
+    const runReplay = () =>
+      Effect.runPromise(
+        Effect.gen(function*() {
+          const j = yield* Journal
+          yield* j.addOps(ops)
+          yield* j.retryFailed()
+          return yield* replay(j, makeRecordExecutors(yield* RestClient), { settleMs: 1, concurrency: 1 })
+        }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle, { maxRetries: 1 }))))
+      )
+    // The first create lands but loses its answer, and the search that would find it fails.
+    handle.faults.inject({ route: "create-record", kind: "ambiguous", times: 1 })
+    handle.faults.inject({ route: "search-records", kind: "500", times: 100 })
+    handle.resetStats()
+    try {
+      const first = await runReplay()
+      expect(first).toMatchObject({ unknown: 1, deferred: 1, sent: 1 })
+    } finally {
+      handle.faults.reset()
+    }
+    // "b" was never sent: only the lost create and "c" reached the service.
+    expect(handle.stats().byRoute["create-record"]).toBe(2)
+    const second = await runReplay()
+    expect(second).toMatchObject({ reconciled: 1, sent: 1, unknown: 0, deferred: 0 })
+    expect(titleCounts(handle, ws).get("Twin")).toBe(2)
+    expect(titleCounts(handle, ws).get("Other")).toBe(1)
   })
 })

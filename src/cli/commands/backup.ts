@@ -13,11 +13,12 @@ import * as Layer from "effect/Layer"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { backup, type BackupResult, WorkspaceNotFound } from "../../sync/backup.ts"
 import { connectionOptions, jsonOption, verbosityOf, verbosityOptions } from "../common-options.ts"
-import { clientLayerFromFlags } from "../connection.ts"
+import { clientLayerFromFlags, nextStepSuffix } from "../connection.ts"
 import { CliExit, ExitCode, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
 import { makeProgress } from "../progress.ts"
 import { snapshotFailure } from "./diff.ts"
+import { withExamples } from "../help-doc.ts"
 
 const options = {
   ...connectionOptions,
@@ -57,14 +58,20 @@ export const backupCommand = Command.make("backup", options, (flags) =>
         return Effect.fail(
           new CliExit({
             code: ExitCode.failed,
-            message: `backup failed: ${messageOf(e)}; nothing was marked deleted, a rerun resumes`
+            message: `backup failed: ${messageOf(e)}${nextStepSuffix(e)}; nothing was marked deleted, a rerun resumes`
           })
         )
       })
     )
     if (flags.json) yield* printJson(result)
     yield* logLine(verbosity, summary(result))
-  })).pipe(Command.withDescription("back up workspaces, records, activity and file metadata into a SQLite snapshot"))
+  })).pipe(Command.withDescription(
+    withExamples("back up workspaces, records, activity and file metadata into a SQLite snapshot", [
+      "worksync backup --snapshot backup.sqlite                      # connection from WORKSYNC_* or worksync.config.json",
+      "worksync backup --profile prod --snapshot backup.sqlite --json",
+      "worksync backup --snapshot backup.sqlite --workspace website --workspace mobile"
+    ], ["Each run is compared with the previous complete run of the same scope; a failed run marks nothing deleted and the next run resumes."])
+  ))
 
 const messageOf = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)

@@ -33,6 +33,7 @@ import { clientLayerFromFlags, targetFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
 import { makeProgress } from "../progress.ts"
+import { withExamples } from "../help-doc.ts"
 
 registerDescriber(describeJournalError)
 registerDescriber((e) => (isFileCopyError(e) ? e.message : undefined))
@@ -205,4 +206,10 @@ export const copyFilesCommand = Command.make("copy-files", options, (flags) =>
       }
     })
   )
-).pipe(Command.withDescription("copy files between workspaces and directories (presigned uploads, resumable)"))
+).pipe(Command.withDescription(
+    withExamples("copy files between workspaces and directories (presigned uploads, resumable)", [
+      "worksync copy-files --from workspace:website --to dir:./files --journal files.journal.sqlite",
+      "worksync copy-files --from dir:./files --to workspace:archive --journal up.journal.sqlite --exclude manifest.ndjson",
+      "worksync copy-files --from workspace:website --to workspace:website --to-profile other-account --journal move.sqlite"
+    ], ["Rerun with the same --journal to resume: nothing is copied twice."])
+  ))

@@ -13,6 +13,7 @@ import { diff, type IdChanges } from "../../sync/diff.ts"
 import { jsonOption, verbosityOf, verbosityOptions } from "../common-options.ts"
 import { CliExit, ExitCode, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
+import { withExamples } from "../help-doc.ts"
 
 const options = {
   snapshot: Options.text("snapshot").pipe(Options.withDescription("SQLite snapshot file written by worksync backup")),
@@ -50,7 +51,12 @@ export const diffCommand = Command.make("diff", options, (flags) =>
         for (const id of changes[kind]) yield* logLine(verbosity, `  ${what} ${kind} ${id}`, "detail")
       }
     }
-  })).pipe(Command.withDescription("records and files created, updated and deleted between two snapshot runs"))
+  })).pipe(Command.withDescription(
+    withExamples("records and files created, updated and deleted between two snapshot runs", [
+      "worksync diff --snapshot backup.sqlite --json                # the latest run against the one before",
+      "worksync diff --snapshot backup.sqlite --from 3 --to 7 --json --verbose"
+    ])
+  ))
 
 /**
  * How the snapshot commands (backup, diff, export) end on snapshot problems: a missing

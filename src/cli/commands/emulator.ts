@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { treatInterruptAsSuccess, usageError } from "../exit.ts"
 import { printJson } from "../output.ts"
+import { withExamples } from "../help-doc.ts"
 
 const options = {
   port: Options.integer("port").pipe(Options.withDescription("port of the REST/app server; 0 picks a free one"), Options.withDefault(0)),
@@ -69,6 +70,12 @@ export const emulatorCommand = Command.make("emulator", options, (flags) =>
   }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription(
-    "Start the local emulator of the service; prints one JSON line with its URLs and an OWNER's tokens, runs until SIGINT/SIGTERM"
+    withExamples(
+      "Start the local emulator of the service; prints one JSON line with its URLs and an OWNER's tokens, runs until SIGINT/SIGTERM",
+      [
+        "worksync emulator --seed demo --port 0",
+        "worksync emulator --seed 3x20000 --rate-limit 50 --fail-rate 0.01 --db emulator.sqlite"
+      ]
+    )
   )
 )

@@ -11,7 +11,9 @@ import { SnapshotStore } from "../../store/snapshot.ts"
 import { jsonOption, verbosityOf, verbosityOptions } from "../common-options.ts"
 import { CliExit, ExitCode } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
+import { makeProgress } from "../progress.ts"
 import { snapshotFailure } from "./diff.ts"
+import { withExamples } from "../help-doc.ts"
 
 const options = {
   snapshot: Options.text("snapshot").pipe(Options.withDescription("SQLite snapshot file written by worksync backup")),
@@ -31,12 +33,21 @@ const options = {
 export const exportCommand = Command.make("export", options, (flags) =>
   Effect.gen(function*() {
     const verbosity = verbosityOf(flags)
+    // Rows of all four files together; the total is not known before the files are written.
+    const progress = yield* makeProgress({ label: "rows exported", unit: "items", verbosity })
+    let last = { file: "", rows: 0 }
     const result = yield* exportSnapshot({
       outDir: flags.out,
       format: flags.format,
       run: Option.getOrUndefined(flags.run),
-      guardFormulas: flags.guardFormulas
+      guardFormulas: flags.guardFormulas,
+      onProgress: (file, rows) => {
+        const added = file === last.file ? rows - last.rows : rows
+        last = { file, rows }
+        Effect.runSync(progress.advance(added))
+      }
     }).pipe(
+      Effect.ensuring(progress.done()),
       Effect.provide(SnapshotStore.layer(flags.snapshot, { mustExist: true })),
       Effect.catchAll((e): Effect.Effect<never, unknown> => {
         if (e instanceof ExportError) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
@@ -54,4 +65,9 @@ export const exportCommand = Command.make("export", options, (flags) =>
       verbosity,
       `export: run ${result.runId} to ${flags.out}: ${result.files.map((f) => `${f.name} ${f.rows}`).join(", ")}`
     )
-  })).pipe(Command.withDescription("write one snapshot run as ndjson or csv files"))
+  })).pipe(Command.withDescription(
+    withExamples("write one snapshot run as ndjson or csv files", [
+      "worksync export --snapshot backup.sqlite --out export/",
+      "worksync export --snapshot backup.sqlite --out export/ --format csv --guard-formulas --run 4"
+    ])
+  ))

@@ -24,6 +24,7 @@ import { clientLayerFromFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
 import { makeProgress } from "../progress.ts"
+import { withExamples } from "../help-doc.ts"
 
 registerDescriber(describeJournalError)
 
@@ -176,4 +177,10 @@ export const importCsvCommand = Command.make("import-csv", options, (flags) =>
         })
       )
     }
-  })).pipe(Command.withDescription("create one record per valid CSV row, exactly once across reruns (journal)"))
+  })).pipe(Command.withDescription(
+    withExamples("create one record per valid CSV row, exactly once across reruns (journal)", [
+      "worksync import-csv --workspace website --csv trello.csv --preset trello --journal import.sqlite --dry-run",
+      "worksync import-csv --workspace website --csv trello.csv --preset trello --journal import.sqlite",
+      "worksync import-csv --workspace website --csv tasks.csv --map title=Name --map duedAt=\"Due date\" --journal import.sqlite"
+    ], ["Exit 2 when rows were rejected (see --rejects); rerun with the same --journal to resume after exit 1."])
+  ))

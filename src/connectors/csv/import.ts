@@ -78,7 +78,7 @@ export interface ImportResult {
   readonly failed: number
   /** Ops whose outcome could not be settled; a rerun reconciles them. */
   readonly unknown: number
-  /** Ops that wait on an op that failed. */
+  /** Ops still pending: waiting on an op that failed, or behind an unknown one. */
   readonly blocked: number
   /** The first failures, one line each. */
   readonly failures: ReadonlyArray<string>
@@ -432,7 +432,8 @@ export const importCsv = (
       concurrency: options.concurrency ?? 8,
       ...(options.onOpEnd ? { onOpEnd: (_op, end) => options.onOpEnd!(end) } : {})
     })
-    const blocked = j.sync.blocked(10)
+    // Still pending: waiting on a failed op, or deferred behind an unknown one.
+    const after = j.sync.counts()
     const failures = j.sync.failed(5).map((op) => {
       const origin = (op.payload as { origin?: string }).origin
       return `${origin !== undefined ? `${origin}: ` : ""}${op.kind} ${op.key}: ${op.error ?? "failed"}`
@@ -442,7 +443,7 @@ export const importCsv = (
       created: report.doneByKind[OP_KINDS.recordCreate] ?? 0,
       failed: report.failed,
       unknown: report.unknown,
-      blocked: blocked.length,
+      blocked: after.pending + after.in_flight,
       failures
     } satisfies ImportResult
   })

@@ -298,8 +298,20 @@ export const uploadBatch = (
     const fallback = (i: number) => uploadOne(ctx, jobs[i]!.job, jobs[i]!.op)
     if (sent._tag === "Right") {
       const uploaded = sent.right
+      const used = new Set<number>()
+      // Results in input order (UPLOAD_FILES_RESULT_ORDER); matched by name and size as well.
+      const resultFor = (i: number, name: string, size: number) => {
+        const same = (j: number) => {
+          const u = uploaded[j]
+          return u !== undefined && !used.has(j) && u.name === name && u.size === size
+        }
+        const j = same(i) ? i : uploaded.findIndex((_, k) => same(k))
+        if (j < 0) return undefined
+        used.add(j)
+        return uploaded[j]
+      }
       return jobs.map(({ job }, i) => {
-        const u = uploaded[i]
+        const u = resultFor(i, job.payload.uploadName ?? uploadNameOf(job.payload.source), job.payload.source.size)
         const digest = taps[i]!.digest()
         const size = job.payload.source.size
         // uploadFiles creates files CONFIRMED (R-FILE-STATUS-02).
