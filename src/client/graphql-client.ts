@@ -94,7 +94,8 @@ export interface UploadFilesInput {
   readonly projectId: string
 }
 
-export interface CreateCommentInput {
+/** What `createComment` takes: the documented input plus attachments to embed. */
+export interface NewComment {
   readonly html: string
   readonly text: string
   readonly category: CommentCategory
@@ -149,7 +150,7 @@ export interface GraphqlClientApi {
     input: Omit<CreateFileInput, "companyId"> & { readonly companyId?: string }
   ) => Effect.Effect<UploadedFile, GraphqlCallError>
   readonly createRecordCustomFieldFile: (input: CreateRecordCustomFieldFileInput) => Effect.Effect<boolean, GraphqlCallError>
-  readonly createComment: (input: CreateCommentInput) => Effect.Effect<Comment, GraphqlCallError>
+  readonly createComment: (input: NewComment) => Effect.Effect<Comment, GraphqlCallError>
 
   readonly workspaceUserList: (input: WorkspaceUserListInput) => Effect.Effect<ProjectUserList, GraphqlCallError>
   readonly assignees: (input: { readonly projectId: string }) => Effect.Effect<ReadonlyArray<GraphqlUser>, GraphqlCallError>
@@ -451,7 +452,7 @@ export const makeGraphqlClient = (
 
   const decodeCommentInput = Schema.encodeEither(CreateCommentInputSchema)
 
-  const createComment = (input: CreateCommentInput): Effect.Effect<Comment, GraphqlCallError> => {
+  const createComment = (input: NewComment): Effect.Effect<Comment, GraphqlCallError> => {
     const html = input.html + (input.attachments ?? []).map(renderAttachment).join("")
     const payload = compact({
       html,
