@@ -102,7 +102,7 @@ export const migrate = (
     if (plan.rejected > 0 && options.acceptRejects !== true) {
       return yield* new PipelineRejected({
         message: `the dry run rejects ${plan.rejected} of ${plan.rows} row(s); nothing was sent. ` +
-          `See them with: worksync import-csv --dry-run ...; fix the CSV or pass --accept-rejects`
+          `Fix the CSV, or pass --accept-rejects to import the valid rows (the rejected ones go to the rejects file)`
       })
     }
     yield* Effect.try({

@@ -9,7 +9,12 @@ const tmp = `dist.tmp-${process.pid}`
 const old = `dist.old-${process.pid}`
 
 await build({
-  entryPoints: { cli: "src/cli/main.ts", index: "src/index.ts", emulator: "src/emulator/index.ts" },
+  entryPoints: {
+    cli: "src/cli/main.ts",
+    index: "src/index.ts",
+    emulator: "src/emulator/index.ts",
+    promise: "src/facade/index.ts"
+  },
   outdir: tmp,
   bundle: true,
   platform: "node",

@@ -96,12 +96,16 @@ export const parseConfigFile = (file: string, text: string): Either.Either<Confi
   try {
     json = JSON.parse(text)
   } catch (e) {
-    return Either.left(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`)
+    // Only the position: the parser's own message quotes the text, which may hold a token.
+    const at = e instanceof Error ? /position (\d+)/.exec(e.message) : null
+    return Either.left(`${file}: not valid JSON${at ? ` (at character ${at[1]})` : ""}; fix the file or pass --config`)
   }
   return Either.mapLeft(decode(json), (issue) => {
     const first = ParseResult.ArrayFormatter.formatErrorSync(issue)[0]
     const where = first && first.path.length > 0 ? ` at ${first.path.join(".")}` : ""
-    return `${file}: not a worksync config${where}: ${first?.message ?? "unexpected shape"}; expected {"profiles": {"NAME": {"restUrl": ..., "token": ...}}}`
+    // The formatter's message ends with the actual value, which may be a token: drop it.
+    const expected = (first?.message ?? "unexpected shape").replace(/,\s*actual[\s\S]*$/, "")
+    return `${file}: not a worksync config${where}: ${expected}; expected {"profiles": {"NAME": {"restUrl": ..., "token": ...}}}`
   })
 }
 

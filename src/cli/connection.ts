@@ -56,6 +56,19 @@ const requireFlag = <A>(value: Option.Option<A>, flag: string, env: string, what
     onSome: Effect.succeed
   })
 
+/** A URL as it may be shown: without any user-info (credentials) it carries. */
+const shownUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.username === "" && parsed.password === "") return url
+    parsed.username = ""
+    parsed.password = ""
+    return parsed.toString()
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, "//")
+  }
+}
+
 const checkUrl = (url: string, flag: string): Effect.Effect<string, CliExit> =>
   Effect.try({
     try: () => {
@@ -63,8 +76,14 @@ const checkUrl = (url: string, flag: string): Effect.Effect<string, CliExit> =>
       if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http(s)")
       return url
     },
-    catch: () => usageError(`--${flag} ${url}: not an http(s) URL`)
+    catch: () => usageError(`--${flag} ${shownUrl(url)}: not an http(s) URL`)
   })
+
+/** Fails with the config file's problem (missing, malformed, unknown profile), if any. */
+export const checkConfigFile: Effect.Effect<void, CliExit> = Effect.suspend(() => {
+  const problem = configProblem()
+  return problem === undefined ? Effect.void : Effect.fail(usageError(problem))
+})
 
 /** The client layer for the connection given by flags (and env), checked up front. */
 export const clientLayerFromFlags = (
@@ -74,20 +93,19 @@ export const clientLayerFromFlags = (
 ): Effect.Effect<Layer.Layer<ClientServices>, CliExit> =>
   Effect.gen(function*() {
     // A config file that cannot be used is the first thing to fix, before any missing flag.
-    const problem = configProblem()
-    if (problem !== undefined) return yield* Effect.fail(usageError(problem))
+    yield* checkConfigFile
     const flag = (name: string) => `${names.prefix}${name}`
     const env = (name: string) => `${names.envPrefix}${name}`
-    const restUrl = needs.rest
-      ? yield* requireFlag(flags.restUrl, flag("rest-url"), env("REST_URL"), "the REST base URL").pipe(
-        Effect.flatMap((u) => checkUrl(u, flag("rest-url")))
-      )
-      : Option.getOrElse(flags.restUrl, () => "")
-    const baseUrl = needs.app
-      ? yield* requireFlag(flags.baseUrl, flag("base-url"), env("BASE_URL"), "the GraphQL/app base URL").pipe(
-        Effect.flatMap((u) => checkUrl(u, flag("base-url")))
-      )
-      : Option.getOrElse(flags.baseUrl, () => "")
+    // A URL that is given is checked even when this command may not need it, so a typo
+    // fails here, once, rather than on every file later.
+    const url = (value: Option.Option<string>, needed: boolean | undefined, name: string, envName: string, what: string) =>
+      needed
+        ? requireFlag(value, flag(name), env(envName), what).pipe(Effect.flatMap((u) => checkUrl(u, flag(name))))
+        : Option.match(value, { onNone: () => Effect.succeed(""), onSome: (u) => checkUrl(u, flag(name)) })
+    // GraphQL credentials without a base URL would send every app call nowhere.
+    const appCredentials = Option.isSome(flags.tokenId) && Option.isSome(flags.tokenSecret)
+    const restUrl = yield* url(flags.restUrl, needs.rest, "rest-url", "REST_URL", "the REST base URL")
+    const baseUrl = yield* url(flags.baseUrl, needs.app || appCredentials, "base-url", "BASE_URL", "the GraphQL/app base URL")
     if (needs.rest) yield* requireFlag(flags.token, flag("token"), env("TOKEN"), "the REST token")
     if (needs.app) {
       yield* requireFlag(flags.tokenId, flag("token-id"), env("TOKEN_ID"), "the GraphQL token id")

@@ -12,6 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import { printable } from "./output.ts"
 
 export const ExitCode = {
   ok: 0,
@@ -73,12 +74,12 @@ export const teardown = (exit: Exit.Exit<unknown, unknown>, onExit: (code: numbe
   if (Option.isSome(failure)) {
     const error = failure.value
     if (error instanceof CliExit) {
-      if (error.message) process.stderr.write(`worksync: ${error.message}\n`)
+      if (error.message) process.stderr.write(`worksync: ${printable(error.message)}\n`)
       return onExit(error.code)
     }
     // @effect/cli has already printed the usage problem and the help hint.
     if (isCliValidationError(error)) return onExit(ExitCode.usage)
-    process.stderr.write(`worksync: ${messageOf(error)}\n`)
+    process.stderr.write(`worksync: ${printable(messageOf(error))}\n`)
     return onExit(ExitCode.failed)
   }
   const defect = Cause.squash(cause)

@@ -3,7 +3,7 @@
  * steady interval otherwise (logs and cron mails stay readable), nothing when quiet.
  */
 import * as Effect from "effect/Effect"
-import type { Verbosity } from "./output.ts"
+import { printable, type Verbosity } from "./output.ts"
 
 export interface Progress {
   readonly advance: (n?: number) => Effect.Effect<void>
@@ -103,7 +103,7 @@ export const makeProgress = (options: ProgressOptions): Effect.Effect<Progress> 
       note: (text) =>
         Effect.sync(() => {
           if (quiet) return
-          process.stderr.write(tty ? `\r\x1b[2K${text}\n` : `${text}\n`)
+          process.stderr.write(tty ? `\r\x1b[2K${printable(text)}\n` : `${printable(text)}\n`)
           if (tty) draw(true)
         }),
       done: () =>

@@ -145,6 +145,35 @@ describe("worksync.config.json profiles", () => {
   })
 })
 
+describe("copy-files --to-profile", () => {
+  it("takes the target account from another profile of the file; an unknown one is a usage error before any URL check", async () => {
+    const other = await startEmulator({ seed: "empty" })
+    try {
+      const cwd = freshDir("to-profile-cli")
+      writeConfig(path.join(cwd, "worksync.config.json"), { defaultProfile: "src", profiles: { src: profileOf(emu), dst: profileOf(other) } })
+      fs.mkdirSync(path.join(cwd, "in"))
+      fs.writeFileSync(path.join(cwd, "in", "hello.txt"), "hello")
+      const ok = await runCli(
+        ["copy-files", "--from", "dir:in", "--to", `workspace:${other.workspaces[0]}`, "--to-profile", "dst", "--journal", "j.sqlite", "--json", "--quiet"],
+        { cwd }
+      )
+      expect(ok.stderr).toBe("")
+      expect(JSON.parse(ok.stdout)).toMatchObject({ files: 1, copied: 1, failed: 0 })
+      const names = other.ctx.db.prepare("SELECT name FROM files WHERE workspace_id = ?").pluck().all(other.workspaces[0])
+      expect(names).toEqual(["hello.txt"])
+
+      const unknown = await runCli(
+        ["copy-files", "--from", `workspace:${emu.workspaces[0]}`, "--to", "dir:out", "--to-profile", "nope", "--journal", "k.sqlite"],
+        { cwd }
+      )
+      expect(unknown.code).toBe(64)
+      expect(unknown.stderr.trim()).toMatch(/^worksync: --to-profile nope: no such profile in .*\(profiles: src, dst\)$/)
+    } finally {
+      await other.close()
+    }
+  })
+})
+
 describe("config file selection (in-process)", () => {
   it("reads --name VALUE and --name=VALUE, stopping at --", () => {
     expect(argValue(["backup", "--profile", "a"], "profile")).toBe("a")
@@ -177,14 +206,15 @@ describe("config file selection (in-process)", () => {
 })
 
 describe("per-command help", () => {
-  it("every command's --help shows copyable examples, and worksync --help lists each command with them", async () => {
-    for (const command of ["backup", "diff", "export", "import-csv", "copy-files", "emulator"]) {
-      const r = await runCli([command, "--help"])
-      expect(r.code).toBe(0)
-      expect(r.stdout).toMatch(new RegExp(`Examples:\\n  worksync ${command} `))
-    }
+  it("worksync --help lists every command with copyable examples; a command's --help shows them too", async () => {
     const root = await runCli(["--help"])
-    expect(root.stdout).toMatch(/worksync import-csv --workspace website --csv trello\.csv --preset trello/)
+    expect(root.code).toBe(0)
+    for (const command of ["backup", "diff", "export", "import-csv", "copy-files", "emulator"]) {
+      expect(root.stdout).toMatch(new RegExp(`Examples:\\n  worksync ${command} `))
+    }
+    const one = await runCli(["import-csv", "--help"])
+    expect(one.code).toBe(0)
+    expect(one.stdout).toMatch(/Examples:\n  worksync import-csv --workspace website --csv trello\.csv --preset trello/)
   })
 })
 

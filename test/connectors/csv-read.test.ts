@@ -63,6 +63,20 @@ describe("CSV reader", () => {
     expect(records[1]!.values).toEqual(["café"])
   })
 
+  it("UTF-8 read as bytes: a character cut by a read chunk stays whole; a bad byte far on and a cut last character are reported with their line", async () => {
+    // Reads are 1 MiB: put a 4-byte and a 2-byte character across that boundary.
+    const head = "title\n"
+    const filler = "x".repeat((1 << 20) - head.length - 2)
+    const good = write(`${head}${filler}😀é\nlast\n`)
+    const { records } = await readAll(good)
+    expect(records.map((r) => r.values[0])).toEqual([`${filler}😀é`, "last"])
+    const lines = Array.from({ length: 50_000 }, (_, i) => `row ${i}\n`).join("")
+    const bad = write(Buffer.concat([Buffer.from(`title\n${lines}`), Buffer.from([0x63, 0xe9, 0x0a])]))
+    await expect(readAll(bad)).rejects.toThrow(/not valid utf-8 text near line 50002/)
+    const cut = write(Buffer.concat([Buffer.from("title\nok\n"), Buffer.from("😀").subarray(0, 2)]))
+    await expect(readAll(cut)).rejects.toThrow(/not valid utf-8 text near line 3/)
+  })
+
   it("names a missing file and an empty file", async () => {
     await expect(openCsv({ file: path.join(dir, "nope.csv") })).rejects.toThrow(/file not found/)
     await expect(openCsv({ file: write("\n\n") })).rejects.toThrow(/empty/)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as fc from "fast-check"
 import * as Option from "effect/Option"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -106,6 +107,87 @@ describe("journal", () => {
     // Same file with one more duplicate appended: only the new one is new.
     const second = j.planOps(run2, [row("h1"), row("h2"), row("h1"), row("h1")])
     expect(second.map((p) => [p.key, p.isNew])).toEqual([["h1", false], ["h2", false], ["h1#1", false], ["h1#2", true]])
+    j.close()
+  })
+
+  it("planOps in multi-row chunks gives what one insert per op gives (property: repeats, keys planned before, '#' keys)", () => {
+    // The reference: the documented per-op rule over an in-memory map.
+    type Row = { key: string; occurrence: boolean }
+    const reference = () => {
+      const planned = new Map<string, number>()
+      return (run: number, rows: ReadonlyArray<Row>) =>
+        rows.map((op) => {
+          for (let n = 0;; n++) {
+            const key = n === 0 ? op.key : `${op.key}#${n}`
+            const at = planned.get(key)
+            if (at === undefined) {
+              planned.set(key, run)
+              return { key, isNew: true, duplicate: false }
+            }
+            if (at === run && op.occurrence) continue
+            if (at === run) return { key, isNew: false, duplicate: true }
+            planned.set(key, run)
+            return { key, isNew: false, duplicate: false }
+          }
+        })
+    }
+    // Chunks are 256 ops: segments of 256 distinct keys (the fast path) drawn from few
+    // keys, so later segments repeat earlier ones and meet `h1#1`-like keys, plus a tail.
+    const key = fc.oneof(fc.integer({ min: 0, max: 299 }).map((i) => `h${i}`), fc.constantFrom("h1#1", "h2#1", "h3#2"))
+    const segment = fc.uniqueArray(key, { minLength: 256, maxLength: 256 })
+    const tail = fc.array(key, { maxLength: 40 })
+    const runOf = fc.tuple(fc.array(segment, { maxLength: 3 }), tail, fc.boolean()).map(([segs, t, occurrence]) =>
+      [...segs.flat(), ...t].map((k, i): Row => ({ key: k, occurrence: occurrence || i % 3 === 0 }))
+    )
+    fc.assert(
+      fc.property(fc.array(runOf, { minLength: 1, maxLength: 3 }), (runs) => {
+        const j = new JournalDb(tmpFile())
+        const model = reference()
+        try {
+          for (const rows of runs) {
+            const run = j.beginPlanRun()
+            const got = j.planOps(run, rows.map((r) => ({ ...r, kind: "record.create", payload: { k: r.key } })))
+            expect(got.map(({ duplicate, isNew, key }) => ({ key, isNew, duplicate }))).toEqual(model(run, rows))
+            j.endPlanRun(run)
+          }
+        } finally {
+          j.close()
+        }
+      }),
+      { numRuns: 25 }
+    )
+  })
+
+  it("planOps: an op whose key looks like an occurrence key cannot take the one an earlier op of its chunk is due", () => {
+    const j = new JournalDb(tmpFile())
+    const run = j.beginPlanRun()
+    const first = Array.from({ length: 256 }, (_, i) => `h${i}`)
+    const second = ["h1", "h1#1", ...Array.from({ length: 254 }, (_, i) => `x${i}`)]
+    const got = j.planOps(run, [...first, ...second].map((key) => ({ key, kind: "record.create", payload: {}, occurrence: true })))
+    // In op order: the repeated h1 is h1#1, so the op keyed h1#1 is itself a repeat.
+    expect(got.slice(256, 258).map((p) => p.key)).toEqual(["h1#1", "h1#1#1"])
+    j.close()
+  })
+
+  it("planOps keeps plan order across its multi-row chunks, and addOps counts only new keys", () => {
+    const j = new JournalDb(tmpFile())
+    const run = j.beginPlanRun()
+    const keys = Array.from({ length: 1000 }, (_, i) => `k${(i * 7919) % 1000}`)
+    j.planOps(run, keys.map((key) => ({ key, kind: "record.create", payload: { key } })))
+    j.endPlanRun(run)
+    expect(j.pending({ limit: 2000 }).map((o) => o.key)).toEqual(keys)
+    expect(j.get("k7")?.payload).toEqual({ key: "k7" })
+    expect(j.addOps(Array.from({ length: 600 }, (_, i) => ({ key: `k${i + 500}`, kind: "record.create", payload: {} })))).toBe(100)
+    j.close()
+  })
+
+  it("a claim ends planning's fsync-free commits: claims are durable (synchronous=FULL) even without endPlanRun", () => {
+    const j = new JournalDb(tmpFile())
+    j.addOps(ops(2))
+    j.beginPlanRun()
+    expect(j.db.pragma("synchronous", { simple: true })).toBe(1)
+    j.claim("k0")
+    expect(j.db.pragma("synchronous", { simple: true })).toBe(2)
     j.close()
   })
 

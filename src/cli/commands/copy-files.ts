@@ -29,7 +29,7 @@ import {
   verbosityOf,
   verbosityOptions
 } from "../common-options.ts"
-import { clientLayerFromFlags, targetFlags } from "../connection.ts"
+import { checkConfigFile, clientLayerFromFlags, targetFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
 import { makeProgress } from "../progress.ts"
@@ -106,6 +106,8 @@ export const copyFilesCommand = Command.make("copy-files", options, (flags) =>
   Effect.scoped(
     Effect.gen(function*() {
       const verbosity = verbosityOf(flags)
+      // Before the URL checks below: a broken config file explains a missing URL.
+      yield* checkConfigFile
       const from = yield* parseEnd("--from", flags.from)
       const to = yield* parseEnd("--to", flags.to)
       const concurrency = Option.getOrElse(flags.concurrency, () => DEFAULT_CONCURRENCY)

@@ -27,6 +27,21 @@ export class FileTooLarge extends Data.TaggedError("FileTooLarge")<{
   }
 }
 
+/**
+ * A file whose name is a dot segment (`.` or `..`): every HTTP client and server
+ * normalizes such a segment away, so the documented download URL
+ * `/uploads/{uid}/{filename}` cannot address it (R-FILE-SERVE-07). Refused with a clear
+ * reason instead of requesting a different URL.
+ */
+export class NameNotAddressable extends Data.TaggedError("NameNotAddressable")<{
+  readonly name: string
+  readonly uid: string
+}> {
+  override get message(): string {
+    return `file ${this.uid} named "${this.name}": a name that is a dot segment cannot be addressed by the download URL; rename it in the service and rerun`
+  }
+}
+
 /** The bytes that arrived do not match the size the source declared. */
 export class SizeMismatch extends Data.TaggedError("SizeMismatch")<{
   readonly name: string
@@ -83,9 +98,18 @@ export class UploadNotLanded extends Data.TaggedError("UploadNotLanded")<{
 }
 
 export type FileCopyError = CopySpecInvalid | FileTooLarge | SizeMismatch | LocalIoError | UnsafeLocalPath | NotConfirmed
-  | UploadNotLanded
+  | UploadNotLanded | NameNotAddressable
 
-const TAGS = new Set(["CopySpecInvalid", "FileTooLarge", "SizeMismatch", "LocalIoError", "UnsafeLocalPath", "NotConfirmed", "UploadNotLanded"])
+const TAGS = new Set([
+  "CopySpecInvalid",
+  "FileTooLarge",
+  "SizeMismatch",
+  "LocalIoError",
+  "UnsafeLocalPath",
+  "NotConfirmed",
+  "UploadNotLanded",
+  "NameNotAddressable"
+])
 
 export const isFileCopyError = (u: unknown): u is FileCopyError =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && TAGS.has(u._tag)

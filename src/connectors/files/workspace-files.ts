@@ -12,6 +12,7 @@ import { fromStream } from "../../client/multipart.ts"
 import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
 import { Uploads, type UploadsApi } from "../../client/uploads.ts"
 import { PAGE_MAX_LIMIT } from "../../schema/limits.ts"
+import { NameNotAddressable } from "./errors.ts"
 import type { WorkspaceFiles } from "./ports.ts"
 
 export interface WorkspaceFilesDeps {
@@ -39,7 +40,10 @@ export const makeWorkspaceFiles = (deps: WorkspaceFilesDeps): WorkspaceFiles => 
   return {
     origin: deps.origin,
     listFiles,
-    download: (file) => uploads.download(file.uid, file.name),
+    download: (file) =>
+      file.name === "." || file.name === ".."
+        ? Stream.fail(new NameNotAddressable({ name: file.name, uid: file.uid }))
+        : uploads.download(file.uid, file.name),
     presign: (workspaceId, filename, size) =>
       uploads.presign({ filename, size, workspaceId }).pipe(
         Effect.map((presigned) => ({ uid: presigned.fields["X-Key"], presigned }))
