@@ -41,6 +41,8 @@ export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
     queue = []
     const outcomes: Array<Outcome<unknown>> = []
     try {
+      // A claim is only durable once planning's fsync-free commits are over.
+      core.ensureDurable()
       core.transaction(() => {
         for (const p of batch) {
           try {

@@ -30,8 +30,11 @@
  * with NORMAL, but after a power cut NORMAL may roll back the latest commits, and a lost
  * claim would let a create be re-sent without the check that prevents a duplicate. FULL
  * costs one fsync per commit, so commits are grouped: planning (nothing is sent yet) runs
- * with NORMAL and ends with one FULL commit (`beginPlanRun` / `endPlanRun`), and replay
- * commits the transitions of concurrent ops together (journal-batch.ts, `claimMany`).
+ * with NORMAL and rare checkpoints, and ends with a FULL checkpoint and commit
+ * (`beginPlanRun` / `endPlanRun`); replay commits the transitions of concurrent ops
+ * together (journal-batch.ts, `claimMany`). Planning inserts many rows per statement
+ * (`INSERT OR IGNORE ... RETURNING key`): per-statement overhead, not SQLite's b-tree
+ * work, is what bounded it at one insert per op.
  *
  * Files are created owner-only (0600); SQLite gives the -wal and -shm files the database
  * file's mode. No credential is ever written here: payloads hold ids and field values.
@@ -212,6 +215,12 @@ const toOp = (r: OpRow): Op => ({
 
 const json = (value: unknown): string => JSON.stringify(value === undefined ? null : value)
 
+/** Rows per planning INSERT: large enough that per-statement overhead vanishes (measured). */
+const INSERT_CHUNK = 256
+/** WAL pages between checkpoints while planning (64 MB at 4 KiB pages); SQLite's default otherwise. */
+const PLAN_WAL_AUTOCHECKPOINT = 16384
+const DEFAULT_WAL_AUTOCHECKPOINT = 1000
+
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -230,6 +239,8 @@ export class JournalDb {
   readonly db: Database.Database
   private readonly now: () => string
   private readonly st: ReturnType<JournalDb["prepare"]>
+  /** The plan run in progress (commits skip the fsync until it ends), or null. */
+  private planning: number | null = null
 
   constructor(readonly file: string, options: { readonly now?: () => string } = {}) {
     this.now = options.now ?? (() => new Date().toISOString())
@@ -246,6 +257,67 @@ export class JournalDb {
     this.db.pragma("cache_size = -65536")
     this.db.exec(DDL)
     this.st = this.prepare()
+  }
+
+  /** Multi-row inserts by row count (powers of two up to INSERT_CHUNK), prepared on first use. */
+  private readonly multiInsert = new Map<number, Database.Statement>()
+  private readonly multiInsertNew = new Map<number, Database.Statement>()
+
+  /** `INSERT OR IGNORE` of `rows` ops in one statement; with `returning`, the keys inserted. */
+  private insertStatement(rows: number, returning: boolean): Database.Statement {
+    const cache = returning ? this.multiInsertNew : this.multiInsert
+    let st = cache.get(rows)
+    if (st === undefined) {
+      st = this.db.prepare(
+        `INSERT OR IGNORE INTO ops (key, kind, payload, depends_on, plan_run, updated_at) VALUES ${
+          Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?)").join(", ")
+        }${returning ? " RETURNING key" : ""}`
+      )
+      if (returning) st.pluck(true)
+      cache.set(rows, st)
+    }
+    return st
+  }
+
+  /**
+   * Inserts `ops[from, to)` (keys as given) with as few statements as possible: chunks of
+   * INSERT_CHUNK rows, the rest by powers of two, so at most log2(INSERT_CHUNK) + 1
+   * statement shapes exist. With `inserted`, the keys actually inserted are added to it.
+   */
+  private insertRange(
+    ops: ReadonlyArray<NewOp>,
+    from: number,
+    to: number,
+    run: number | null,
+    now: string,
+    inserted?: Set<string>
+  ): number {
+    let changes = 0
+    let i = from
+    while (i < to) {
+      let rows = INSERT_CHUNK
+      while (rows > to - i) rows >>= 1
+      const args = new Array<unknown>(rows * 6)
+      for (let r = 0; r < rows; r++) {
+        const op = ops[i + r]!
+        const b = r * 6
+        args[b] = op.key
+        args[b + 1] = op.kind
+        args[b + 2] = json(op.payload)
+        args[b + 3] = op.dependsOn ?? null
+        args[b + 4] = run
+        args[b + 5] = now
+      }
+      if (inserted !== undefined) {
+        const keys = this.insertStatement(rows, true).all(args) as Array<string>
+        for (const k of keys) inserted.add(k)
+        changes += keys.length
+      } else {
+        changes += this.insertStatement(rows, false).run(args).changes
+      }
+      i += rows
+    }
+    return changes
   }
 
   private prepare() {
@@ -316,13 +388,10 @@ export class JournalDb {
 
   addOps(ops: Iterable<NewOp>): number {
     const now = this.now()
-    return this.transaction(() => {
-      let added = 0
-      for (const op of ops) {
-        added += this.st.insert.run(op.key, op.kind, json(op.payload), op.dependsOn ?? null, null, now).changes
-      }
-      return added
-    })
+    const list = Array.isArray(ops) ? (ops as ReadonlyArray<NewOp>) : [...ops]
+    // Rows of one statement are inserted in order, so a key repeated in `list` keeps its
+    // first op, as one insert per op would.
+    return this.transaction(() => this.insertRange(list, 0, list.length, null, now))
   }
 
   /**
@@ -338,15 +407,32 @@ export class JournalDb {
       return next
     })
     this.db.pragma("synchronous = NORMAL")
+    // Fewer checkpoints while planning: each one fsyncs (NORMAL still syncs the WAL before
+    // copying it into the database, and the database before the WAL is reused), and pages
+    // written many times between two checkpoints are copied once.
+    this.db.pragma(`wal_autocheckpoint = ${PLAN_WAL_AUTOCHECKPOINT}`)
+    this.planning = run
     return run
   }
 
   /**
-   * Ends planning: back to synchronous=FULL, and one FULL commit, which makes every
-   * earlier WAL frame durable before the first op is claimed.
+   * The first claim ends an open plan run (a caller that never called `endPlanRun`):
+   * nothing may be sent while commits skip the fsync. Called outside transactions.
+   */
+  ensureDurable(): void {
+    if (this.planning !== null && !this.db.inTransaction) this.endPlanRun(this.planning)
+  }
+
+  /**
+   * Ends planning: back to synchronous=FULL; a checkpoint that copies the whole WAL into
+   * the database and fsyncs it (and empties the WAL), then one FULL commit: every frame
+   * written while planning is durable before the first op is claimed.
    */
   endPlanRun(run: number): void {
+    this.planning = null
     this.db.pragma("synchronous = FULL")
+    this.db.pragma(`wal_autocheckpoint = ${DEFAULT_WAL_AUTOCHECKPOINT}`)
+    this.db.pragma("wal_checkpoint(TRUNCATE)")
     this.setMeta("plan_run_complete", String(run))
   }
 
@@ -354,37 +440,58 @@ export class JournalDb {
    * Plans ops in run `run` (from `beginPlanRun`), in one transaction: a key not yet in the
    * journal is inserted; a key planned by an earlier run is kept as it is (its state tells
    * whether it is done). With `occurrence`, a key already planned in THIS run means a
-   * duplicate source item, which gets the next free `key#n`.
+   * duplicate source item, which gets the next free `key#n`. Ops are inserted (and get
+   * their `seq`) in the order given, except that one taking a `key#n` comes after the
+   * rest of its INSERT_CHUNK-op chunk; identical items keep their order among themselves.
    */
   planOps(run: number, ops: ReadonlyArray<PlanOp>): Array<PlannedOp> {
     const now = this.now()
     return this.transaction(() => {
       const out: Array<PlannedOp> = []
-      for (const op of ops) {
-        let n = 0
-        for (;;) {
-          const key = n === 0 ? op.key : `${op.key}#${n}`
-          const payload = json(op.payload)
-          if (this.st.insert.run(key, op.kind, payload, op.dependsOn ?? null, run, now).changes === 1) {
-            out.push({ key, isNew: true, duplicate: false, state: "pending" })
+      const chunkKeys = new Set<string>()
+      const inserted = new Set<string>()
+      for (let from = 0; from < ops.length; from += INSERT_CHUNK) {
+        const to = Math.min(ops.length, from + INSERT_CHUNK)
+        // Fast path: one multi-row insert for the chunk, then only the ops whose key was
+        // not inserted (planned before, or a repeat) take the one-by-one path below. It
+        // needs the chunk's keys distinct and free of `#` (so no op's key can be another's
+        // occurrence key): otherwise an op could take a key meant for an earlier one.
+        chunkKeys.clear()
+        let distinct = true
+        for (let i = from; i < to; i++) {
+          const key = ops[i]!.key
+          if (chunkKeys.has(key) || key.includes("#")) {
+            distinct = false
             break
           }
-          const info = this.st.planInfo.get(key)!
-          if (info.plan_run === run && op.occurrence === true) {
-            n++
-            continue
-          }
-          if (info.plan_run === run) {
-            out.push({ key, isNew: false, duplicate: true, state: info.state })
-            break
-          }
-          this.st.setPlanRun.run(run, key)
-          out.push({ key, isNew: false, duplicate: false, state: info.state })
-          break
+          chunkKeys.add(key)
+        }
+        inserted.clear()
+        if (distinct) this.insertRange(ops, from, to, run, now, inserted)
+        for (let i = from; i < to; i++) {
+          const op = ops[i]!
+          if (inserted.has(op.key)) out.push({ key: op.key, isNew: true, duplicate: false, state: "pending" })
+          else out.push(this.planOne(run, op, now))
         }
       }
       return out
     })
+  }
+
+  /** Plans one op (inside `planOps`' transaction): insert, or settle why its key exists. */
+  private planOne(run: number, op: PlanOp, now: string): PlannedOp {
+    const payload = json(op.payload)
+    for (let n = 0;; n++) {
+      const key = n === 0 ? op.key : `${op.key}#${n}`
+      if (this.st.insert.run(key, op.kind, payload, op.dependsOn ?? null, run, now).changes === 1) {
+        return { key, isNew: true, duplicate: false, state: "pending" }
+      }
+      const info = this.st.planInfo.get(key)!
+      if (info.plan_run === run && op.occurrence === true) continue
+      if (info.plan_run === run) return { key, isNew: false, duplicate: true, state: info.state }
+      this.st.setPlanRun.run(run, key)
+      return { key, isNew: false, duplicate: false, state: info.state }
+    }
   }
 
   get(key: string): Op | undefined {
@@ -397,6 +504,7 @@ export class JournalDb {
   }
 
   claim(key: string): Op {
+    this.ensureDurable()
     const now = this.now()
     const changed = this.st.claim.run(now, now, key).changes
     if (changed === 0) throw new JournalStateError({ key, expected: "pending", actual: this.stateOf(key) })
@@ -405,6 +513,7 @@ export class JournalDb {
 
   /** Claims several pending ops in one transaction (one fsync); returns the ops claimed. */
   claimMany(keys: ReadonlyArray<string>): Array<Op> {
+    this.ensureDurable()
     const now = this.now()
     return this.transaction(() => {
       const out: Array<Op> = []

@@ -77,6 +77,12 @@ describe("CSV reader", () => {
     await expect(readAll(cut)).rejects.toThrow(/not valid utf-8 text near line 3/)
   })
 
+  it("line endings: a file whose first CR comes after the first MiB still splits at CRLF and CR", async () => {
+    const lf = Array.from({ length: 120_000 }, (_, i) => `r${i}\n`).join("")
+    const { records } = await readAll(write(`title\n${lf}crlf\r\ncr\rend\n`))
+    expect(records.slice(-3).map((r) => [r.line, r.values])).toEqual([[120_002, ["crlf"]], [120_003, ["cr"]], [120_004, ["end"]]])
+  })
+
   it("names a missing file and an empty file", async () => {
     await expect(openCsv({ file: path.join(dir, "nope.csv") })).rejects.toThrow(/file not found/)
     await expect(openCsv({ file: write("\n\n") })).rejects.toThrow(/empty/)

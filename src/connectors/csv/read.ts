@@ -13,6 +13,7 @@
 import { parse } from "csv-parse"
 import * as Data from "effect/Data"
 import * as fs from "node:fs"
+import { isUtf8 } from "node:buffer"
 import { Transform, type TransformCallback } from "node:stream"
 import { TextDecoder } from "node:util"
 
@@ -62,6 +63,65 @@ export const guessDelimiter = (line: string): string => {
   return best
 }
 
+/**
+ * Bytes at the end of `b` that begin a UTF-8 sequence the chunk does not finish (0-3);
+ * 0 when the end is complete or not UTF-8 at all (validation then reports it).
+ */
+const incompleteTail = (b: Buffer): number => {
+  for (let i = 1; i <= Math.min(3, b.length); i++) {
+    const c = b[b.length - i]!
+    if ((c & 0xc0) === 0x80) continue
+    const need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1
+    return need > i ? i : 0
+  }
+  return 0
+}
+
+const countLineBreaks = (b: Buffer): number => {
+  let n = 0
+  for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) n++
+  return n
+}
+
+/**
+ * UTF-8 input: checks the bytes and passes them on unchanged (csv-parse works on bytes
+ * and decodes each field once). Decoding to text here only for csv-parse to encode it
+ * back would cost a third of the reading time.
+ */
+class CheckUtf8 extends Transform {
+  private lines = 1
+  private carry: Buffer | undefined
+
+  constructor(private readonly onBad: (line: number) => Error) {
+    super()
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
+    const all = this.carry === undefined ? chunk : Buffer.concat([this.carry, chunk])
+    const tail = incompleteTail(all)
+    const body = tail === 0 ? all : all.subarray(0, all.length - tail)
+    this.carry = tail === 0 ? undefined : Buffer.from(all.subarray(all.length - tail))
+    if (!isUtf8(body)) return cb(this.onBad(this.lines + linesBeforeBadByte(body, "utf-8")))
+    this.lines += countLineBreaks(body)
+    if (body.length > 0) this.push(body)
+    cb()
+  }
+
+  override _flush(cb: TransformCallback) {
+    // Bytes left over can only be a sequence cut short by the end of the file.
+    if (this.carry !== undefined) return cb(this.onBad(this.lines))
+    cb()
+  }
+}
+
+/** Line breaks in `chunk` before its first undecodable byte (for the message only). */
+const linesBeforeBadByte = (chunk: Buffer, encoding: string): number => {
+  const text = new TextDecoder(encoding).decode(chunk)
+  const bad = text.indexOf("\uFFFD")
+  const upTo = bad === -1 ? text : text.slice(0, bad)
+  return upTo.split("\n").length - 1
+}
+
 /** Decodes bytes to text, failing on the first invalid sequence with the line it is on. */
 class Decode extends Transform {
   private readonly decoder: TextDecoder
@@ -83,16 +143,8 @@ class Decode extends Transform {
       this.pushText(this.decoder.decode(chunk, { stream: true }))
       cb()
     } catch {
-      cb(this.onBad(this.lines + this.linesBeforeBadByte(chunk)))
+      cb(this.onBad(this.lines + linesBeforeBadByte(chunk, this.decoder.encoding)))
     }
-  }
-
-  /** Line breaks in `chunk` before its first undecodable byte (for the message only). */
-  private linesBeforeBadByte(chunk: Buffer): number {
-    const text = new TextDecoder(this.decoder.encoding).decode(chunk)
-    const bad = text.indexOf("\uFFFD")
-    const upTo = bad === -1 ? text : text.slice(0, bad)
-    return upTo.split("\n").length - 1
   }
 
   override _flush(cb: TransformCallback) {
@@ -111,6 +163,25 @@ const readHead = (file: string, bytes: number): Buffer => {
     const buf = Buffer.alloc(bytes)
     const n = fs.readSync(fd, buf, 0, bytes, 0)
     return buf.subarray(0, n)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/**
+ * Whether the file holds a carriage return byte anywhere (native memchr over 1 MiB
+ * reads, stopping at the first). Files without one need no `\r` line endings checked,
+ * which makes csv-parse a fifth faster; the byte is 0x0D in every encoding read here.
+ */
+const hasCarriageReturn = (file: string): boolean => {
+  const fd = fs.openSync(file, "r")
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20)
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, buf.length, null)
+      if (n === 0) return false
+      if (buf.subarray(0, n).indexOf(13) !== -1) return true
+    }
   } finally {
     fs.closeSync(fd)
   }
@@ -201,20 +272,22 @@ export const openCsv = async (options: CsvSourceOptions, batchSize = 1000): Prom
   const file = options.file
   const { encoding, delimiter } = prepare(options)
   const input = fs.createReadStream(file, { highWaterMark: 1 << 20 })
-  const decode = new Decode(encoding, (line) =>
+  const bad = (line: number) =>
     new CsvFileError({
       file,
       detail: `not valid ${encoding === "utf8" ? "utf-8" : encoding} text near line ${line}; save the file as UTF-8 or pass --encoding with its encoding (e.g. windows-1252)`,
       usage: true
-    }))
+    })
+  const decode = encoding === "utf-8" || encoding === "utf8" ? new CheckUtf8(bad) : new Decode(encoding, bad)
   const parser = parse({
     delimiter,
     bom: true,
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: false,
-    // Files whose line endings are mixed (edited on several systems) still split per line.
-    record_delimiter: ["\r\n", "\n", "\r"]
+    // Files whose line endings are mixed (edited on several systems) still split per line;
+    // a file without any CR needs only LF checked.
+    record_delimiter: hasCarriageReturn(file) ? ["\r\n", "\n", "\r"] : ["\n"]
   })
   input.on("error", (e) => decode.destroy(e))
   decode.on("error", (e) => parser.destroy(e))
