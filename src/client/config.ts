@@ -18,10 +18,17 @@ export interface LimiterSettings {
   readonly maxInFlight: number
   /** Starting rate in requests per second (token bucket refill and burst). */
   readonly initialRps: number
-  /** Ceiling for the adaptive rate; null means the rate may grow without bound. */
+  /**
+   * Hard ceiling for the adaptive rate. Not needed to avoid 429s: null lets the limiter
+   * find the service's limit itself (it remembers where 429s began, see limiter.ts).
+   */
   readonly maxRps: number | null
-  /** AIMD: halve on 429, add `increasePerSuccess` rps on each success. */
+  /** AIMD (see limiter.ts): cut on 429, add to the rate per round of successes. */
   readonly adaptive: boolean
+  /**
+   * Pace of increase: in slow start each success adds this many rps; afterwards each adds
+   * this over the current rate, so the rate grows by about this (scaled per phase) each second.
+   */
   readonly increasePerSuccess: number
   /** The rate never drops below this (requests per second). */
   readonly minRps: number

@@ -255,6 +255,27 @@ export type HttpFailure =
   | Timeout
   | DecodeError
 
+/**
+ * The PUT of a file's bytes to its presigned url failed. The url is single-use
+ * (R-UPLOAD-PRESIGN-07), so it is never sent again: with `outcome` "unknown" (no answer,
+ * or a 5xx) the bytes may have landed, so confirm `uid` first; with "not-stored" (storage
+ * refused, or nothing was sent) they did not. Either way a new attempt presigns afresh.
+ */
+export class StoragePutFailed extends Data.TaggedError("StoragePutFailed")<{
+  readonly operation: string
+  readonly uid: string
+  /** Storage's answer, or null when none came (dropped, timed out, never connected). */
+  readonly status: number | null
+  readonly outcome: "unknown" | "not-stored"
+  readonly detail: string
+}> {
+  override get message(): string {
+    const what = this.status === null ? "no answer" : `HTTP ${this.status}`
+    const next = this.outcome === "unknown" ? "confirm it, else presign afresh" : "presign afresh"
+    return redact(`${this.operation} of ${this.uid} failed (${what}${this.detail ? `: ${this.detail.slice(0, 300)}` : ""}); the url is single-use: ${next}`)
+  }
+}
+
 export type ClientError =
   | HttpFailure
   | GraphqlError
@@ -264,6 +285,7 @@ export type ClientError =
   | LimitExceeded
   | ConflictingInput
   | InputRejected
+  | StoragePutFailed
 
 const TAGS: ReadonlySet<string> = new Set([
   "InvalidInput",
@@ -278,6 +300,7 @@ const TAGS: ReadonlySet<string> = new Set([
   "DecodeError",
   "GraphqlError",
   "UploadRejected",
+  "StoragePutFailed",
   "UploadSizeMismatch",
   "OutcomeUnknown",
   "LimitExceeded",

@@ -1,9 +1,36 @@
 /**
  * The one limiter every request to the service passes through: a cap on requests in
  * flight (a semaphore) and a token bucket on requests per second, shared by all fibers.
- * The rate adapts (AIMD): each success adds a little, a 429 halves it and pauses
- * everyone until the server's Retry-After has passed. Built from Effect primitives, so
- * waiting is interruptible.
+ *
+ * The rate adapts without the user naming a ceiling (AIMD, shaped like TCP):
+ *
+ * - Slow start: until the first 429 nothing is known about the limit, so each success
+ *   adds `increasePerSuccess` (the rate doubles about every second) to find it quickly.
+ *   A configured `maxRps` is a known ceiling: there is no slow start then.
+ * - The first 429 ends slow start. The rate goes back to what was in force a second
+ *   before, the last rate known to be served: at most half (it doubles each second), at
+ *   least the ordinary cut below. That becomes the rate and the soft ceiling (as TCP's
+ *   ssthresh).
+ * - Later 429s: the soft ceiling becomes the rate at which 429s began, the rate is cut
+ *   to `DECREASE_FACTOR` (0.8) of it. Halving is not needed: the Retry-After pause that
+ *   follows already lets the service's window refill, and past slow start the rate only
+ *   creeps, so it is close above the limit when refused; 0.8 lands below it and loses
+ *   less than halving.
+ * - Increase is additive per round of successes, not per success: each success adds
+ *   `step / rate`, so the rate grows by about `step` per second whatever it is (TCP's
+ *   cwnd += 1/cwnd). Below `APPROACH` (0.9) of the soft ceiling the step is large (it
+ *   closes the gap within seconds); from there on it is small, `PROBE_PER_SECOND` of the
+ *   ceiling per second, so the ceiling is approached and then exceeded slowly: a
+ *   service's burst allowance hides its limit until it is spent, and a slow climb spends
+ *   it late and overshoots little. A long job thus meets a 429 rarely.
+ * - At most one decrease per Retry-After window: 429s of requests sent before the cut
+ *   are the same signal.
+ * - The rate grows only while callers actually wait on it (the bucket is at most half
+ *   full), so a job limited by its own concurrency does not inflate it.
+ * - Every 429's Retry-After pauses every caller, and no tokens accrue during the pause:
+ *   its end does not release a burst.
+ *
+ * Built from Effect primitives, so waiting is interruptible.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -19,6 +46,8 @@ export interface LimiterStats {
   readonly rateLimited: number
   /** Current allowed rate, requests per second. */
   readonly currentRps: number
+  /** The soft ceiling: the rate at which 429s began (null before the first 429). */
+  readonly softCeilingRps: number | null
   /** Requests in flight right now. */
   readonly inFlight: number
   /** Highest number of requests seen in flight at once. */
@@ -30,7 +59,7 @@ export interface LimiterApi {
   readonly withPermit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** A request got a non-429 answer: additive increase. */
   readonly onSuccess: Effect.Effect<void>
-  /** A request got 429: halve the rate and pause every caller for `retryAfterMs`. */
+  /** A request got 429: multiplicative decrease and a pause of every caller for `retryAfterMs`. */
   readonly onRateLimited: (retryAfterMs: number | null) => Effect.Effect<void>
   readonly stats: Effect.Effect<LimiterStats>
 }
@@ -41,8 +70,15 @@ interface Bucket {
   readonly tokens: number
   readonly lastRefill: number
   readonly rate: number
+  /** The rate at which 429s began; null while still in slow start. */
+  readonly ceiling: number | null
   readonly pausedUntil: number
-  readonly lastCut: number
+  /** Until when further 429s count as the signal already acted on. */
+  readonly cutWindowEnd: number
+  /** Rates sampled about once a second in slow start: what was served a second ago. */
+  readonly sampledAt: number
+  readonly sampledRate: number
+  readonly previousSample: number | null
 }
 
 interface Counters {
@@ -52,31 +88,63 @@ interface Counters {
   readonly peakInFlight: number
 }
 
-/** Several 429s from requests already in flight are one signal: cut at most once per window. */
-const CUT_WINDOW_MS = 1000
+/** Cut factor on the 429 that ends slow start: the rate doubled within the last second. */
+export const SLOW_START_CUT = 0.5
+/** Cut factor on later 429s (see the module comment for why not 0.5). */
+export const DECREASE_FACTOR = 0.8
+/** Share of the soft ceiling reached quickly; beyond it the rate only probes. */
+export const APPROACH = 0.9
+/** Probing pace near the soft ceiling: this share of it per second (half that above it). */
+export const PROBE_PER_SECOND = 0.01
+/** Past this multiple of the soft ceiling without a 429 the ceiling is stale: it follows the rate up. */
+export const STALE_CEILING = 1.2
+/** Without Retry-After, 429s within this long of a cut are the same signal. */
+const MIN_CUT_WINDOW_MS = 1000
 
 const burstOf = (rate: number): number => Math.max(1, rate)
+
+/** The rate after one more success at `rate` (before the caps). */
+const grown = (rate: number, ceiling: number | null, increase: number): number => {
+  if (ceiling === null) return rate + increase
+  const target = APPROACH * ceiling
+  if (rate < target) return Math.min(target, rate + (increase * Math.max(1, target - rate)) / rate)
+  // Past the ceiling, more cautiously still.
+  const pace = rate < ceiling ? PROBE_PER_SECOND : PROBE_PER_SECOND / 2
+  return rate + (increase * pace * ceiling) / rate
+}
 
 export const makeLimiter = (settings: LimiterSettings): Effect.Effect<LimiterApi> =>
   Effect.gen(function*() {
     const maxInFlight = Math.max(1, Math.floor(settings.maxInFlight))
     const semaphore = yield* Effect.makeSemaphore(maxInFlight)
     const start = yield* Clock.currentTimeMillis
-    const initialRate = Math.max(settings.minRps, settings.initialRps)
+    const maxRps = settings.maxRps ?? Number.POSITIVE_INFINITY
+    const initialRate = Math.min(maxRps, Math.max(settings.minRps, settings.initialRps))
     const bucket = yield* Ref.make<Bucket>({
       tokens: burstOf(initialRate),
       lastRefill: start,
       rate: initialRate,
+      // A configured ceiling is a known one: no slow start towards it.
+      ceiling: settings.maxRps,
       pausedUntil: 0,
-      lastCut: Number.NEGATIVE_INFINITY
+      cutWindowEnd: Number.NEGATIVE_INFINITY,
+      sampledAt: start,
+      sampledRate: initialRate,
+      previousSample: null
     })
     const counters = yield* Ref.make<Counters>({ sent: 0, rateLimited: 0, inFlight: 0, peakInFlight: 0 })
 
+    // Nothing accrues during a pause: its end must not release a saved-up burst.
     const refill = (b: Bucket, now: number): Bucket => {
-      if (now <= b.lastRefill) return b
-      const tokens = Math.min(burstOf(b.rate), b.tokens + ((now - b.lastRefill) * b.rate) / 1000)
+      const from = Math.max(b.lastRefill, b.pausedUntil)
+      if (now <= from) return b
+      const tokens = Math.min(burstOf(b.rate), b.tokens + ((now - from) * b.rate) / 1000)
       return { ...b, tokens, lastRefill: now }
     }
+
+    /** The highest rate known to have been in force at least a second ago (slow start only grows). */
+    const servedSecondAgo = (b: Bucket, now: number): number | null =>
+      now - b.sampledAt >= 1000 ? b.sampledRate : b.previousSample
 
     /** Milliseconds to wait before trying again; 0 when a token was taken. */
     const tryTake = (now: number) =>
@@ -109,10 +177,19 @@ export const makeLimiter = (settings: LimiterSettings): Effect.Effect<LimiterApi
         Effect.zipRight(takeToken, Effect.acquireUseRelease(enter, () => self, () => leave))
       )
 
-    const ceiling = settings.maxRps ?? Number.POSITIVE_INFINITY
-
     const onSuccess: Effect.Effect<void> = settings.adaptive
-      ? Ref.update(bucket, (b) => ({ ...b, rate: Math.min(ceiling, b.rate + settings.increasePerSuccess) }))
+      ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Ref.update(bucket, (b0) => {
+          const b1 = refill(b0, now)
+          const b = now - b1.sampledAt >= 1000
+            ? { ...b1, sampledAt: now, sampledRate: b1.rate, previousSample: b1.sampledRate }
+            : b1
+          // Nobody waits on the rate (the job is limited elsewhere): raising it proves nothing.
+          if (b.tokens > burstOf(b.rate) / 2) return b
+          const rate = Math.max(settings.minRps, Math.min(maxRps, grown(b.rate, b.ceiling, settings.increasePerSuccess)))
+          const ceiling = b.ceiling !== null && rate > b.ceiling * STALE_CEILING ? rate / STALE_CEILING : b.ceiling
+          return { ...b, rate, ceiling }
+        }))
       : Effect.void
 
     const onRateLimited = (retryAfterMs: number | null): Effect.Effect<void> =>
@@ -122,14 +199,22 @@ export const makeLimiter = (settings: LimiterSettings): Effect.Effect<LimiterApi
         yield* Ref.update(bucket, (b0) => {
           const b = refill(b0, now)
           const pausedUntil = retryAfterMs !== null ? Math.max(b.pausedUntil, now + retryAfterMs) : b.pausedUntil
-          const cut = settings.adaptive && now - b.lastCut >= CUT_WINDOW_MS
+          // No saved-up burst right after being told to slow down.
+          const paused = { ...b, tokens: 0, pausedUntil }
+          if (!settings.adaptive || now < b.cutWindowEnd) return paused
+          const slowStart = b.ceiling === null
+          // Ending slow start: back to what was served a second ago, between half (the rate
+          // doubles each second) and the ordinary cut (when it had stopped growing).
+          const cut = b.rate * DECREASE_FACTOR
+          const rate = Math.max(
+            settings.minRps,
+            slowStart ? Math.min(cut, Math.max(b.rate * SLOW_START_CUT, servedSecondAgo(b, now) ?? 0)) : cut
+          )
           return {
-            ...b,
-            rate: cut ? Math.max(settings.minRps, b.rate * 0.5) : b.rate,
-            lastCut: cut ? now : b.lastCut,
-            // No saved-up burst right after being told to slow down.
-            tokens: 0,
-            pausedUntil
+            ...paused,
+            rate,
+            ceiling: slowStart ? rate : b.rate,
+            cutWindowEnd: now + Math.max(MIN_CUT_WINDOW_MS, retryAfterMs ?? 0)
           }
         })
       })
@@ -141,6 +226,7 @@ export const makeLimiter = (settings: LimiterSettings): Effect.Effect<LimiterApi
         sent: c.sent,
         rateLimited: c.rateLimited,
         currentRps: b.rate,
+        softCeilingRps: b.ceiling,
         inFlight: c.inFlight,
         peakInFlight: c.peakInFlight
       } satisfies LimiterStats

@@ -4,7 +4,9 @@
  * - presign: REST `GET {restUrl}/uploads` (Bearer, `x-<p>-company-id`, `x-<p>-project-id`)
  *   or app `GET {baseUrl}/uploads` (token id/secret, `<p>-org-id`, `<p>-workspace-id`).
  * - putToStorage: `PUT` to the returned url with exactly the returned headers plus
- *   Content-Length, and no service credential at all (storage is another origin).
+ *   Content-Length, and no service credential at all (storage is another origin). Sent
+ *   once: the url is single-use (R-UPLOAD-PRESIGN-07), so a failure is `StoragePutFailed`
+ *   and the caller confirms (the bytes may have landed) or presigns afresh.
  * - confirm: `PUT .../uploads/{uid}/confirm`, safe to repeat; a 400 (stored size differs)
  *   is `UploadSizeMismatch` so the caller uploads again.
  * - download: `GET {baseUrl}/uploads/{uid}/{name}` answers a redirect to signed storage;
@@ -24,7 +26,7 @@ import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { PRESIGN_MAX_FILE_BYTES } from "../schema/limits.ts"
 import { ConfirmResponse, PresignResponse } from "../schema/uploads.ts"
-import { Connection, type ConnectionConfig, headerNames } from "./config.ts"
+import { Connection, type ConnectionConfig, headerNames, redact } from "./config.ts"
 import {
   type HttpFailure,
   InputRejected,
@@ -32,6 +34,8 @@ import {
   type OutcomeUnknown,
   RateLimited,
   ServerError,
+  StoragePutFailed,
+  type Timeout,
   TransportError,
   UnexpectedStatus,
   UploadRejected,
@@ -43,7 +47,14 @@ import { errorPartsOf, limitedAttempt } from "./responses.ts"
 import { parseRetryAfter, withRetry } from "./retry.ts"
 import { type Answer, decodeWith, exchange, exchangeHead, parseJson, plainClient } from "./transport.ts"
 
-export type UploadError = HttpFailure | UploadRejected | UploadSizeMismatch | LimitExceeded | InputRejected | OutcomeUnknown
+export type UploadError =
+  | HttpFailure
+  | UploadRejected
+  | UploadSizeMismatch
+  | LimitExceeded
+  | InputRejected
+  | OutcomeUnknown
+  | StoragePutFailed
 
 /** Which authentication family to use for presign and confirm. */
 export type UploadVia = "rest" | "app"
@@ -230,30 +241,29 @@ export const makeUploads = (
         : req.pipe(HttpClientRequest.bodyStream(stream, { contentLength: size }))
     }
     const contentType = headers["Content-Type"] ?? headers["content-type"]
-    const attempt: Effect.Effect<Answer, UploadError> = Effect.suspend(() => {
+    const uid = presigned.fields["X-Key"]
+    const failed = (status: number | null, outcome: StoragePutFailed["outcome"], detail: string) =>
+      new StoragePutFailed({ operation, uid, status, outcome, detail })
+    // Storage is not the service: no limiter. One attempt only: the url is single-use.
+    return Effect.suspend(() => {
       let req = build()
       // bodyStream/bodyUint8Array set their own content type; put the signed one back.
       if (contentType !== undefined) req = HttpClientRequest.setHeader(req, "content-type", contentType)
       return exchange(client, req, operation, transferTimeout(config.requestTimeoutMs, size))
     }).pipe(
-      Effect.flatMap((answer) =>
-        answer.status >= 200 && answer.status < 300
-          ? Effect.succeed(answer)
-          : Effect.fail(
-            answer.status >= 500
-              ? new ServerError({ operation, status: answer.status, detail: errorPartsOf(answer.text).message })
-              : new UploadRejected({
-                operation,
-                status: answer.status,
-                code: errorPartsOf(answer.text).code,
-                detail: errorPartsOf(answer.text).message
-              })
-          )
-      )
-    )
-    // Storage is not the service: no limiter. The same bytes to the same key may be repeated.
-    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, inputSummary: `size=${size}` }).pipe(
-      Effect.asVoid
+      Effect.catchAll((e: TransportError | Timeout) =>
+        Effect.fail(
+          e._tag === "TransportError" && !e.sent
+            ? failed(null, "not-stored", e.detail)
+            : failed(null, "unknown", e.message)
+        )
+      ),
+      Effect.flatMap((answer) => {
+        if (answer.status >= 200 && answer.status < 300) return Effect.void
+        const detail = errorPartsOf(answer.text).message
+        // A 5xx may come after the bytes were stored; any other refusal stored nothing.
+        return Effect.fail(failed(answer.status, answer.status >= 500 ? "unknown" : "not-stored", detail))
+      })
     )
   }
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
-import { Limiter, makeLimiter } from "../../src/client/limiter.ts"
+import { Limiter, type LimiterApi, makeLimiter } from "../../src/client/limiter.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { DEFAULT_LIMITER } from "../../src/client/config.ts"
-import { json, layerFor, run, startRecordingServer } from "./helpers.ts"
+import { json, layerFor, run, startRecordingServer, startTestEmulator } from "./helpers.ts"
 
 const EMPTY_PAGE = { items: [], totalCount: 0 }
 const fakeEmu = (url: string) => ({ restUrl: url, baseUrl: url, token: "t0ken-for-tests", tokenId: "tid-0001", tokenSecret: "tsecret-0001", org: "org" })
@@ -58,21 +58,101 @@ describe("Limiter", () => {
     }
   })
 
-  it("AIMD: successes add to the rate up to maxRps; 429s without Retry-After still cut it", async () => {
-    const rates = await Effect.runPromise(
+  /** Takes every token, so the rate is what callers wait on (growth needs demand). */
+  const drain = (l: LimiterApi, n: number) => Effect.forEach(Array.from({ length: n }), () => l.withPermit(Effect.void), { discard: true })
+
+  it("AIMD: slow start adds increasePerSuccess per success; the first 429 halves once per window and sets the soft ceiling", async () => {
+    const r = await Effect.runPromise(
       Effect.gen(function*() {
-        const l = yield* makeLimiter({ ...DEFAULT_LIMITER, initialRps: 10, maxRps: 12, increasePerSuccess: 1 })
+        const l = yield* makeLimiter({ ...DEFAULT_LIMITER, initialRps: 10, increasePerSuccess: 1 })
+        yield* drain(l, 10)
         for (let i = 0; i < 5; i++) yield* l.onSuccess
-        const afterSuccess = (yield* l.stats).currentRps
+        const afterSuccess = yield* l.stats
         yield* l.onRateLimited(null)
-        const afterCut = (yield* l.stats).currentRps
+        const afterCut = yield* l.stats
         // A second 429 inside the same window is the same signal: no second cut.
         yield* l.onRateLimited(null)
-        const afterSecond = (yield* l.stats).currentRps
+        const afterSecond = yield* l.stats
         return { afterSuccess, afterCut, afterSecond }
       })
     )
-    expect(rates).toEqual({ afterSuccess: 12, afterCut: 6, afterSecond: 6 })
+    expect(r.afterSuccess.currentRps).toBe(15)
+    expect(r.afterSuccess.softCeilingRps).toBeNull()
+    expect(r.afterCut.currentRps).toBe(7.5)
+    expect(r.afterCut.softCeilingRps).toBe(7.5)
+    expect(r.afterSecond.currentRps).toBe(7.5)
+    expect(r.afterSecond.rateLimited).toBe(2)
+  })
+
+  it("AIMD: past slow start the increase is per round (step/rate per success), fast below 90% of the soft ceiling, slow beyond; a 429 cuts to 0.8", async () => {
+    const r = await Effect.runPromise(
+      Effect.gen(function*() {
+        // A configured ceiling is known: no slow start towards it.
+        const l = yield* makeLimiter({ ...DEFAULT_LIMITER, initialRps: 100, maxRps: 200, increasePerSuccess: 1 })
+        yield* drain(l, 100)
+        yield* l.onSuccess
+        const one = (yield* l.stats).currentRps
+        let successes = 1
+        let approached = one
+        while (approached < 180 && successes < 10_000) {
+          yield* l.onSuccess
+          successes++
+          approached = (yield* l.stats).currentRps
+        }
+        // 180 successes are about a second at 180 rps: the probe adds about 1% of the ceiling.
+        for (let i = 0; i < 180; i++) yield* l.onSuccess
+        const probed = (yield* l.stats).currentRps
+        yield* l.onRateLimited(null)
+        const cut = yield* l.stats
+        return { one, approached, successes, probed, cut }
+      })
+    )
+    // One success at 100 rps with the target 180 adds (180 - 100) / 100: each second of successes closes most of the gap.
+    expect(r.one).toBeCloseTo(100.8, 6)
+    // The fast climb stops at exactly 90% of the ceiling, after a few seconds' worth of successes.
+    expect(r.approached).toBe(180)
+    expect(r.successes).toBeLessThan(1000)
+    expect(r.probed).toBeGreaterThan(181.5)
+    expect(r.probed).toBeLessThan(182.5)
+    expect(r.cut.softCeilingRps).toBeCloseTo(r.probed, 6)
+    expect(r.cut.currentRps).toBeCloseTo(r.probed * 0.8, 6)
+  })
+
+  it("AIMD: without demand (the bucket at least half full) successes do not raise the rate", async () => {
+    const rps = await Effect.runPromise(
+      Effect.gen(function*() {
+        const l = yield* makeLimiter({ ...DEFAULT_LIMITER, initialRps: 10 })
+        for (let i = 0; i < 50; i++) yield* l.onSuccess
+        return (yield* l.stats).currentRps
+      })
+    )
+    expect(rps).toBe(10)
+  })
+
+  it("R-REST-ERR-05: against a rate-limited emulator, a few hundred requests with no ceiling configured get at most 2% 429s (counted server-side)", async () => {
+    const emu = await startTestEmulator({ seed: "empty", faults: { rateLimit: 50 } })
+    try {
+      // The defaults (start at 20 rps, no maxRps), as a user would run it.
+      const layer = layerFor(emu, { limiter: { maxInFlight: 8 }, retry: { maxRetries: 10, baseDelayMs: 10, capDelayMs: 100 } })
+      const stats = await run(
+        layer,
+        Effect.gen(function*() {
+          const rest = yield* RestClient
+          yield* Effect.forEach(Array.from({ length: 300 }), () => rest.listWorkspaces(), { concurrency: 8, discard: true })
+          return yield* Effect.flatMap(Limiter, (l) => l.stats)
+        })
+      )
+      const server = emu.stats()
+      const limited = server.byStatus["429"] ?? 0
+      expect(server.byStatus["200"]).toBe(300)
+      expect(limited).toBe(stats.rateLimited)
+      expect(limited / server.total).toBeLessThanOrEqual(0.02)
+      // It did meet the limit (so the share above means something) and learnt from it.
+      expect(limited).toBeGreaterThan(0)
+      expect(stats.softCeilingRps).not.toBeNull()
+    } finally {
+      await emu.close()
+    }
   })
 
   it("the token bucket spaces requests at the configured rate (server-side timestamps)", async () => {

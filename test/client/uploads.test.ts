@@ -77,6 +77,39 @@ describe("presigned flow against the emulator", () => {
     expect(e._tag === "UploadRejected" && e.status).toBe(401)
   })
 
+  const storagePuts = () =>
+    Object.entries(emu.stats().byRoute).filter(([route]) => route.startsWith("storage:")).reduce((n, [, c]) => n + c, 0)
+
+  it("R-UPLOAD-PRESIGN-07: a dropped storage PUT is sent exactly once and surfaces StoragePutFailed with the uid", async () => {
+    const layer = layerFor(emu)
+    const presigned = await run(layer, Effect.flatMap(Uploads, (u) => u.presign({ filename: "drop.txt", size: 4, workspaceId: ws })))
+    emu.resetStats()
+    emu.faults.inject({ route: /^\/o\//, kind: "drop" })
+    const e = await runFailure(layer, Effect.flatMap(Uploads, (u) => u.putToStorage(presigned, fromBytes("drop.txt", enc.encode("abcd")), 4)))
+    expect(e._tag).toBe("StoragePutFailed")
+    if (e._tag === "StoragePutFailed") {
+      expect(e.uid).toBe(presigned.fields["X-Key"])
+      // No answer: the bytes may have landed, so the caller confirms before presigning again.
+      expect(e.outcome).toBe("unknown")
+      expect(e.status).toBeNull()
+    }
+    expect(storagePuts()).toBe(1)
+    expect(emu.faults.pending()).toBe(0)
+  })
+
+  it("R-UPLOAD-PRESIGN-07: a storage 500 is not retried on the same url; a fresh presign then uploads", async () => {
+    const layer = layerFor(emu)
+    emu.resetStats()
+    emu.faults.inject({ route: /^\/o\//, kind: "500" })
+    const e = await runFailure(layer, Effect.flatMap(Uploads, (u) => u.upload(fromBytes("retry.txt", enc.encode("abcd")), { workspaceId: ws })))
+    expect(e._tag === "StoragePutFailed" && e.status).toBe(500)
+    expect(storagePuts()).toBe(1)
+    // What a caller does next: presign afresh (a new single-use url) and send again.
+    const result = await run(layer, Effect.flatMap(Uploads, (u) => u.upload(fromBytes("retry.txt", enc.encode("abcd")), { workspaceId: ws })))
+    expect(result.confirmed.status).toBe("CONFIRMED")
+    expect(storagePuts()).toBe(2)
+  })
+
   it("R-LIMIT-04, R-UPLOAD-PRESIGN-21: over 4.8 GB is LimitExceeded before any request", async () => {
     emu.resetStats()
     const e = await runFailure(layerFor(emu), Effect.flatMap(Uploads, (u) => u.presign({ filename: "big.iso", size: PRESIGN_MAX_FILE_BYTES + 1, workspaceId: ws })))

@@ -76,7 +76,7 @@ export const isTransient = (e: unknown): boolean => {
     case "Timeout":
     case "ServerError":
     case "RateLimited":
-    case "StorageError":
+    case "StoragePutFailed":
       return true
     default:
       return false

@@ -168,8 +168,8 @@ describe("copy-files workspace to workspace under faults", () => {
       }
     }
     const before = new Set((await confirmedOf(to)).map((f) => f.uid))
-    // More drops than the client's own retries of one PUT.
-    emu.faults.inject({ route: /^\/o\//, kind: "drop", times: 8 })
+    // A presigned URL is single-use: every dropped PUT costs a fresh presign.
+    emu.faults.inject({ route: /^\/o\//, kind: "drop", times: 3 })
     const summary = await runCopy({
       from: { kind: "dir", path: src },
       to: { kind: "workspace", workspaceId: to },
@@ -178,7 +178,7 @@ describe("copy-files workspace to workspace under faults", () => {
     })
     expect(emu.faults.pending()).toBe(0)
     expect(summary).toMatchObject({ copied: 1, failed: 0 })
-    expect(presigns).toBe(2)
+    expect(presigns).toBe(4)
     const added = (await confirmedOf(to)).filter((f) => !before.has(f.uid))
     expect(added).toHaveLength(1)
     expect(await storedSha(emu, added[0]!.uid)).toBe(sha256(bytes))
