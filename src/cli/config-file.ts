@@ -19,31 +19,26 @@
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
 export const DEFAULT_CONFIG_FILE = "worksync.config.json"
 
-export const Profile = Schema.Struct({
-  restUrl: Schema.optional(Schema.String),
-  baseUrl: Schema.optional(Schema.String),
-  token: Schema.optional(Schema.String),
-  tokenId: Schema.optional(Schema.String),
-  tokenSecret: Schema.optional(Schema.String),
-  org: Schema.optional(Schema.String),
-  headerPrefix: Schema.optional(Schema.String)
-})
-export type Profile = typeof Profile.Type
-export type ProfileField = keyof Profile
+/**
+ * The file's shape. Checked by hand rather than with effect/Schema: every command reads
+ * this file while parsing its flags, and Schema is the largest part of Effect a start
+ * would otherwise load (`worksync --help` from cron). The messages are those Schema's
+ * array formatter gives for the same shape.
+ */
+export const PROFILE_FIELDS = ["restUrl", "baseUrl", "token", "tokenId", "tokenSecret", "org", "headerPrefix"] as const
+export type ProfileField = (typeof PROFILE_FIELDS)[number]
+export type Profile = { readonly [K in ProfileField]?: string }
 
-export const ConfigFile = Schema.Struct({
-  defaultProfile: Schema.optional(Schema.String),
-  profiles: Schema.Record({ key: Schema.String, value: Profile })
-})
-export type ConfigFile = typeof ConfigFile.Type
+export interface ConfigFile {
+  readonly defaultProfile?: string
+  readonly profiles: { readonly [name: string]: Profile }
+}
 
 /** The settings chosen for one run, or why there are none. */
 export interface LoadedConfig {
@@ -88,7 +83,58 @@ const none = (problem?: string): LoadedConfig => ({
   readableBy: undefined
 })
 
-const decode = Schema.decodeUnknownEither(ConfigFile, { onExcessProperty: "error" })
+interface Issue {
+  readonly path: ReadonlyArray<string>
+  readonly message: string
+}
+
+const PROFILE_TYPE = `{ ${PROFILE_FIELDS.map((f) => `readonly ${f}?: string | undefined`).join("; ")} }`
+const PROFILES_TYPE = `{ readonly [x: string]: ${PROFILE_TYPE} }`
+const FILE_TYPE = `{ readonly defaultProfile?: string | undefined; readonly profiles: ${PROFILES_TYPE} }`
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** The first key that is not one of `known`, as an issue. */
+const excess = (value: Record<string, unknown>, known: ReadonlyArray<string>, at: ReadonlyArray<string>): Issue | undefined => {
+  const extra = Object.keys(value).find((k) => !known.includes(k))
+  return extra === undefined
+    ? undefined
+    : { path: [...at, extra], message: `is unexpected, expected: ${known.map((k) => JSON.stringify(k)).join(" | ")}` }
+}
+
+const decodeProfile = (value: unknown, at: ReadonlyArray<string>): Either.Either<Profile, Issue> => {
+  if (!isObject(value)) return Either.left({ path: at, message: `Expected ${PROFILE_TYPE}` })
+  const extra = excess(value, PROFILE_FIELDS, at)
+  if (extra !== undefined) return Either.left(extra)
+  const profile: { [K in ProfileField]?: string } = {}
+  for (const field of PROFILE_FIELDS) {
+    if (!Object.hasOwn(value, field) || value[field] === undefined) continue
+    const v = value[field]
+    if (typeof v !== "string") return Either.left({ path: [...at, field], message: "Expected string" })
+    profile[field] = v
+  }
+  return Either.right(profile)
+}
+
+const decode = (json: unknown): Either.Either<ConfigFile, Issue> => {
+  if (!isObject(json)) return Either.left({ path: [], message: `Expected ${FILE_TYPE}` })
+  const extra = excess(json, ["defaultProfile", "profiles"], [])
+  if (extra !== undefined) return Either.left(extra)
+  const defaultProfile = json.defaultProfile
+  if (defaultProfile !== undefined && typeof defaultProfile !== "string") {
+    return Either.left({ path: ["defaultProfile"], message: "Expected string" })
+  }
+  if (!Object.hasOwn(json, "profiles")) return Either.left({ path: ["profiles"], message: "is missing" })
+  if (!isObject(json.profiles)) return Either.left({ path: ["profiles"], message: `Expected ${PROFILES_TYPE}` })
+  // No prototype: a profile named like an Object method ("constructor") is just a name.
+  const profiles: Record<string, Profile> = Object.create(null)
+  for (const [name, value] of Object.entries(json.profiles)) {
+    const profile = decodeProfile(value, ["profiles", name])
+    if (Either.isLeft(profile)) return Either.left(profile.left)
+    profiles[name] = profile.right
+  }
+  return Either.right(defaultProfile === undefined ? { profiles } : { defaultProfile, profiles })
+}
 
 /** Parses a config file's text; the error names the file and the bad field. */
 export const parseConfigFile = (file: string, text: string): Either.Either<ConfigFile, string> => {
@@ -101,10 +147,9 @@ export const parseConfigFile = (file: string, text: string): Either.Either<Confi
     return Either.left(`${file}: not valid JSON${at ? ` (at character ${at[1]})` : ""}; fix the file or pass --config`)
   }
   return Either.mapLeft(decode(json), (issue) => {
-    const first = ParseResult.ArrayFormatter.formatErrorSync(issue)[0]
-    const where = first && first.path.length > 0 ? ` at ${first.path.join(".")}` : ""
-    // The formatter's message ends with the actual value, which may be a token: drop it.
-    const expected = (first?.message ?? "unexpected shape").replace(/,\s*actual[\s\S]*$/, "")
+    const where = issue.path.length > 0 ? ` at ${issue.path.join(".")}` : ""
+    // Never the actual value: it may be a token.
+    const expected = issue.message
     return `${file}: not a worksync config${where}: ${expected}; expected {"profiles": {"NAME": {"restUrl": ..., "token": ...}}}`
   })
 }

@@ -1,12 +1,21 @@
 /**
  * The `worksync` command line. Thin: parse, call the library, render.
+ *
+ * Start-up matters (cron starts the CLI often): the commands in ./commands/ are
+ * definitions only and load their work (./run/) when they run, and the platform layer is
+ * the three services @effect/cli needs rather than NodeContext (which also loads the
+ * child-process and worker machinery no command uses).
  */
 import * as Command from "@effect/cli/Command"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { commands } from "./commands/index.ts"
 import { teardown } from "./exit.ts"
+import { withPlainTextWhereNoColour } from "./plain-text.ts"
 
 const root = Command.make("worksync").pipe(
   Command.withDescription(
@@ -17,7 +26,10 @@ const root = Command.make("worksync").pipe(
 
 const cli = Command.run(root, { name: "worksync", version: "0.1.0" })
 
+const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
+
 cli(process.argv).pipe(
-  Effect.provide(NodeContext.layer),
+  withPlainTextWhereNoColour,
+  Effect.provide(platform),
   NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true, teardown })
 )

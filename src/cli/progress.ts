@@ -22,6 +22,8 @@ export interface ProgressOptions {
   readonly tty?: boolean
   /** Interval between plain lines, in ms. */
   readonly plainEveryMs?: number
+  /** Where the lines go; defaults to stderr. */
+  readonly write?: (text: string) => void
 }
 
 const formatBytes = (n: number): string => {
@@ -65,11 +67,15 @@ export const makeProgress = (options: ProgressOptions): Effect.Effect<Progress> 
     const quiet = options.verbosity === "quiet"
     const tty = options.tty ?? process.stderr.isTTY === true
     const plainEvery = options.plainEveryMs ?? 5_000
+    const write = options.write ?? ((text: string) => void process.stderr.write(text))
     const started = Date.now()
     let done = 0
     let total = options.total
     let lastDraw = 0
     let finished = false
+    // What the last plain line said: the closing line is not printed again when nothing
+    // moved since (a short phase would otherwise print the same count twice).
+    let lastPlain: { readonly done: number; readonly total: number | undefined } | undefined
 
     const line = () => describeProgress(options, done, total, Date.now() - started)
     const bar = () => {
@@ -82,10 +88,11 @@ export const makeProgress = (options: ProgressOptions): Effect.Effect<Progress> 
       const now = Date.now()
       if (tty) {
         if (!force && now - lastDraw < 100) return
-        process.stderr.write(`\r\x1b[2K${bar()}`)
+        write(`\r\x1b[2K${bar()}`)
       } else {
         if (!force && now - lastDraw < plainEvery) return
-        process.stderr.write(line() + "\n")
+        write(line() + "\n")
+        lastPlain = { done, total }
       }
       lastDraw = now
     }
@@ -103,15 +110,15 @@ export const makeProgress = (options: ProgressOptions): Effect.Effect<Progress> 
       note: (text) =>
         Effect.sync(() => {
           if (quiet) return
-          process.stderr.write(tty ? `\r\x1b[2K${printable(text)}\n` : `${printable(text)}\n`)
+          write(tty ? `\r\x1b[2K${printable(text)}\n` : `${printable(text)}\n`)
           if (tty) draw(true)
         }),
       done: () =>
         Effect.sync(() => {
           if (quiet || finished) return
-          if (tty) process.stderr.write(`\r\x1b[2K${bar()}\n`)
-          else process.stderr.write(line() + "\n")
           finished = true
+          if (tty) write(`\r\x1b[2K${bar()}\n`)
+          else if (lastPlain === undefined || lastPlain.done !== done || lastPlain.total !== total) write(line() + "\n")
         })
     }
   })

@@ -91,6 +91,79 @@ const ROW = (r: Record<string, unknown>): RunRow => ({
   stats: typeof r.stats === "string" ? JSON.parse(r.stats) : null
 })
 
+/** What `pruneRuns` removed and kept. */
+export interface PruneResult {
+  /** Run ids removed, ascending. */
+  readonly removedRuns: ReadonlyArray<number>
+  /** Complete run ids kept, ascending. */
+  readonly keptComplete: ReadonlyArray<number>
+  /** Stored versions (records, files, lists, users, workspaces) no longer referenced, removed. */
+  readonly removedVersions: number
+}
+
+export interface PruneOptions {
+  /** Complete runs kept per scope; below 1 counts as 1 (the latest complete state is never pruned). */
+  readonly keep: number
+}
+
+const MEMBERSHIP = ["records", "files", "lists", "users", "workspaces"] as const
+
+/**
+ * Keeps the last `keep` complete runs of each scope and drops older runs, then the stored
+ * versions no remaining run refers to (with their activity). Never removed: the latest
+ * complete run of any scope, runs newer than a scope's oldest kept complete run (a failed
+ * run after it keeps its notes for diagnosis), runs still marked running, and every run of
+ * a scope that has no complete run (there is no state to fall back to). One transaction.
+ *
+ * The orphan deletes are set-based (`vid NOT IN (SELECT vid FROM run_<t>)`): SQLite reads
+ * each membership table once into a temporary index, where a correlated NOT EXISTS would
+ * scan it once per stored version (run_<t> has no index on vid).
+ */
+const pruneRunsIn = (db: Database.Database, options: PruneOptions): PruneResult =>
+  db.transaction(() => {
+    const keep = Math.max(1, Math.floor(Number.isFinite(options.keep) ? options.keep : 1))
+    const runs = db.prepare("SELECT id, scope, status FROM runs ORDER BY id").all() as Array<
+      { id: number; scope: string; status: RunStatus }
+    >
+    const byScope = new Map<string, Array<{ id: number; status: RunStatus }>>()
+    for (const r of runs) {
+      const list = byScope.get(r.scope) ?? []
+      list.push(r)
+      byScope.set(r.scope, list)
+    }
+    const removed: Array<number> = []
+    const kept: Array<number> = []
+    for (const ofScope of byScope.values()) {
+      const keepComplete = ofScope.filter((r) => r.status === "complete").map((r) => r.id).slice(-keep)
+      kept.push(...keepComplete)
+      const oldestKept = keepComplete[0]
+      if (oldestKept === undefined) continue
+      for (const r of ofScope) if (r.id < oldestKept && r.status !== "running") removed.push(r.id)
+    }
+    removed.sort((a, b) => a - b)
+    kept.sort((a, b) => a - b)
+    if (removed.length === 0) return { removedRuns: removed, keptComplete: kept, removedVersions: 0 }
+
+    // Each delete is a range of the (run_id, id) primary key.
+    const deletes = [...MEMBERSHIP.map((t) => `run_${t}`), "run_notes"].map((t) =>
+      db.prepare(`DELETE FROM ${t} WHERE run_id = ?`)
+    )
+    const deleteRun = db.prepare("DELETE FROM runs WHERE id = ?")
+    for (const id of removed) {
+      for (const d of deletes) d.run(id)
+      deleteRun.run(id)
+    }
+
+    db.prepare(
+      "DELETE FROM activity WHERE vid IN (SELECT vid FROM records WHERE vid NOT IN (SELECT vid FROM run_records))"
+    ).run()
+    let removedVersions = 0
+    for (const t of MEMBERSHIP) {
+      removedVersions += db.prepare(`DELETE FROM ${t} WHERE vid NOT IN (SELECT vid FROM run_${t})`).run().changes
+    }
+    return { removedRuns: removed, keptComplete: kept, removedVersions }
+  })()
+
 /** The object as JSON with one more key (workspaceId, recordId), as stored and exported. */
 const withKey = (obj: object, key: string, value: string): string => JSON.stringify({ ...obj, [key]: value })
 
@@ -281,6 +354,8 @@ const makeStore = (db: Database.Database, file: string) => {
           files: one("SELECT count(*) AS n FROM run_files WHERE run_id = ?")
         }
       }),
+    /** Keeps the last `keep` complete runs per scope; see `pruneRunsIn`. */
+    pruneRuns: (options: PruneOptions) => run("prune old runs", () => pruneRunsIn(db, options)),
     /** Runs a synchronous read against the database, mapping throws to SnapshotError. */
     query: <A>(operation: string, f: (db: Database.Database) => A) => run(operation, () => f(db))
   }

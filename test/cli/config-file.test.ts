@@ -203,6 +203,31 @@ describe("config file selection (in-process)", () => {
     expect(Either.isLeft(parseConfigFile("f.json", JSON.stringify({ profiles: { a: { tokn: "x" } } })))).toBe(true)
     expect(Either.isRight(parseConfigFile("f.json", JSON.stringify({ profiles: { a: { token: "x" } } })))).toBe(true)
   })
+
+  it("names the first bad field and what was expected, never the value found there (it may be a token)", () => {
+    const problem = (json: unknown) => {
+      const parsed = parseConfigFile("f.json", JSON.stringify(json))
+      return Either.isLeft(parsed) ? parsed.left : undefined
+    }
+    const hint = `; expected {"profiles": {"NAME": {"restUrl": ..., "token": ...}}}`
+    expect(problem({ profiles: { prod: { restUrl: "u", resturl: "tok_in_typo" } } })).toBe(
+      `f.json: not a worksync config at profiles.prod.resturl: is unexpected, expected: "restUrl" | "baseUrl" | "token" | "tokenId" | "tokenSecret" | "org" | "headerPrefix"${hint}`
+    )
+    expect(problem({ profiles: { a: { token: ["tok_secret_value"] } } })).toBe(`f.json: not a worksync config at profiles.a.token: Expected string${hint}`)
+    expect(problem({ profiles: {}, extra: 1 })).toBe(`f.json: not a worksync config at extra: is unexpected, expected: "defaultProfile" | "profiles"${hint}`)
+    expect(problem({ defaultProfile: 3, profiles: {} })).toBe(`f.json: not a worksync config at defaultProfile: Expected string${hint}`)
+    expect(problem({})).toBe(`f.json: not a worksync config at profiles: is missing${hint}`)
+    expect(problem({ profiles: { a: "tok_secret_value" } })).toMatch(/^f\.json: not a worksync config at profiles\.a: Expected \{ readonly restUrl\?: string/)
+    expect(problem([])).toMatch(/^f\.json: not a worksync config: Expected \{ readonly defaultProfile\?: string/)
+    for (const bad of [{ profiles: { a: "tok_secret_value" } }, { profiles: { a: { token: ["tok_secret_value"] } } }]) {
+      expect(problem(bad)).not.toContain("tok_secret_value")
+    }
+    // A profile named like an Object method is just a name.
+    const parsed = parseConfigFile("f.json", JSON.stringify({ profiles: { constructor: { org: "o" } } }))
+    expect(Either.isRight(parsed) && parsed.right.profiles.constructor).toEqual({ org: "o" })
+    const none = parseConfigFile("f.json", JSON.stringify({ profiles: {} }))
+    expect(Either.isRight(none) && none.right.profiles.toString).toBeUndefined()
+  })
 })
 
 describe("per-command help", () => {

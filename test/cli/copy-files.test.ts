@@ -247,4 +247,16 @@ describe("worksync copy-files", () => {
     expect(noUrl.code).toBe(64)
     expect(noUrl.stderr).toMatch(/--base-url/)
   })
+
+  it("R-REST-ERR-04: an unknown source workspace is a usage error (exit 64) with one line naming it, like backup and import-csv", async () => {
+    const out = tmp()
+    const r = await run(["copy-files", "--from", "workspace:no-such-workspace", "--to", `dir:${out}`, "--journal", path.join(tmp(), "j.sqlite")])
+    noSecrets(r)
+    expect(r.code).toBe(64)
+    expect(r.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^worksync: --from workspace:no-such-workspace: list-files: .*HTTP 422, NOT_FOUND/)
+    ])
+    // Nothing copied (the target's manifest may already be open).
+    expect(fs.readdirSync(out).filter((f) => f !== "manifest.ndjson")).toEqual([])
+  })
 })

@@ -162,6 +162,22 @@ describe("worksync import-csv", () => {
     expect(JSON.parse(resumed.stdout)).toEqual({ rows: 2, created: 2, skipped: 0, rejected: 0 })
   })
 
+  it("progress without a terminal: each phase ends with one line, the rows read are not reported twice", async () => {
+    const ws = handle.admin.createWorkspace({ name: "progress" }).id
+    const dir = tmp()
+    const csv = path.join(dir, "in.csv")
+    fs.writeFileSync(csv, "title\nA\nB\nC\n")
+    const r = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "j.sqlite")])
+    expect(r.code).toBe(0)
+    const lines = r.stderr.trim().split("\n")
+    expect(lines.filter((l) => l.startsWith("rows read:"))).toEqual([expect.stringMatching(/^rows read: 3 /)])
+    expect(lines.filter((l) => l.startsWith("operations:")).at(-1)).toMatch(/^operations: 3\/3 100% /)
+    expect(new Set(lines).size).toBe(lines.length)
+    const dry = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "dry.sqlite"), "--dry-run"])
+    expect(dry.code).toBe(0)
+    expect(dry.stderr.split("\n").filter((l) => l.startsWith("rows read:"))).toHaveLength(1)
+  })
+
   it("--dry-run prints the plan and sends nothing", async () => {
     const ws = handle.admin.createWorkspace({ name: "dry" }).id
     const dir = tmp()

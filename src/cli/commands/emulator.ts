@@ -1,16 +1,15 @@
 /**
  * `worksync emulator`: the local service, until SIGINT/SIGTERM. Prints one JSON line on
  * stdout once listening (URLs and the OWNER's tokens), as the contract says.
+ *
+ * The definition only; the work is in ../run/emulator.ts, loaded when the command runs.
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import { treatInterruptAsSuccess, usageError } from "../exit.ts"
-import { printJson } from "../output.ts"
 import { withExamples } from "../help-doc.ts"
 
-const options = {
+export const options = {
   port: Options.integer("port").pipe(Options.withDescription("port of the REST/app server; 0 picks a free one"), Options.withDefault(0)),
   storagePort: Options.integer("storage-port").pipe(Options.withDescription("port of the storage server; 0 picks a free one"), Options.withDefault(0)),
   host: Options.text("host").pipe(Options.withDescription("address to listen on"), Options.withDefault("127.0.0.1")),
@@ -25,49 +24,10 @@ const options = {
   headerPrefix: Options.text("header-prefix").pipe(Options.withDescription("header prefix, default svc"), Options.optional)
 }
 
-const fraction = (name: string, value: Option.Option<number>) =>
-  Option.isSome(value) && (value.value < 0 || value.value > 1)
-    ? Effect.fail(usageError(`--${name} ${value.value}: must be a fraction between 0 and 1`))
-    : Effect.void
+export type EmulatorFlags = Command.Command.ParseConfig<typeof options>
 
 export const emulatorCommand = Command.make("emulator", options, (flags) =>
-  Effect.gen(function*() {
-    yield* fraction("fail-rate", flags.failRate)
-    yield* fraction("drop-rate", flags.dropRate)
-    yield* fraction("ambiguous-rate", flags.ambiguousRate)
-    const emulator = yield* Effect.promise(() => import("../../emulator/index.ts"))
-    const seed = yield* Effect.try({
-      try: () => emulator.parseSeed(flags.seed),
-      catch: (e) => usageError(`--seed ${flags.seed}: ${e instanceof Error ? e.message : String(e)}`)
-    })
-    const faults = {
-      ...Option.match(flags.rateLimit, { onNone: () => ({}), onSome: (rateLimit) => ({ rateLimit }) }),
-      ...Option.match(flags.latency, { onNone: () => ({}), onSome: (latencyMs) => ({ latencyMs }) }),
-      ...Option.match(flags.failRate, { onNone: () => ({}), onSome: (failRate) => ({ failRate }) }),
-      ...Option.match(flags.dropRate, { onNone: () => ({}), onSome: (dropRate) => ({ dropRate }) }),
-      ...Option.match(flags.ambiguousRate, { onNone: () => ({}), onSome: (ambiguousWriteRate) => ({ ambiguousWriteRate }) })
-    }
-    const handle = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () =>
-          emulator.startEmulator({
-            host: flags.host,
-            port: flags.port,
-            storagePort: flags.storagePort,
-            seed: seed.kind === "sized" ? { workspaces: seed.workspaces, recordsPerWorkspace: seed.recordsPerWorkspace } : seed.kind,
-            faults,
-            ...Option.match(flags.db, { onNone: () => ({}), onSome: (dbFile) => ({ dbFile }) }),
-            ...Option.match(flags.timeScale, { onNone: () => ({}), onSome: (timeScale) => ({ timeScale }) }),
-            ...Option.match(flags.headerPrefix, { onNone: () => ({}), onSome: (headerPrefix) => ({ headerPrefix }) })
-          }),
-        catch: (e) => usageError(`emulator could not start on ${flags.host}:${flags.port}: ${e instanceof Error ? e.message : String(e)}`)
-      }),
-      (h) => Effect.promise(() => h.close())
-    )
-    yield* printJson(emulator.describe(handle))
-    treatInterruptAsSuccess()
-    return yield* Effect.never
-  }).pipe(Effect.scoped)
+  Effect.flatMap(Effect.promise(() => import("../run/emulator.ts")), (run) => run.emulatorRun(flags))
 ).pipe(
   Command.withDescription(
     withExamples(

@@ -1,0 +1,48 @@
+/** `worksync backup`: the work behind the definition in ../commands/backup.ts. */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { SnapshotStore } from "../../store/snapshot.ts"
+import { backup, type BackupResult, WorkspaceNotFound } from "../../sync/backup.ts"
+import type { BackupFlags } from "../commands/backup.ts"
+import { verbosityOf } from "../common-options.ts"
+import { clientLayerFromFlags, nextStepSuffix } from "../connection.ts"
+import { CliExit, ExitCode, usageError } from "../exit.ts"
+import { logLine, printJson } from "../output.ts"
+import { makeProgress } from "../progress.ts"
+import { snapshotFailure } from "./snapshot-failure.ts"
+
+const summary = (r: BackupResult): string =>
+  `backup: run ${r.runId} complete: ${r.workspaces} workspace${r.workspaces === 1 ? "" : "s"}, ${r.records} records ` +
+  `(${r.changes.created} created, ${r.changes.updated} updated, ${r.changes.deleted} deleted), ` +
+  `${r.activities} activity items, ${r.files} files`
+
+const messageOf = (e: unknown): string =>
+  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+
+export const backupRun = (flags: BackupFlags) =>
+  Effect.gen(function*() {
+    const verbosity = verbosityOf(flags)
+    const client = yield* clientLayerFromFlags(flags, { rest: true })
+    const progress = yield* makeProgress({ label: "records", unit: "items", verbosity })
+    const result = yield* backup({
+      workspaces: flags.workspace,
+      full: flags.full,
+      progress: { advance: (n) => progress.advance(n), setTotal: (n) => progress.setTotal(n) }
+    }).pipe(
+      Effect.provide(Layer.merge(client, SnapshotStore.layer(flags.snapshot))),
+      Effect.ensuring(progress.done()),
+      Effect.catchAll((e): Effect.Effect<never, unknown> => {
+        if (e instanceof WorkspaceNotFound) return Effect.fail(usageError(`--workspace ${e.workspace}: ${e.message}`))
+        const mapped = snapshotFailure(e, flags.snapshot)
+        if (mapped !== undefined) return Effect.fail(mapped)
+        return Effect.fail(
+          new CliExit({
+            code: ExitCode.failed,
+            message: `backup failed: ${messageOf(e)}${nextStepSuffix(e)}; nothing was marked deleted, a rerun resumes`
+          })
+        )
+      })
+    )
+    if (flags.json) yield* printJson(result)
+    yield* logLine(verbosity, summary(result))
+  })

@@ -1,0 +1,190 @@
+/** `worksync copy-files`: the work behind the definition in ../commands/copy-files.ts. */
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as fs from "node:fs"
+import type { ClientServices } from "../../client/layer.ts"
+import { copyFiles, CopySetupError, type CopySummary, DEFAULT_CONCURRENCY } from "../../connectors/files/copy.ts"
+import { isFileCopyError } from "../../connectors/files/errors.ts"
+import type { WorkspaceFiles } from "../../connectors/files/ports.ts"
+import { describeEndpoint, type Endpoint, parseEndpoint } from "../../connectors/files/spec.ts"
+import { workspaceFilesFromServices } from "../../connectors/files/workspace-files.ts"
+import { describeJournalError, JournalBusy, openJournal } from "../../store/journal.ts"
+import type { COPY_DEFAULT_CONCURRENCY, CopyFilesFlags } from "../commands/copy-files.ts"
+import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
+import { checkConfigFile, clientLayerFromFlags, targetFlags } from "../connection.ts"
+import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
+import { logLine, printJson } from "../output.ts"
+import { makeProgress } from "../progress.ts"
+
+registerDescriber(describeJournalError)
+registerDescriber((e) => (isFileCopyError(e) ? e.message : undefined))
+
+// The default shown in help must be the connector's.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const defaultAgrees: Same<typeof DEFAULT_CONCURRENCY, typeof COPY_DEFAULT_CONCURRENCY> = true
+void defaultAgrees
+
+const anySome = (flags: ConnectionFlags): boolean => Object.values(flags).some((v) => Option.isOption(v) && Option.isSome(v))
+
+const formatBytes = (n: number): string =>
+  n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : n < 1024 ** 3
+  ? `${(n / 1024 ** 2).toFixed(1)} MiB`
+  : `${(n / 1024 ** 3).toFixed(2)} GiB`
+
+/** The workspace connection of one end, built in the command's scope. */
+const workspaceFilesOf = (
+  layer: Layer.Layer<ClientServices>
+) =>
+  Effect.flatMap(Layer.build(layer), (ctx: Context.Context<ClientServices>) => Effect.provide(workspaceFilesFromServices, ctx))
+
+const parseEnd = (flag: string, value: string): Effect.Effect<Endpoint, CliExit> =>
+  Either.match(parseEndpoint(flag, value), {
+    onLeft: (e) => Effect.fail(usageError(e.message)),
+    onRight: Effect.succeed
+  })
+
+/** Downloads go through the app base URL, which the REST-only check does not cover. */
+const requireBaseUrl = (flags: ConnectionFlags, flag: string, env: string): Effect.Effect<void, CliExit> => {
+  const url = Option.getOrElse(flags.baseUrl, () => "").trim()
+  if (url === "") {
+    return Effect.fail(usageError(`missing the GraphQL/app base URL (downloads use it): pass --${flag} or set ${env}`))
+  }
+  try {
+    const parsed = new URL(url)
+    if (parsed.protocol === "http:" || parsed.protocol === "https:") return Effect.void
+  } catch {
+    // reported below
+  }
+  return Effect.fail(usageError(`--${flag} ${url}: not an http(s) URL`))
+}
+
+/**
+ * The service's answer to listing the files of a workspace that does not exist (HTTP 422,
+ * NOT_FOUND on list-files), found anywhere in the chain of causes (paging wraps it).
+ */
+const unknownWorkspace = (error: unknown): { readonly message: string } | undefined => {
+  let e: unknown = error
+  for (let depth = 0; depth < 6 && typeof e === "object" && e !== null; depth++) {
+    const f = e as { _tag?: unknown; code?: unknown; operation?: unknown; message?: unknown; cause?: unknown }
+    if (f._tag === "ValidationFailed" && f.code === "NOT_FOUND" && f.operation === "list-files") {
+      return { message: String(f.message) }
+    }
+    e = f.cause
+  }
+  return undefined
+}
+
+export const copyFilesRun = (flags: CopyFilesFlags) =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const verbosity = verbosityOf(flags)
+      // Before the URL checks below: a broken config file explains a missing URL.
+      yield* checkConfigFile
+      const from = yield* parseEnd("--from", flags.from)
+      const to = yield* parseEnd("--to", flags.to)
+      const concurrency = Option.getOrElse(flags.concurrency, () => DEFAULT_CONCURRENCY)
+      if (concurrency < 1) return yield* Effect.fail(usageError(`--concurrency ${concurrency}: must be at least 1`))
+      if (from.kind === "dir") {
+        const stat = fs.statSync(from.path, { throwIfNoEntry: false })
+        if (stat === undefined || !stat.isDirectory()) {
+          return yield* Effect.fail(usageError(`--from ${flags.from}: no such directory`))
+        }
+      }
+      if (from.kind === "workspace" && (flags.include.length > 0 || flags.exclude.length > 0)) {
+        return yield* Effect.fail(usageError("--include and --exclude apply to a dir: source only"))
+      }
+
+      const sourceFlags: ConnectionFlags = flags
+      const targetOwn = anySome(flags.to_)
+      const target = targetFlags(sourceFlags, flags.to_)
+      let source: WorkspaceFiles | undefined
+      let targetFiles: WorkspaceFiles | undefined
+      if (from.kind === "workspace") {
+        yield* requireBaseUrl(sourceFlags, "base-url", "WORKSYNC_BASE_URL")
+        source = yield* workspaceFilesOf(yield* clientLayerFromFlags(sourceFlags, { rest: true }))
+      }
+      if (to.kind === "workspace") {
+        targetFiles = source !== undefined && !targetOwn
+          // One account: one client, so both ends share its limiter.
+          ? source
+          : yield* workspaceFilesOf(
+            yield* clientLayerFromFlags(target, { rest: true }, { prefix: targetOwn ? "to-" : "", envPrefix: "WORKSYNC_" })
+          )
+      }
+
+      const journal = yield* openJournal(flags.journal).pipe(
+        Effect.catchAll((e) =>
+          Effect.fail(e instanceof JournalBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e)
+        )
+      )
+      const progress = yield* makeProgress({ label: "copy", unit: "bytes", verbosity })
+      const run = <A>(effect: Effect.Effect<A>) => Effect.runSync(effect)
+
+      yield* logLine(verbosity, `copy-files: ${describeEndpoint(from)} -> ${describeEndpoint(to)}`, "detail")
+      const summary: CopySummary = yield* copyFiles({
+        from,
+        to,
+        source,
+        target: targetFiles,
+        journal,
+        concurrency,
+        filter: { include: flags.include, exclude: flags.exclude },
+        uploadStrategy: flags.uploadStrategy,
+        reporter: {
+          planned: (p) => {
+            run(progress.setTotal(p.bytes))
+            if (p.pendingSource.length > 0) {
+              const names = p.pendingSource.slice(0, 5).join(", ") + (p.pendingSource.length > 5 ? ", ..." : "")
+              run(progress.note(`copy-files: ${p.pendingSource.length} source file(s) still PENDING, not copied: ${names}`))
+            }
+            run(
+              logLine(
+                verbosity,
+                `copy-files: ${p.files} file(s), ${p.files - p.toCopy} already copied, ${p.toCopy} to copy (${formatBytes(p.bytes)})`
+              )
+            )
+          },
+          bytes: (n) => run(progress.advance(n)),
+          fileDone: (name, size, where) =>
+            run(progress.note(`copied ${name} (${formatBytes(size)}) -> ${to.kind === "dir" ? where : `uid ${where}`}`)),
+          fileFailed: (name, reason) => run(progress.note(`failed ${name}: ${reason}`)),
+          retrying: (name, reason) =>
+            verbosity === "verbose" ? run(progress.note(`retrying ${name}: ${reason}`)) : undefined
+        }
+      }).pipe(
+        Effect.catchAll((e) => {
+          if (e instanceof CopySetupError) return Effect.fail(usageError(e.message))
+          // Like backup and import-csv: a workspace that does not exist is a bad invocation.
+          const unknown = from.kind === "workspace" ? unknownWorkspace(e) : undefined
+          return Effect.fail(unknown !== undefined ? usageError(`--from ${flags.from}: ${unknown.message}`) : e)
+        })
+      )
+      yield* progress.done()
+
+      if (flags.json) {
+        yield* printJson({
+          files: summary.files,
+          copied: summary.copied,
+          skipped: summary.skipped,
+          failed: summary.failed,
+          bytes: summary.bytes
+        })
+      }
+      yield* logLine(
+        verbosity,
+        `copy-files: ${summary.files} file(s): ${summary.copied} copied (${formatBytes(summary.bytes)}), ${summary.skipped} already copied, ${summary.failed} failed`
+      )
+      if (summary.failed > 0) {
+        const first = summary.failures[0]!
+        return yield* Effect.fail(
+          new CliExit({
+            code: ExitCode.failed,
+            message: `copy-files: ${summary.failed} of ${summary.files} file(s) failed (first: ${first.reason}); rerun with the same --journal to retry them`
+          })
+        )
+      }
+    })
+  )

@@ -1,0 +1,145 @@
+/** `worksync import-csv`: the work behind the definition in ../commands/import-csv.ts. */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as fs from "node:fs"
+import { RestClient } from "../../client/rest-client.ts"
+import { importCsv, ImportFailed, type ImportResult, ImportUsageError } from "../../connectors/csv/import.ts"
+import { type Field, MappingError, parseMapFlag, parseMappingFile } from "../../connectors/csv/mapping.ts"
+import type { PresetName } from "../../connectors/csv/presets.ts"
+import { describeJournalError, Journal, JournalBusy, journalLayer } from "../../store/journal.ts"
+import { ReplayAborted } from "../../sync/replay.ts"
+import type { ImportCsvFlags, PRESET_CHOICES } from "../commands/import-csv.ts"
+import { verbosityOf } from "../common-options.ts"
+import { clientLayerFromFlags } from "../connection.ts"
+import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
+import { logLine, printJson } from "../output.ts"
+import { makeProgress } from "../progress.ts"
+
+registerDescriber(describeJournalError)
+
+// The definition's preset names must be the connector's, both ways.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const presetsAgree: Same<(typeof PRESET_CHOICES)[number], PresetName> = true
+void presetsAgree
+
+const defaultRejects = (csv: string) => `${csv.replace(/\.csv$/i, "")}.rejects.csv`
+
+const mappingFrom = (flags: ImportCsvFlags) =>
+  Effect.gen(function*() {
+    const pairs: Array<readonly [Field, string]> = []
+    for (const m of flags.map) {
+      const parsed = parseMapFlag(m)
+      if (Either.isLeft(parsed)) return yield* Effect.fail(usageError(parsed.left.message))
+      pairs.push(parsed.right)
+    }
+    let file: Partial<Record<Field, string>> | undefined
+    if (Option.isSome(flags.mapping)) {
+      const name = flags.mapping.value
+      let text: string
+      try {
+        text = fs.readFileSync(name, "utf8")
+      } catch {
+        return yield* Effect.fail(usageError(`--mapping ${name}: file not found`))
+      }
+      const parsed = parseMappingFile(name, text)
+      if (Either.isLeft(parsed)) return yield* Effect.fail(usageError(parsed.left.message))
+      file = parsed.right
+    }
+    const preset = Option.getOrUndefined(flags.preset)
+    if (pairs.length === 0 && file === undefined && preset === undefined) {
+      return { preset: "generic" as const }
+    }
+    return { flags: pairs, ...(file !== undefined ? { file } : {}), ...(preset !== undefined ? { preset } : {}) }
+  })
+
+const summary = (r: ImportResult, dryRun: boolean): string =>
+  dryRun
+    ? `dry run: ${r.rows} rows, ${r.plan?.ops[`record.create`] ?? 0} records to create, ${r.skipped} already imported, ${r.rejected} rejected`
+    : `import: ${r.rows} rows, ${r.created} created, ${r.skipped} already imported, ${r.rejected} rejected`
+
+export const importCsvRun = (flags: ImportCsvFlags) =>
+  Effect.gen(function*() {
+    const verbosity = verbosityOf(flags)
+    const mapping = yield* mappingFrom(flags)
+    if (!fs.existsSync(flags.csv)) {
+      return yield* Effect.fail(usageError(`--csv ${flags.csv}: file not found`))
+    }
+    const concurrency = Option.getOrElse(flags.concurrency, () => 8)
+    if (concurrency < 1) return yield* Effect.fail(usageError(`--concurrency ${concurrency}: must be at least 1`))
+    const client = yield* clientLayerFromFlags(flags, { rest: true })
+    const rejectsFile = Option.getOrElse(flags.rejects, () => defaultRejects(flags.csv))
+    const reading = yield* makeProgress({ label: "rows read", unit: "items", verbosity })
+    const sending = yield* makeProgress({ label: "operations", unit: "items", verbosity })
+    const base = {
+      workspaceId: flags.workspace,
+      csv: {
+        file: flags.csv,
+        delimiter: Option.getOrUndefined(flags.delimiter),
+        encoding: Option.getOrUndefined(flags.encoding)
+      },
+      mapping,
+      concurrency,
+      onRowsRead: (n: number) => reading.advance(n),
+      // Reading ends where sending starts (a dry run never sends: its reading ends below).
+      onReplayStart: (total: number) => Effect.zipRight(reading.done(), sending.setTotal(total)),
+      onOpEnd: () => sending.advance(1)
+    }
+    const run: Effect.Effect<ImportResult, unknown> = flags.dryRun
+      ? Effect.flatMap(RestClient, (rest) =>
+        importCsv(rest, { dryRunJournalFile: flags.journal }, { ...base, dryRun: true })).pipe(Effect.provide(client))
+      : Effect.gen(function*() {
+        const journal = yield* Journal
+        const rest = yield* RestClient
+        return yield* importCsv(rest, journal, { ...base, rejectsFile })
+      }).pipe(Effect.provide(Layer.merge(journalLayer(flags.journal), client)))
+
+    const result = yield* run.pipe(
+      Effect.catchAll((e): Effect.Effect<never, CliExit | unknown> => {
+        if (e instanceof ImportUsageError || e instanceof MappingError) return Effect.fail(usageError(e.message))
+        if (e instanceof ImportFailed || e instanceof ReplayAborted) {
+          return Effect.fail(new CliExit({ code: ExitCode.failed, message: `${e.message}; rerun with the same --journal to resume` }))
+        }
+        if (e instanceof JournalBusy) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
+        return Effect.fail(e)
+      })
+    )
+    if (!flags.dryRun) yield* sending.done()
+    else yield* reading.done()
+
+    if (flags.json) {
+      yield* printJson({
+        rows: result.rows,
+        created: result.created,
+        skipped: result.skipped,
+        rejected: result.rejected,
+        ...(flags.dryRun ? { dryRun: true, plan: result.plan } : {})
+      })
+    }
+    yield* logLine(verbosity, summary(result, flags.dryRun))
+    if (flags.dryRun && result.plan !== undefined && verbosity !== "quiet") {
+      for (const [kind, n] of Object.entries(result.plan.ops)) yield* logLine(verbosity, `  ${kind}: ${n}`)
+      for (const r of result.plan.first) {
+        yield* logLine(verbosity, `  row ${r.row}: ${JSON.stringify(r.title)}${r.list ? ` in ${JSON.stringify(r.list)}` : ""}${r.done ? " (done)" : ""}`)
+      }
+    }
+    const unfinished = result.failed + result.unknown + result.blocked
+    if (unfinished > 0) {
+      const first = result.failures[0] ?? `${unfinished} operations could not finish`
+      return yield* Effect.fail(
+        new CliExit({
+          code: ExitCode.failed,
+          message: `${unfinished} operation${unfinished === 1 ? "" : "s"} not finished, first: ${first}; rerun with the same --journal to resume`
+        })
+      )
+    }
+    if (result.rejected > 0) {
+      return yield* Effect.fail(
+        new CliExit({
+          code: ExitCode.rejected,
+          message: `${result.rejected} row${result.rejected === 1 ? "" : "s"} rejected${flags.dryRun ? "" : `; see ${rejectsFile}`}`
+        })
+      )
+    }
+  })
