@@ -25,3 +25,27 @@ describe("worksync emulator", () => {
     expect(code).toBe(0)
   })
 })
+
+describe("worksync emulator faults from flags", () => {
+  it("--churn inserts and deletes at the front of the ordering on each list-records call", async () => {
+    const { child, firstLine } = await startCli(["emulator", "--seed", "1x50", "--port", "0", "--churn", "3:3"])
+    try {
+      const info = JSON.parse(firstLine) as { restUrl: string; token: string; workspaces: Array<string> }
+      const page = async (skip: number) => {
+        const res = await fetch(`${info.restUrl}/v1/list-records`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${info.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ workspaceId: info.workspaces[0], skip, limit: 10 })
+        })
+        return ((await res.json()) as { items: Array<{ id: string }> }).items.map((r) => r.id)
+      }
+      const first = await page(0)
+      const again = await page(0)
+      // The front moved between two reads of the same window.
+      expect(again).not.toEqual(first)
+    } finally {
+      child.kill("SIGTERM")
+    }
+    await waitForExit(child)
+  })
+})

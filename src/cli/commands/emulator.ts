@@ -20,6 +20,10 @@ export const options = {
   failRate: Options.float("fail-rate").pipe(Options.withDescription("fraction of requests answered 500"), Options.optional),
   dropRate: Options.float("drop-rate").pipe(Options.withDescription("fraction of connections dropped without an answer"), Options.optional),
   ambiguousRate: Options.float("ambiguous-rate").pipe(Options.withDescription("fraction of writes that commit and then lose their answer"), Options.optional),
+  churn: Options.text("churn").pipe(
+    Options.withDescription("on each list-records call insert I records before the first one and delete D from the front (I or I:D), so offset paging drifts"),
+    Options.optional
+  ),
   timeScale: Options.float("time-scale").pipe(Options.withDescription("multiplies the documented delays (webhooks, reconciliation)"), Options.optional),
   headerPrefix: Options.text("header-prefix").pipe(Options.withDescription("header prefix, default svc"), Options.optional)
 }

@@ -10,6 +10,18 @@ const fraction = (name: string, value: Option.Option<number>) =>
     ? Effect.fail(usageError(`--${name} ${value.value}: must be a fraction between 0 and 1`))
     : Effect.void
 
+/** `--churn I` or `--churn I:D`: records inserted and deleted at the front per page. */
+const parseChurn = (value: Option.Option<string>) =>
+  Option.match(value, {
+    onNone: () => Effect.succeed({}),
+    onSome: (text) => {
+      const m = /^(\d+)(?::(\d+))?$/.exec(text.trim())
+      return m === null
+        ? Effect.fail(usageError(`--churn ${text}: expected INSERTS or INSERTS:DELETES, whole numbers (e.g. 2 or 2:1)`))
+        : Effect.succeed({ churn: { insertsPerPage: Number(m[1]), deletesPerPage: Number(m[2] ?? m[1]) } })
+    }
+  })
+
 export const emulatorRun = (flags: EmulatorFlags) =>
   Effect.gen(function*() {
     yield* fraction("fail-rate", flags.failRate)
@@ -20,7 +32,9 @@ export const emulatorRun = (flags: EmulatorFlags) =>
       try: () => emulator.parseSeed(flags.seed),
       catch: (e) => usageError(`--seed ${flags.seed}: ${e instanceof Error ? e.message : String(e)}`)
     })
+    const churn = yield* parseChurn(flags.churn)
     const faults = {
+      ...churn,
       ...Option.match(flags.rateLimit, { onNone: () => ({}), onSome: (rateLimit) => ({ rateLimit }) }),
       ...Option.match(flags.latency, { onNone: () => ({}), onSome: (latencyMs) => ({ latencyMs }) }),
       ...Option.match(flags.failRate, { onNone: () => ({}), onSome: (failRate) => ({ failRate }) }),
