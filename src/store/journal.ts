@@ -215,6 +215,13 @@ const toOp = (r: OpRow): Op => ({
 
 const json = (value: unknown): string => JSON.stringify(value === undefined ? null : value)
 
+/**
+ * The journal's format (SQLite `user_version`). 1 (or 0, unset): every payload a JSON
+ * object. 2: `record.create` payloads may be packed arrays without `workspaceId`
+ * (import-csv, see src/sync/plan.ts). A file of a newer format is refused at open.
+ */
+export const JOURNAL_FORMAT = 2
+
 /** Rows per planning INSERT: large enough that per-statement overhead vanishes (measured). */
 const INSERT_CHUNK = 256
 /** WAL pages between checkpoints while planning (64 MB at 4 KiB pages); SQLite's default otherwise. */
@@ -256,6 +263,15 @@ export class JournalDb {
     // Planning a large file inserts into two indexes; a bigger page cache keeps them in memory.
     this.db.pragma("cache_size = -65536")
     this.db.exec(DDL)
+    const format = this.db.pragma("user_version", { simple: true }) as number
+    if (format > JOURNAL_FORMAT) {
+      this.db.close()
+      throw new Error(
+        `written by a newer worksync (journal format ${format}; this version reads formats up to ${JOURNAL_FORMAT}): upgrade worksync or use another journal file`
+      )
+    }
+    // Older formats are read as they are; the file is marked with the format it may now hold.
+    if (format < JOURNAL_FORMAT) this.db.pragma(`user_version = ${JOURNAL_FORMAT}`)
     this.st = this.prepare()
   }
 

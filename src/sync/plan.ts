@@ -61,6 +61,80 @@ export const RecordCreatePayload = Schema.Struct({
 })
 export type RecordCreatePayload = typeof RecordCreatePayload.Type
 
+/**
+ * A create as planned by import-csv: `workspaceId` left out, since it is the same on
+ * every op of the file and the journal holds it once (meta `target.workspace`, which
+ * import and restore set before planning and check on every rerun). Replay fills it in
+ * (`replay-records.ts`); a payload that carries it (restore, journals planned before)
+ * is read as it is.
+ */
+export type PlannedRecordCreate = Omit<RecordCreatePayload, "workspaceId">
+
+/** The journal meta key naming the workspace of the ops whose payload omits it. */
+export const TARGET_WORKSPACE_META = "target.workspace"
+
+/**
+ * Positions of a packed create (see `packRecordCreate`). Append only: journals written
+ * with this order must stay readable.
+ */
+const PACKED_CREATE_FIELDS = [
+  "title",
+  "origin",
+  "listId",
+  "listTitle",
+  "description",
+  "descriptionHtml",
+  "startedAt",
+  "duedAt",
+  "assigneeIds",
+  "tagIds",
+  "tagTitles",
+  "then",
+  "sourceKey"
+] as const satisfies ReadonlyArray<keyof PlannedRecordCreate>
+
+/**
+ * A create payload as a JSON array of its fields by position (absent = null, trailing
+ * nulls dropped; `then` as its `done` flag). A million-row import stores a million of
+ * them, and SQLite's insert cost follows row size: the field names were about a third
+ * of each payload. Objects (restore, older journals) stay readable: see `unpackRecordCreate`.
+ */
+export const packRecordCreate = (p: PlannedRecordCreate): Array<unknown> => {
+  const out: Array<unknown> = []
+  let last = 0
+  for (let i = 0; i < PACKED_CREATE_FIELDS.length; i++) {
+    const f = PACKED_CREATE_FIELDS[i]!
+    const v = f === "then" ? p.then?.done : p[f]
+    if (v === undefined) out.push(null)
+    else {
+      out.push(v)
+      last = i + 1
+    }
+  }
+  out.length = last
+  return out
+}
+
+/** A stored create payload as an object (packed ones unpacked; anything else as it is). */
+export const unpackRecordCreate = (payload: unknown): unknown => {
+  if (!Array.isArray(payload)) return payload
+  const out: Record<string, unknown> = {}
+  for (let i = 0; i < payload.length && i < PACKED_CREATE_FIELDS.length; i++) {
+    const v: unknown = payload[i]
+    if (v === null || v === undefined) continue
+    const f = PACKED_CREATE_FIELDS[i]!
+    out[f] = f === "then" ? { done: v } : v
+  }
+  return out
+}
+
+/** The `origin` of any op payload (packed creates included), for messages. */
+export const originOf = (kind: string, payload: unknown): string | undefined => {
+  const p = kind === OP_KINDS.recordCreate ? unpackRecordCreate(payload) : payload
+  const origin = typeof p === "object" && p !== null ? (p as { origin?: unknown }).origin : undefined
+  return typeof origin === "string" ? origin : undefined
+}
+
 /** The record an op acts on: a known id, or the source key of the op that created it. */
 const RecordTarget = {
   workspaceId: Str,

@@ -27,7 +27,9 @@ import {
   RecordMovePayload,
   recordNamespace,
   RecordUpdatePayload,
-  tagNamespace
+  tagNamespace,
+  TARGET_WORKSPACE_META,
+  unpackRecordCreate
 } from "./plan.ts"
 import type { ExecFailure, Executor, OpOutcome } from "./replay.ts"
 
@@ -37,8 +39,22 @@ const badPayload = (op: Op, detail: string): ExecFailure => ({
   message: `journal op ${op.key} (${op.kind}) has an unreadable payload: ${detail}`
 })
 
-const decode = <A, I>(schema: Schema.Schema<A, I>, op: Op): Effect.Effect<A, ExecFailure> =>
-  Schema.decodeUnknown(schema)(op.payload).pipe(Effect.mapError((e) => badPayload(op, e.message)))
+const decode = <A, I>(schema: Schema.Schema<A, I>, op: Op, payload: unknown = op.payload): Effect.Effect<A, ExecFailure> =>
+  Schema.decodeUnknown(schema)(payload).pipe(Effect.mapError((e) => badPayload(op, e.message)))
+
+/**
+ * A create's payload: unpacked when stored packed (import-csv, see `packRecordCreate`),
+ * with `workspaceId` taken from the journal's target workspace when the payload leaves
+ * it out (import-csv stores it once, see `PlannedRecordCreate`).
+ */
+const decodeCreate = (op: Op, journal: JournalApi): Effect.Effect<RecordCreatePayload, ExecFailure> =>
+  Effect.gen(function*() {
+    const raw = unpackRecordCreate(op.payload)
+    if (typeof raw !== "object" || raw === null || "workspaceId" in raw) return yield* decode(RecordCreatePayload, op, raw)
+    const ws = yield* journal.getMeta(TARGET_WORKSPACE_META).pipe(Effect.mapError(journalFailure))
+    if (Option.isNone(ws)) return yield* Effect.fail(badPayload(op, "no workspaceId, and the journal names no target workspace"))
+    return yield* decode(RecordCreatePayload, op, { ...raw, workspaceId: ws.value })
+  })
 
 const unresolved = (what: string): ExecFailure => ({ _tag: "Unresolved", message: what })
 
@@ -79,13 +95,13 @@ const followUpsOf = (op: Op, p: RecordCreatePayload): Array<NewOp> => {
 
 const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
   kind: OP_KINDS.recordCreate,
-  group: (op) => {
-    const p = op.payload as { workspaceId?: unknown; title?: unknown }
-    return `create\u0000${String(p.workspaceId)}\u0000${String(p.title)}`
-  },
+  // By title alone: a journal targets one workspace (import and restore check its
+  // `target.workspace`), and a payload may leave the workspace out. Grouping coarser
+  // than needed only serialises more.
+  group: (op) => `create\u0000${String((unpackRecordCreate(op.payload) as { title?: unknown } | null)?.title)}`,
   execute: (op, journal) =>
     Effect.gen(function*() {
-      const p = yield* decode(RecordCreatePayload, op)
+      const p = yield* decodeCreate(op, journal)
       const listId = yield* targetListId(p, journal)
       const tagIds = [...(p.tagIds ?? [])]
       for (const title of p.tagTitles ?? []) {
@@ -112,7 +128,7 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
     }),
   reconcile: (op, journal) =>
     Effect.gen(function*() {
-      const p = yield* decode(RecordCreatePayload, op)
+      const p = yield* decodeCreate(op, journal)
       // A list.ensure that never completed means the create cannot have been sent with it.
       const listId = yield* targetListId(p, journal).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
       const attemptedAt = op.attemptedAt === null ? 0 : Date.parse(op.attemptedAt)

@@ -7,7 +7,8 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Journal, JournalDb, journalLayer, openJournal } from "../../src/store/journal.ts"
+import Database from "better-sqlite3"
+import { Journal, JournalDb, JOURNAL_FORMAT, journalLayer, openJournal } from "../../src/store/journal.ts"
 import { batchedTransitions } from "../../src/store/journal-batch.ts"
 
 const tmpFile = (name = "journal.sqlite") => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-journal-")), name)
@@ -189,6 +190,25 @@ describe("journal", () => {
     j.claim("k0")
     expect(j.db.pragma("synchronous", { simple: true })).toBe(2)
     j.close()
+  })
+
+  it("a journal of a newer format is refused at open with a clear error; an older one is read and marked", () => {
+    const newer = tmpFile()
+    new JournalDb(newer).close()
+    const raw = new Database(newer)
+    raw.pragma(`user_version = ${JOURNAL_FORMAT + 1}`)
+    raw.close()
+    expect(() => new JournalDb(newer)).toThrow(/newer worksync \(journal format 3; this version reads formats up to 2\)/)
+
+    const older = tmpFile()
+    const j1 = new JournalDb(older)
+    j1.addOps([{ key: "a", kind: "record.create", payload: { workspaceId: "w", title: "x" } }])
+    j1.db.pragma("user_version = 0")
+    j1.close()
+    const j2 = new JournalDb(older)
+    expect(j2.get("a")?.payload).toEqual({ workspaceId: "w", title: "x" })
+    expect(j2.db.pragma("user_version", { simple: true })).toBe(JOURNAL_FORMAT)
+    j2.close()
   })
 
   it("the journal file is owner-only and holds no more than what was planned", () => {

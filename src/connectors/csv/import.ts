@@ -25,9 +25,12 @@ import type { JournalApi, JournalError, JournalStateError, OpState, PlannedOp, P
 import {
   listEnsureKey,
   OP_KINDS,
+  originOf,
+  packRecordCreate,
   PHASES,
-  type RecordCreatePayload,
-  tagEnsureKey
+  type PlannedRecordCreate,
+  tagEnsureKey,
+  TARGET_WORKSPACE_META
 } from "../../sync/plan.ts"
 import { type OpEnd, replay, type ReplayAborted, type ReplayReport } from "../../sync/replay.ts"
 import { makeRecordExecutors } from "../../sync/replay-records.ts"
@@ -208,8 +211,8 @@ const makeRowPlanner = (workspaceId: string, dir: Directory) => {
       }
     }
     // Built field by field (no spreads): this runs once per row of files of millions.
-    const payload: { -readonly [K in keyof RecordCreatePayload]: RecordCreatePayload[K] } = {
-      workspaceId,
+    // No workspaceId: the journal holds it once (see PlannedRecordCreate); stored packed.
+    const payload: { -readonly [K in keyof PlannedRecordCreate]: PlannedRecordCreate[K] } = {
       title: row.title,
       origin: `line ${e.line}`
     }
@@ -223,7 +226,7 @@ const makeRowPlanner = (workspaceId: string, dir: Directory) => {
     if (tagIds !== undefined) payload.tagIds = tagIds
     if (tagTitles !== undefined) payload.tagTitles = tagTitles
     if (row.done) payload.then = { done: true }
-    return { ensures, create: { key: e.key, kind: OP_KINDS.recordCreate, payload, occurrence: e.occurrence }, done: row.done }
+    return { ensures, create: { key: e.key, kind: OP_KINDS.recordCreate, payload: packRecordCreate(payload), occurrence: e.occurrence }, done: row.done }
   }
 }
 
@@ -335,7 +338,7 @@ export const planCsvImport = (
     const extract = makeExtractor(reader.header, mapping, transforms)
 
     const real = "sync" in journal ? journal : undefined
-    const owner = real?.sync.getMeta("target.workspace")
+    const owner = real?.sync.getMeta(TARGET_WORKSPACE_META)
     if (real !== undefined && owner !== undefined && owner !== ws) {
       reader.close()
       return yield* Effect.fail(
@@ -357,7 +360,7 @@ export const planCsvImport = (
       )
     )
     if (real !== undefined) {
-      real.sync.setMeta("target.workspace", ws)
+      real.sync.setMeta(TARGET_WORKSPACE_META, ws)
       real.sync.setMeta("kind", "import-csv")
     }
 
@@ -479,7 +482,7 @@ export const importCsv = (
     // Still pending: waiting on a failed op, or deferred behind an unknown one.
     const after = j.sync.counts()
     const failures = j.sync.failed(5).map((op) => {
-      const origin = (op.payload as { origin?: string }).origin
+      const origin = originOf(op.kind, op.payload)
       return `${origin !== undefined ? `${origin}: ` : ""}${op.kind} ${op.key}: ${op.error ?? "failed"}`
     })
     return {
