@@ -2,31 +2,51 @@
 // (a bundle avoids resolving hundreds of Effect modules at every cron start).
 // Builds into a fresh directory and swaps it in, so a CLI started meanwhile never
 // sees a half-written bundle.
+//
+// The library entries are ESM with shared chunks. The CLI is one CommonJS file
+// (dist/cli.cjs) that bin/worksync.js compiles with a V8 code cache: compiling the
+// bundle was the largest single cost of a start, and Node 20 caches compiled code
+// only for scripts, not for ES modules. Commands still evaluate their work (./run/)
+// only when they run: esbuild keeps dynamically imported modules behind lazy
+// initialisers, and V8 compiles a function only when it is first called.
+// The cache itself is made here, by one `--help` run of the fresh build.
 import { build } from "esbuild"
+import { spawnSync } from "node:child_process"
 import { renameSync, rmSync } from "node:fs"
 
 const tmp = `dist.tmp-${process.pid}`
 const old = `dist.old-${process.pid}`
 
-await build({
-  entryPoints: {
-    cli: "src/cli/main.ts",
-    index: "src/index.ts",
-    emulator: "src/emulator/index.ts",
-    promise: "src/facade/index.ts"
-  },
+const common = {
   outdir: tmp,
   bundle: true,
   platform: "node",
-  format: "esm",
   target: "node20",
-  splitting: true,
   sourcemap: true,
   minify: true,
   external: ["better-sqlite3"],
-  logLevel: "warning",
-  banner: { js: "import { createRequire as __wsCreateRequire } from 'node:module'; const require = __wsCreateRequire(import.meta.url);" }
-})
+  logLevel: "warning"
+}
+
+await Promise.all([
+  build({
+    ...common,
+    entryPoints: {
+      index: "src/index.ts",
+      emulator: "src/emulator/index.ts",
+      promise: "src/facade/index.ts"
+    },
+    format: "esm",
+    splitting: true,
+    banner: { js: "import { createRequire as __wsCreateRequire } from 'node:module'; const require = __wsCreateRequire(import.meta.url);" }
+  }),
+  build({
+    ...common,
+    entryPoints: { cli: "src/cli/main.ts" },
+    format: "cjs",
+    outExtension: { ".js": ".cjs" }
+  })
+])
 
 try {
   renameSync("dist", old)
@@ -35,3 +55,6 @@ try {
 }
 renameSync(tmp, "dist")
 rmSync(old, { recursive: true, force: true })
+
+// Writes dist/cli.cjs.cache (a failure here only costs the first real start its compile).
+spawnSync(process.execPath, ["bin/worksync.js", "--help"], { stdio: "ignore" })
