@@ -54,8 +54,11 @@ export const RecordCreatePayload = Schema.Struct({
   /** Where it came from, for messages (CSV line, snapshot record id). */
   origin: opt(Str),
   /**
-   * Set once the record exists (create-record takes no `done`): becomes a follow-up
-   * `record.update` op, added in the transaction that completes the create.
+   * Set once the record exists (create-record takes no `done`): replay sends
+   * update-record right after the create, in the same op, which is done only after both
+   * (the record is mapped in between, so a resumed op repeats only the update). Journals
+   * of earlier versions hold a separate `record.update` op instead (`<key>/done`,
+   * depending on the create), replayed as any update.
    */
   then: opt(Schema.Struct({ done: opt(Schema.Boolean) }))
 })
@@ -92,6 +95,11 @@ const PACKED_CREATE_FIELDS = [
   "then",
   "sourceKey"
 ] as const satisfies ReadonlyArray<keyof PlannedRecordCreate>
+
+/** Position of each field in a packed create (`then` holds its `done` flag). */
+export const PACKED_CREATE_INDEX = Object.fromEntries(PACKED_CREATE_FIELDS.map((f, i) => [f, i])) as {
+  readonly [K in (typeof PACKED_CREATE_FIELDS)[number]]: number
+}
 
 /**
  * A create payload as a JSON array of its fields by position (absent = null, trailing

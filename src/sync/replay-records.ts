@@ -11,13 +11,16 @@
  * - are not already mapped to another source item in the journal,
  * and take the earliest. Creates with the same title never run at the same time (their
  * executor group is the title), so at most one of our unknown creates can match.
+ *
+ * A create with `then.done` also sets `done` (update-record) in the same op, after
+ * mapping the record it made; see `setDone`.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Schema } from "effect"
 import { RestClient, type RestClientApi } from "../client/rest-client.ts"
 import { RECONCILE_CLOCK_SKEW_MS } from "../schema/assumptions.ts"
-import type { JournalApi, NewOp, Op } from "../store/journal.ts"
+import type { JournalApi, Op } from "../store/journal.ts"
 import {
   EnsurePayload,
   listNamespace,
@@ -80,18 +83,23 @@ const targetListId = (
     ? lookupOrFail(journal, listNamespace(p.workspaceId), p.listTitle, `list ${JSON.stringify(p.listTitle)} was not created (see its list.ensure op)`)
     : Effect.succeed(undefined)
 
-/** What a create asks to be done once its record exists: `done` through update-record. */
-const followUpsOf = (op: Op, p: RecordCreatePayload): Array<NewOp> => {
-  if (p.then?.done === undefined) return []
-  const sourceKey = p.sourceKey ?? op.key
-  const payload: RecordUpdatePayload = {
-    workspaceId: p.workspaceId,
-    recordRef: sourceKey,
-    fields: { done: p.then.done },
-    ...(p.origin !== undefined ? { origin: p.origin } : {})
-  }
-  return [{ key: `${op.key}/done`, kind: OP_KINDS.recordUpdate, payload, dependsOn: op.key }]
-}
+/**
+ * A create whose payload says `then.done` is finished in the same op (create-record takes
+ * no `done`): create, record the id mapping (its own commit), then update-record with the
+ * fixed value (safe to repeat). The op is done only after both. An attempt that ends
+ * between the two (a crash, a refused or lost update) leaves the record mapped: the next
+ * attempt finds the mapping and repeats only the update. A crash before the mapping is
+ * written leaves the op in flight, and reconciling it finds the record by title as for
+ * any create.
+ */
+const setDone = (client: RestClientApi, p: RecordCreatePayload, recordId: string, done: boolean) =>
+  client.updateRecord({ workspaceId: p.workspaceId, recordId, done })
+
+/** The record an earlier attempt of this create op made and mapped (creates with `then` only). */
+const mappedByEarlierAttempt = (op: Op, p: RecordCreatePayload, journal: JournalApi) =>
+  p.then?.done === undefined
+    ? Effect.succeed(Option.none<string>())
+    : journal.lookup(recordNamespace(p.workspaceId), p.sourceKey ?? op.key).pipe(Effect.mapError(journalFailure))
 
 const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
   kind: OP_KINDS.recordCreate,
@@ -102,6 +110,16 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
   execute: (op, journal) =>
     Effect.gen(function*() {
       const p = yield* decodeCreate(op, journal)
+      const done = p.then?.done
+      const earlier = yield* mappedByEarlierAttempt(op, p, journal)
+      if (done !== undefined && Option.isSome(earlier)) {
+        // Created and mapped by an earlier attempt: only the update is left.
+        yield* setDone(client, p, earlier.value, done)
+        return {
+          result: { id: earlier.value, done, resumed: true },
+          mappings: [{ namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: earlier.value }]
+        } satisfies OpOutcome
+      }
       const listId = yield* targetListId(p, journal)
       const tagIds = [...(p.tagIds ?? [])]
       for (const title of p.tagTitles ?? []) {
@@ -120,15 +138,32 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
         ...(p.assigneeIds !== undefined && p.assigneeIds.length > 0 ? { assigneeIds: p.assigneeIds } : {}),
         ...(tagIds.length > 0 ? { tagIds } : {})
       })
+      const mapping = { namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: created.id }
+      if (done !== undefined) {
+        // The record exists now: failing to map it must leave the op to reconciliation
+        // (an unknown outcome), never to a plain resend.
+        yield* journal.setMapping(mapping).pipe(
+          Effect.mapError((e): ExecFailure => ({ _tag: "OutcomeUnknown", message: `created ${created.id}, not mapped: ${e.message}` }))
+        )
+        yield* setDone(client, p, created.id, done)
+      }
       return {
-        result: { id: created.id, uid: created.uid, title: created.title, listId: created.list.id },
-        mappings: [{ namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: created.id }],
-        followUps: followUpsOf(op, p)
+        result: {
+          id: created.id,
+          uid: created.uid,
+          title: created.title,
+          listId: created.list.id,
+          ...(done !== undefined ? { done } : {})
+        },
+        mappings: [mapping]
       } satisfies OpOutcome
     }),
   reconcile: (op, journal) =>
     Effect.gen(function*() {
       const p = yield* decodeCreate(op, journal)
+      // Created and mapped by an earlier attempt (its update unconfirmed): not applied
+      // yet as a whole; the resend repeats only the update (see `setDone`).
+      if (Option.isSome(yield* mappedByEarlierAttempt(op, p, journal))) return Option.none()
       // A list.ensure that never completed means the create cannot have been sent with it.
       const listId = yield* targetListId(p, journal).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
       const attemptedAt = op.attemptedAt === null ? 0 : Date.parse(op.attemptedAt)
@@ -162,10 +197,16 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
       const pick = free[0]
       if (pick === undefined) return Option.none()
+      const mapping = { namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: pick.id }
+      if (p.then?.done !== undefined) {
+        // Found, but its update may not have been sent: map it, and let the resend (which
+        // finds the mapping) send only the update. Reconciling itself sends nothing.
+        yield* journal.setMapping(mapping).pipe(Effect.mapError(journalFailure))
+        return Option.none()
+      }
       return Option.some({
         result: { id: pick.id, uid: pick.uid, title: pick.title, listId: pick.todoList.id, reconciled: true },
-        mappings: [{ namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: pick.id }],
-        followUps: followUpsOf(op, p)
+        mappings: [mapping]
       } satisfies OpOutcome)
     })
 })

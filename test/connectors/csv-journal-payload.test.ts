@@ -63,10 +63,52 @@ describe("import-csv journal payloads", () => {
     expect(result.created).toBe(2)
     expect(result.failed).toBe(0)
     expect(Object.fromEntries(titleCounts(handle, ws))).toEqual({ Alpha: 1, Beta: 1 })
-    // The follow-up update (done) was built from the decoded payload: it names the workspace.
-    expect(payloadsOf(journalFile, OP_KINDS.recordUpdate)[0]).toMatchObject({ workspaceId: ws, fields: { done: true } })
+    // `done` was set in the create's own op, from the decoded payload (with the journal's
+    // workspace): no separate update op.
+    expect(payloadsOf(journalFile, OP_KINDS.recordUpdate)).toEqual([])
     const done = handle.ctx.db.prepare("SELECT done FROM records WHERE workspace_id = ? AND title = 'Alpha'").get(ws) as { done: number }
     expect(done.done).toBe(1)
+  })
+
+  it("R-REST-RECORD-27: every field of a row is packed at its position, as packRecordCreate packs it", async () => {
+    const ws = handle.admin.createWorkspace({ name: "packed-fields" }).id
+    const dir = tmpDir("ws-csv-payload-")
+    const journalFile = path.join(dir, "j.sqlite")
+    const { list, tag } = await withJournal(journalFile, (_journal, client) =>
+      Effect.all({ list: client.createList({ workspaceId: ws, title: "Known" }), tag: client.createTag({ workspaceId: ws, title: "old" }) })
+    )
+    const file = path.join(dir, "full.csv")
+    fs.writeFileSync(
+      file,
+      [
+        "title,description,descriptionHtml,list,startedAt,duedAt,tags,done",
+        "Full,Plain text,,Known,2024-05-01,2024-05-02T10:00:00Z,old;new,yes",
+        "Sparse,,,New list,,2024-06-01,,no",
+        "Tagged,,<p>Html</p>,,,,old,no"
+      ].join("\n") + "\n"
+    )
+    await withJournal(journalFile, (journal, client) =>
+      planCsvImport(client, journal, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+    )
+    const stored = payloadsOf(journalFile, OP_KINDS.recordCreate)
+    const creates = stored.map(unpackRecordCreate)
+    expect(creates).toEqual([
+      {
+        title: "Full",
+        origin: "line 2",
+        listId: list.id,
+        description: "Plain text",
+        startedAt: "2024-05-01",
+        duedAt: "2024-05-02T10:00:00Z",
+        tagIds: [tag.id],
+        tagTitles: ["new"],
+        then: { done: true }
+      },
+      { title: "Sparse", origin: "line 3", listTitle: "New list", duedAt: "2024-06-01" },
+      { title: "Tagged", origin: "line 4", descriptionHtml: "<p>Html</p>", tagIds: [tag.id] }
+    ])
+    // The same arrays packRecordCreate makes (positions, trailing nulls dropped).
+    expect(stored).toEqual(creates.map((c) => packRecordCreate(c as Parameters<typeof packRecordCreate>[0])))
   })
 
   it("R-REST-RECORD-27: a create payload without workspaceId in a journal that names no workspace fails as unreadable, sending nothing", async () => {
