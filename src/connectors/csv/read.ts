@@ -271,7 +271,10 @@ export interface CsvReader {
 export const openCsv = async (options: CsvSourceOptions, batchSize = 1000): Promise<CsvReader> => {
   const file = options.file
   const { encoding, delimiter } = prepare(options)
-  const input = fs.createReadStream(file, { highWaterMark: 1 << 20 })
+  // 64 KiB reads: csv-parse turns a whole chunk into records at once, and the ~800 of a
+  // 64 KiB chunk die young where the ~13,000 of a 1 MiB chunk outlived young-generation
+  // collections (less time in GC; measured faster than 1 MiB and than 16 KiB reads).
+  const input = fs.createReadStream(file, { highWaterMark: 1 << 16 })
   const bad = (line: number) =>
     new CsvFileError({
       file,

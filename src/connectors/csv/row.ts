@@ -31,6 +31,21 @@ const ZONELESS = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)
  * - Jira's `24/Jan/24` (all-day) and `24/Jan/24 10:15 AM` (timed, UTC).
  */
 export const normalizeDate = (raw: string): string | undefined => {
+  const hit = dateMemo.get(raw)
+  if (hit !== undefined) return hit === null ? undefined : hit
+  const d = normalizeDateOnce(raw)
+  // Bounded: a file of all-distinct timestamps must not grow it without end.
+  if (dateMemo.size < 4096) dateMemo.set(raw, d ?? null)
+  return d
+}
+
+/**
+ * Results by cell text: a file repeats a few hundred days, and checking one (a regex
+ * match, a Date to validate the day) allocates on every row of a million.
+ */
+const dateMemo = new Map<string, string | null>()
+
+const normalizeDateOnce = (raw: string): string | undefined => {
   const s = raw.trim()
   if (isBareDate(s)) return s
   if (isIsoTimestamp(s, true)) return s
@@ -73,11 +88,36 @@ export const parseDone = (raw: string): boolean | undefined => {
 
 const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/
 
-const splitList = (raw: string): Array<string> =>
-  raw
-    .split(/[,;\n]/)
-    .map((s) => s.trim())
-    .filter((s) => s !== "")
+/** Splits on `,` `;` and newlines, trims, drops empty items (one array, no regex: per-row path). */
+const splitList = (raw: string): Array<string> => {
+  const out: Array<string> = []
+  let start = 0
+  const n = raw.length
+  for (let i = 0; i <= n; i++) {
+    const c = i < n ? raw.charCodeAt(i) : 44
+    if (c === 44 || c === 59 || c === 10) {
+      if (i > start) {
+        const s = raw.slice(start, i).trim()
+        if (s !== "") out.push(s)
+      }
+      start = i + 1
+    }
+  }
+  return out
+}
+
+/** Distinct items in first-seen order, as `[...new Set(a)]`; lists are short, so no Set for them. */
+const distinct = (a: Array<string>): Array<string> => {
+  if (a.length < 2) return a
+  if (a.length > 16) return [...new Set(a)]
+  const out: Array<string> = []
+  outer: for (let i = 0; i < a.length; i++) {
+    const s = a[i]!
+    for (let j = 0; j < out.length; j++) if (out[j] === s) continue outer
+    out.push(s)
+  }
+  return out
+}
 
 const fail = (ast: Schema.Schema.AnyNoContext["ast"], actual: string, message: string) =>
   ParseResult.fail(new ParseResult.Type(ast, actual, message))
@@ -196,54 +236,105 @@ export const decodeRowWithSchema = (raw: Readonly<Record<string, string | undefi
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 /**
+ * Slots of a row's mapped cells in a positional array (the order of `RawRow`'s fields):
+ * the extractor fills one reused array instead of building an object per row.
+ */
+export const CELL = {
+  title: 0,
+  description: 1,
+  descriptionHtml: 2,
+  list: 3,
+  startedAt: 4,
+  duedAt: 5,
+  assignees: 6,
+  tags: 7,
+  done: 8,
+  key: 9
+} as const satisfies Record<keyof RawRow, number>
+export const CELL_FIELDS = Object.keys(CELL) as ReadonlyArray<keyof RawRow>
+export type Cells = Array<string | undefined>
+
+/** The cells as the object the schema decodes (absent cells left out). */
+export const cellsToRaw = (cells: ReadonlyArray<string | undefined>): Record<string, string | undefined> => {
+  const raw: Record<string, string | undefined> = {}
+  for (let i = 0; i < CELL_FIELDS.length; i++) {
+    const v = cells[i]
+    if (v !== undefined) raw[CELL_FIELDS[i]!] = v
+  }
+  return raw
+}
+
+/**
  * The same decoding as `CsvRow`, hand-written for speed (a million rows must plan in
  * seconds). It only ever accepts: any doubt (an invalid cell, an unusual shape) returns
  * undefined and the schema decides, with its error message. A property test checks that
  * whatever this accepts equals the schema's result.
  */
-export const fastDecodeRow = (raw: Readonly<Record<string, string | undefined>>): CsvRow | undefined => {
-  const title = raw.title
+export const fastDecodeCells = (cells: ReadonlyArray<string | undefined>): CsvRow | undefined => {
+  const title = cells[CELL.title]
   if (typeof title !== "string") return undefined
   const t = title.trim()
   if (t === "") return undefined
   const out: Mutable<Partial<CsvRow>> & { title: string } = { title: t }
-  const description = raw.description
+  const description = cells[CELL.description]
   if (description !== undefined) out.description = description.includes("\r") ? description.replace(/\r\n?/g, "\n") : description
-  if (raw.descriptionHtml !== undefined) {
+  const descriptionHtml = cells[CELL.descriptionHtml]
+  if (descriptionHtml !== undefined) {
     if (description !== undefined) return undefined
-    out.descriptionHtml = raw.descriptionHtml
+    out.descriptionHtml = descriptionHtml
   }
-  if (raw.list !== undefined) out.list = raw.list.trim()
-  if (raw.startedAt !== undefined) {
-    const d = normalizeDate(raw.startedAt)
+  const list = cells[CELL.list]
+  if (list !== undefined) out.list = list.trim()
+  const startedAt = cells[CELL.startedAt]
+  if (startedAt !== undefined) {
+    const d = normalizeDate(startedAt)
     if (d === undefined) return undefined
     out.startedAt = d
   }
-  if (raw.duedAt !== undefined) {
-    const d = normalizeDate(raw.duedAt)
+  const duedAt = cells[CELL.duedAt]
+  if (duedAt !== undefined) {
+    const d = normalizeDate(duedAt)
     if (d === undefined) return undefined
     out.duedAt = d
   }
-  if (raw.assignees !== undefined) {
-    const emails: Array<string> = []
-    for (const e of splitList(raw.assignees)) {
+  const assignees = cells[CELL.assignees]
+  if (assignees !== undefined) {
+    const emails = splitList(assignees)
+    for (let i = 0; i < emails.length; i++) {
+      const e = emails[i]!
       if (!EMAIL.test(e)) return undefined
-      emails.push(e.toLowerCase())
+      emails[i] = e.toLowerCase()
     }
-    out.assignees = [...new Set(emails)]
+    out.assignees = distinct(emails)
   } else out.assignees = []
-  out.tags = raw.tags === undefined ? [] : [...new Set(splitList(raw.tags))]
-  if (raw.done !== undefined) {
-    const d = parseDone(raw.done)
+  const tags = cells[CELL.tags]
+  out.tags = tags === undefined ? [] : distinct(splitList(tags))
+  const done = cells[CELL.done]
+  if (done !== undefined) {
+    const d = parseDone(done)
     if (d === undefined) return undefined
     out.done = d
   } else out.done = false
-  if (raw.key !== undefined) out.key = raw.key.trim()
+  const key = cells[CELL.key]
+  if (key !== undefined) out.key = key.trim()
   return out as CsvRow
+}
+
+/** `fastDecodeCells` over the mapped cells as an object. */
+export const fastDecodeRow = (raw: Readonly<Record<string, string | undefined>>): CsvRow | undefined => {
+  const cells: Cells = []
+  for (let i = 0; i < CELL_FIELDS.length; i++) cells.push(raw[CELL_FIELDS[i]!])
+  return fastDecodeCells(cells)
 }
 
 /** Validates one row's mapped cells: the fast path, else the schema (and its error). */
 export const validateRow = (raw: Readonly<Record<string, string | undefined>>): Either.Either<CsvRow, string> => {
   const fast = fastDecodeRow(raw)
   return fast !== undefined ? Either.right(fast) : decodeRowWithSchema(raw)
+}
+
+/** `validateRow` over positional cells; the object for the schema is built only when needed. */
+export const validateCells = (cells: ReadonlyArray<string | undefined>): Either.Either<CsvRow, string> => {
+  const fast = fastDecodeCells(cells)
+  return fast !== undefined ? Either.right(fast) : decodeRowWithSchema(cellsToRaw(cells))
 }

@@ -13,7 +13,7 @@ import * as crypto from "node:crypto"
 import type { Field, ResolvedMapping } from "./mapping.ts"
 import type { Preset } from "./presets.ts"
 import type { CsvRecord } from "./read.ts"
-import { type CsvRow, validateRow } from "./row.ts"
+import { CELL, CELL_FIELDS, type Cells, type CsvRow, validateCells } from "./row.ts"
 
 /** Fields whose repeated columns (Jira's `Labels`) are joined rather than first-taken. */
 const LIST_FIELDS: ReadonlySet<Field> = new Set(["assignees", "tags"])
@@ -41,16 +41,30 @@ export const makeExtractor = (
   mapping: ResolvedMapping,
   transforms: Preset["transforms"]
 ) => {
-  const fields = Object.entries(mapping) as Array<[Field, { readonly name: string; readonly indexes: ReadonlyArray<number> }]>
+  // Settled once per file: which cell slot each mapped column feeds, and how.
+  const plan = (Object.entries(mapping) as Array<[Field, { readonly name: string; readonly indexes: ReadonlyArray<number> }]>).map(
+    ([field, column]) => ({
+      slot: CELL[field],
+      single: column.indexes.length === 1 ? column.indexes[0]! : -1,
+      indexes: column.indexes,
+      list: LIST_FIELDS.has(field),
+      transform: transforms[field]
+    })
+  )
   const width = header.length
+  const explicitKey = mapping.key !== undefined
+  // One array reused for every row: validation reads it and keeps none of it.
+  const cells: Cells = new Array<string | undefined>(CELL_FIELDS.length).fill(undefined)
   return (record: CsvRecord): ExtractedRow => {
     const values = record.values
-    const raw: Record<string, string | undefined> = { title: "" }
-    for (const [field, column] of fields) {
+    cells.fill(undefined)
+    cells[CELL.title] = ""
+    for (let p = 0; p < plan.length; p++) {
+      const column = plan[p]!
       let cell: string | undefined
-      if (column.indexes.length === 1) {
-        cell = values[column.indexes[0]!]
-      } else if (LIST_FIELDS.has(field)) {
+      if (column.single !== -1) {
+        cell = values[column.single]
+      } else if (column.list) {
         const parts: Array<string> = []
         for (const i of column.indexes) {
           const v = values[i]
@@ -66,22 +80,24 @@ export const makeExtractor = (
           }
         }
       }
-      const transform = transforms[field]
-      if (cell !== undefined && transform !== undefined) cell = transform(cell)
-      if (cell !== undefined && cell.trim() !== "") raw[field] = cell
-      else if (field === "title") raw.title = ""
+      if (cell !== undefined && column.transform !== undefined) cell = column.transform(cell)
+      if (cell !== undefined && cell.trim() !== "") cells[column.slot] = cell
     }
-    const keyCell = raw.key?.trim()
-    const explicitKey = mapping.key !== undefined
+    const keyCell = cells[CELL.key]?.trim()
     const key = explicitKey && keyCell !== undefined && keyCell !== "" ? `k:${keyCell}` : contentKey(values)
     let row: Either.Either<CsvRow, string>
-    if (values.length > width && values.slice(width).some((v) => v.trim() !== "")) {
+    if (values.length > width && hasExtraContent(values, width)) {
       row = Either.left(`the row has ${values.length} fields but the header has ${width} (an unquoted delimiter?)`)
     } else if (explicitKey && (keyCell === undefined || keyCell === "")) {
       row = Either.left(`key is empty (column ${JSON.stringify(mapping.key!.name)})`)
     } else {
-      row = validateRow(raw)
+      row = validateCells(cells)
     }
     return { line: record.line, values, key, occurrence: !explicitKey, row }
   }
+}
+
+const hasExtraContent = (values: ReadonlyArray<string>, from: number): boolean => {
+  for (let i = from; i < values.length; i++) if (values[i]!.trim() !== "") return true
+  return false
 }
