@@ -6,6 +6,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
+import { afterAll, beforeAll } from "vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -15,7 +16,7 @@ import { RestClient } from "../../../src/client/rest-client.ts"
 import { copyFiles, type CopyFilesOptions, type CopySummary } from "../../../src/connectors/files/copy.ts"
 import type { WorkspaceFiles } from "../../../src/connectors/files/ports.ts"
 import { workspaceFilesFromServices } from "../../../src/connectors/files/workspace-files.ts"
-import type { EmulatorHandle } from "../../../src/emulator/index.ts"
+import { type EmulatorHandle, startEmulator } from "../../../src/emulator/index.ts"
 import { storageCredentialLog, storageKeyFor } from "../../../src/emulator/uploads/files.ts"
 import { openJournal } from "../../../src/store/journal.ts"
 import type { FileItem } from "../../../src/schema/files.ts"
@@ -121,3 +122,23 @@ export const patternBytes = (label: string, size: number): Buffer => {
 export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
 export { Context, RestClient }
+
+/**
+ * Registers the file's fixture: a demo-seeded emulator and a client to it, started
+ * before the tests and stopped (with the temp dirs removed) after them.
+ */
+export const useDemoEmulator = (set: (emu: EmulatorHandle, client: ClientCtx) => void) => {
+  let emu: EmulatorHandle | undefined
+  let client: ClientCtx | undefined
+  beforeAll(async () => {
+    const started = await startEmulator({ seed: "demo" })
+    emu = started
+    client = await clientContext(started)
+    set(started, client)
+  })
+  afterAll(async () => {
+    await client?.close()
+    await emu?.close()
+    removeTempDirs()
+  })
+}

@@ -1,34 +1,28 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { readManifest } from "../../../src/connectors/files/manifest.ts"
-import { type EmulatorHandle, startEmulator } from "../../../src/emulator/index.ts"
+import type { EmulatorHandle } from "../../../src/emulator/index.ts"
 import {
   type ClientCtx,
-  clientContext,
   credentialLog,
   downloadSha,
   listWorkspaceFiles,
   patternBytes,
-  removeTempDirs,
   runCopy,
   sha256,
   storedSha,
   tempDir,
-  uploadBytes
+  uploadBytes,
+  useDemoEmulator
 } from "./_helpers.ts"
 
 let emu: EmulatorHandle
 let client: ClientCtx
 
-beforeAll(async () => {
-  emu = await startEmulator({ seed: "demo" })
-  client = await clientContext(emu)
-})
-afterAll(async () => {
-  await client?.close()
-  await emu?.close()
-  removeTempDirs()
+useDemoEmulator((e, c) => {
+  emu = e
+  client = c
 })
 
 describe("copy-files workspace to dir", () => {

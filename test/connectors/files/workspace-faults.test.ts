@@ -1,36 +1,30 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { WorkspaceFiles } from "../../../src/connectors/files/ports.ts"
 import { escapeAttribute, relinkCommentHtml } from "../../../src/connectors/files/relink.ts"
 import { fileUidLookup } from "../../../src/connectors/files/uid-map.ts"
-import { type EmulatorHandle, startEmulator } from "../../../src/emulator/index.ts"
+import type { EmulatorHandle } from "../../../src/emulator/index.ts"
 import { JournalDb } from "../../../src/store/journal.ts"
 import {
   type ClientCtx,
-  clientContext,
   credentialLog,
   listWorkspaceFiles,
   patternBytes,
-  removeTempDirs,
   runCopy,
   sha256,
   storedSha,
   tempDir,
-  uploadBytes
+  uploadBytes,
+  useDemoEmulator
 } from "./_helpers.ts"
 
 let emu: EmulatorHandle
 let client: ClientCtx
 
-beforeAll(async () => {
-  emu = await startEmulator({ seed: "demo" })
-  client = await clientContext(emu)
-})
-afterAll(async () => {
-  await client?.close()
-  await emu?.close()
-  removeTempDirs()
+useDemoEmulator((e, c) => {
+  emu = e
+  client = c
 })
 
 /** CONFIRMED files of a workspace by uid. */
