@@ -54,5 +54,6 @@ if (cachedData === undefined || script.cachedDataRejected === true) {
   })
 }
 
-const module = { exports: {} }
+// `filename` tells the bundle where it is (it finds the planning thread's file next to it).
+const module = { exports: {}, filename: bundle }
 script.runInThisContext()(module.exports, createRequire(bundle), module)

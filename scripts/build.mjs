@@ -42,9 +42,14 @@ await Promise.all([
   }),
   build({
     ...common,
-    entryPoints: { cli: "src/cli/main.ts" },
+    // The planning thread's code (src/store/plan-writer.ts) sits next to both bundles.
+    entryPoints: { cli: "src/cli/main.ts", "plan-writer.worker": "src/store/plan-writer.worker.ts" },
     format: "cjs",
-    outExtension: { ".js": ".cjs" }
+    outExtension: { ".js": ".cjs" },
+    // import.meta.url (how a module finds files next to it) from CommonJS's module.filename
+    // (bin/worksync.js, which runs cli.cjs without __filename, gives its module one).
+    define: { "import.meta.url": "__wsModuleUrl" },
+    banner: { js: "var __wsModuleUrl = require('node:url').pathToFileURL(module.filename).href;" }
   })
 ])
 

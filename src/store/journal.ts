@@ -213,7 +213,16 @@ const toOp = (r: OpRow): Op => ({
   uncertain: r.uncertain === 1
 })
 
-const json = (value: unknown): string => JSON.stringify(value === undefined ? null : value)
+/**
+ * A payload already serialised to JSON (by another thread, see plan-writer.ts): stored as
+ * it is instead of being serialised again.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+const json = (value: unknown): string =>
+  value instanceof JsonText ? value.text : JSON.stringify(value === undefined ? null : value)
 
 /**
  * The journal's format (SQLite `user_version`). 1 (or 0, unset): every payload a JSON
@@ -438,6 +447,16 @@ export class JournalDb {
     this.db.pragma(`wal_autocheckpoint = ${PLAN_WAL_AUTOCHECKPOINT}`)
     this.planning = run
     return run
+  }
+
+  /**
+   * Joins the plan run another connection to this file began (a planning thread, see
+   * plan-writer.ts): this connection's commits skip the fsync as well. It only plans; the
+   * run is ended (made durable) by the connection that began it, after this one closes.
+   */
+  joinPlanRun(): void {
+    this.db.pragma("synchronous = NORMAL")
+    this.db.pragma(`wal_autocheckpoint = ${PLAN_WAL_AUTOCHECKPOINT}`)
   }
 
   /**

@@ -3,7 +3,7 @@
  * Target: >= 150,000 rows/s with constant memory. Prints figures; asserts nothing. CPU
  * seconds are printed beside wall time: on a shared machine they vary less.
  *
- *   npm run bench -- import            (ROWS=200000 for a quicker run)
+ *   npm run bench -- import            (ROWS=200000 for a quicker run; PLAN_THREAD=0 for one thread)
  *
  * Garbage collection is about a fifth of the CPU time; a larger young generation
  * (NODE_OPTIONS=--max-semi-space-size=64, a start-up flag) cuts it: the flags in use
@@ -23,6 +23,8 @@ import { startEmulator } from "../../src/emulator/index.ts"
 import { Journal, journalLayer } from "../../src/store/journal.ts"
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000)
+/** PLAN_THREAD=0 plans on the main thread only (the default for this file size is a second thread). */
+const PLAN_THREAD = process.env.PLAN_THREAD === undefined ? undefined : process.env.PLAN_THREAD !== "0"
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-import-"))
 const csv = path.join(dir, "big.csv")
 
@@ -108,6 +110,7 @@ const main = async () => {
           workspaceId: ws,
           csv: { file: csv },
           mapping: { preset: "generic" },
+          ...(PLAN_THREAD === undefined ? {} : { planThread: PLAN_THREAD }),
           onRowsRead: (n) =>
             Effect.sync(() => {
               const before = read
@@ -125,7 +128,8 @@ const main = async () => {
       )
     )
     const s = (performance.now() - t0) / 1000
-    console.log(`parse + validate + plan: ${Math.round(result.rows / s).toLocaleString("en-US")} rows/s (${s.toFixed(1)} s, ${cpuSince(c0)}), ops ${JSON.stringify(result.plan?.ops)}`)
+    const thread = PLAN_THREAD === false ? "one thread" : "inserts on a second thread"
+    console.log(`parse + validate + plan: ${Math.round(result.rows / s).toLocaleString("en-US")} rows/s (${s.toFixed(1)} s, ${cpuSince(c0)}; ${thread}), ops ${JSON.stringify(result.plan?.ops)}`)
     console.log(`memory: peak rss ${mb(peakRss)}; ${samples.join("; ")}`)
     console.log(`journal: ${mb(fs.statSync(journalFile).size)}`)
   } finally {

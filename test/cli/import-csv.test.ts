@@ -258,3 +258,37 @@ describe("worksync import-csv", () => {
     expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
   }, 60_000)
 })
+
+describe("import-csv of a large file", () => {
+  it("plans on a second thread from the CLI bundle: a 4 MiB file repeating three keys creates three records, rejects the rest", async () => {
+    const ws = handle.admin.createWorkspace({ name: "cli-plan-thread" }).id
+    const dir = tmp()
+    const csv = path.join(dir, "big.csv")
+    const filler = "x".repeat(400)
+    const rows = Array.from({ length: 10_500 }, (_, i) => `k${i % 3},Big ${i % 3},${filler}`)
+    fs.writeFileSync(csv, ["key,title,description", ...rows].join("\n") + "\n")
+    expect(fs.statSync(csv).size).toBeGreaterThan(4 * 1024 * 1024)
+    // Observes the CLI process from outside its code: a preloaded hook notes whether the
+    // main thread started a worker thread.
+    const hook = path.join(dir, "hook.cjs")
+    const mark = path.join(dir, "mark")
+    fs.writeFileSync(
+      hook,
+      `const { createHook } = require("node:async_hooks"); const { isMainThread } = require("node:worker_threads");
+let worker = false; createHook({ init(_id, type) { if (type === "WORKER") worker = true } }).enable();
+if (isMainThread) process.on("exit", () => require("node:fs").writeFileSync(process.env.WS_TEST_THREAD_MARK, worker ? "worker" : "none"))`
+    )
+    const r = await run(
+      ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "j.sqlite"), "--rejects", path.join(dir, "rejects.csv"), "--json"],
+      { NODE_OPTIONS: `--require ${hook}`, WS_TEST_THREAD_MARK: mark }
+    )
+    expect(r.stderr).toMatch(/import: 10500 rows, 3 created, 0 already imported, 10497 rejected/)
+    expect(r.code).toBe(2)
+    expect(JSON.parse(r.stdout)).toEqual({ rows: 10_500, created: 3, skipped: 0, rejected: 10_497 })
+    expect(fs.readFileSync(mark, "utf8")).toBe("worker")
+    expect(liveTitles(ws)).toEqual(new Map([["Big 0", 1], ["Big 1", 1], ["Big 2", 1]]))
+    const rejects = parse(fs.readFileSync(path.join(dir, "rejects.csv"))) as Array<Array<string>>
+    expect(rejects).toHaveLength(1 + 10_497)
+    expect(rejects[1]).toEqual(["k0", "Big 0", filler, "5", "key k0 repeats an earlier row of this file"])
+  }, 60_000)
+})

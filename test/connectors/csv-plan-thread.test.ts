@@ -1,0 +1,121 @@
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createHook } from "node:async_hooks"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { RestClient } from "../../src/client/rest-client.ts"
+import { type ImportOptions, planCsvImport } from "../../src/connectors/csv/import.ts"
+import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { testClient, tmpDir } from "../sync/replay-helpers.ts"
+
+let handle: EmulatorHandle
+beforeAll(async () => {
+  handle = await startEmulator({ seed: "empty" })
+})
+afterAll(() => handle.close())
+
+const plan = (journalFile: string, options: ImportOptions) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      return yield* planCsvImport(yield* RestClient, yield* Journal, options)
+    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
+  )
+
+const opsOf = (journalFile: string) => {
+  const db = new Database(journalFile, { readonly: true })
+  try {
+    return db.prepare("SELECT key, kind, payload, depends_on, state, plan_run FROM ops ORDER BY seq").all()
+  } finally {
+    db.close()
+  }
+}
+
+/** Whether `f` started a worker thread (async_hooks sees every Worker created). */
+const startsWorker = async <A>(f: () => Promise<A>): Promise<{ value: A; worker: boolean }> => {
+  let worker = false
+  const hook = createHook({
+    init(_id, type) {
+      if (type === "WORKER") worker = true
+    }
+  }).enable()
+  try {
+    return { value: await f(), worker }
+  } finally {
+    hook.disable()
+  }
+}
+
+/**
+ * 1,800 rows over four batches: keyless rows (content-hash keys, identical rows as
+ * occurrences), rows missing a title or with a bad date (rejected), lists to ensure.
+ */
+const rowsOf = (from: number, to: number) =>
+  Array.from({ length: to - from }, (_, k) => {
+    const i = from + k
+    if (i % 97 === 5) return `,no title ${i},Backlog,2024-01-01`
+    if (i % 101 === 7) return `Bad date ${i},,Doing,2024-13-45`
+    if (i % 50 === 3) return "Same row,,Backlog,2024-02-02"
+    return `Task ${i},line ${i},${i % 3 === 0 ? "Doing" : "Backlog"},2024-03-${String(1 + (i % 28)).padStart(2, "0")}`
+  })
+
+const writeCsv = (file: string, rows: ReadonlyArray<string>) =>
+  fs.writeFileSync(file, ["title,description,list,duedAt", ...rows].join("\n") + "\n")
+
+describe("import-csv planning on a second thread", () => {
+  it("R-REST-RECORD-27: plans the same journal, rejects and counts as one thread, also when a rerun appends rows", async () => {
+    const ws = handle.admin.createWorkspace({ name: "plan-thread" }).id
+    const outcome = async (thread: boolean) => {
+      const dir = tmpDir("ws-plan-thread-")
+      const csv = path.join(dir, "in.csv")
+      const journal = path.join(dir, "journal.sqlite")
+      const options = (rejectsFile: string): ImportOptions => ({
+        workspaceId: ws,
+        csv: { file: csv },
+        mapping: { preset: "generic" },
+        rejectsFile,
+        planThread: thread
+      })
+      writeCsv(csv, rowsOf(0, 1800))
+      const first = await startsWorker(() => plan(journal, options(path.join(dir, "rejects-1.csv"))))
+      // The same file with rows appended: only those are new.
+      writeCsv(csv, rowsOf(0, 2300))
+      const second = await startsWorker(() => plan(journal, options(path.join(dir, "rejects-2.csv"))))
+      return {
+        workers: [first.worker, second.worker],
+        // Everything but where the rejects went (each run has its own directory).
+        results: [first.value, second.value].map(({ rejectsFile: _, ...rest }) => rest),
+        ops: opsOf(journal),
+        rejects: [fs.readFileSync(path.join(dir, "rejects-1.csv"), "utf8"), fs.readFileSync(path.join(dir, "rejects-2.csv"), "utf8")]
+      }
+    }
+    const threaded = await outcome(true)
+    const single = await outcome(false)
+    expect(threaded.workers).toEqual([true, true])
+    expect(single.workers).toEqual([false, false])
+    expect(threaded.results).toEqual(single.results)
+    expect(threaded.ops).toEqual(single.ops)
+    expect(threaded.rejects).toEqual(single.rejects)
+    // The figures themselves: 2 ensure ops, the appended rows alone new on the rerun.
+    const [first, second] = single.results
+    expect(first!.plan?.ops["list.ensure"]).toBe(2)
+    expect(first!.rejected).toBeGreaterThan(30)
+    expect(second!.rows).toBe(2300)
+    expect(second!.skipped).toBe(0)
+    expect(second!.plan?.ops["record.create"]).toBe(2300 - 1800 - (second!.rejected - first!.rejected))
+  }, 60_000)
+
+  it("a small file is planned on the caller's thread unless asked", async () => {
+    const ws = handle.admin.createWorkspace({ name: "plan-thread-small" }).id
+    const dir = tmpDir("ws-plan-thread-")
+    const csv = path.join(dir, "in.csv")
+    writeCsv(csv, rowsOf(0, 50))
+    const run = await startsWorker(() =>
+      plan(path.join(dir, "journal.sqlite"), { workspaceId: ws, csv: { file: csv }, mapping: { preset: "generic" } })
+    )
+    expect(run.worker).toBe(false)
+    expect(run.value.plan?.ops["record.create"]).toBeGreaterThan(40)
+  })
+})
