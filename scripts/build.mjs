@@ -10,9 +10,14 @@
 // only when they run: esbuild keeps dynamically imported modules behind lazy
 // initialisers, and V8 compiles a function only when it is first called.
 // The cache itself is made here, by one `--help` run of the fresh build.
+//
+// Type declarations for the library's users go to dist/types (tsconfig.types.json): the
+// sources import each other with `.ts` extensions, which a project compiling them under
+// its own settings would reject.
 import { build } from "esbuild"
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { renameSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
 
 const tmp = `dist.tmp-${process.pid}`
 const old = `dist.old-${process.pid}`
@@ -28,7 +33,17 @@ const common = {
   logLevel: "warning"
 }
 
+/** tsc writing the declarations, as a promise (it runs while esbuild bundles). */
+const declarations = () =>
+  new Promise((resolve, reject) => {
+    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+    const child = spawn(process.execPath, [tsc, "-p", "tsconfig.types.json", "--outDir", `${tmp}/types`], { stdio: "inherit" })
+    child.on("error", reject)
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`type declarations: tsc exited with ${code}`))))
+  })
+
 await Promise.all([
+  declarations(),
   build({
     ...common,
     entryPoints: {

@@ -167,6 +167,12 @@ const pruneRunsIn = (db: Database.Database, options: PruneOptions): PruneResult 
 /** The object as JSON with one more key (workspaceId, recordId), as stored and exported. */
 const withKey = (obj: object, key: string, value: string): string => JSON.stringify({ ...obj, [key]: value })
 
+/**
+ * better-sqlite3's connection under a name of ours: its own type lives in a namespace
+ * that declaration files cannot name, and `query` hands it to callers.
+ */
+export interface SqliteDatabase extends Database.Database {}
+
 const makeStore = (db: Database.Database, file: string) => {
   const fail = (operation: string) => (e: unknown) =>
     new SnapshotError({ file, operation, detail: e instanceof Error ? e.message : String(e) })
@@ -273,7 +279,7 @@ const makeStore = (db: Database.Database, file: string) => {
 
   return {
     file,
-    db,
+    db: db as SqliteDatabase,
     /** Starts a run; any run still marked running (a killed process) is marked failed first. */
     beginRun: (scope: string, full: boolean) =>
       run("begin run", () =>
@@ -357,7 +363,7 @@ const makeStore = (db: Database.Database, file: string) => {
     /** Keeps the last `keep` complete runs per scope; see `pruneRunsIn`. */
     pruneRuns: (options: PruneOptions) => run("prune old runs", () => pruneRunsIn(db, options)),
     /** Runs a synchronous read against the database, mapping throws to SnapshotError. */
-    query: <A>(operation: string, f: (db: Database.Database) => A) => run(operation, () => f(db))
+    query: <A>(operation: string, f: (db: SqliteDatabase) => A) => run(operation, () => f(db))
   }
 }
 
