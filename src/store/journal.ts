@@ -365,6 +365,11 @@ export class JournalDb {
         `SELECT plan_run, state FROM ops WHERE key = ?`
       ),
       setPlanRun: db.prepare(`UPDATE ops SET plan_run = ? WHERE key = ?`),
+      // The same for many keys at once, given as one JSON array.
+      planInfoMany: db.prepare<[string], { key: string; plan_run: number | null; state: OpState }>(
+        `SELECT key, plan_run, state FROM ops WHERE key IN (SELECT value FROM json_each(?))`
+      ),
+      setPlanRunMany: db.prepare(`UPDATE ops SET plan_run = ? WHERE key IN (SELECT value FROM json_each(?))`),
       get: db.prepare<[string], OpRow>(`SELECT * FROM ops WHERE key = ?`),
       claim: db.prepare(
         `UPDATE ops SET state = 'in_flight', attempts = attempts + 1, attempted_at = ?, updated_at = ?
@@ -512,14 +517,41 @@ export class JournalDb {
         }
         inserted.clear()
         if (distinct) this.insertRange(ops, from, to, run, now, inserted)
+        const earlier = distinct && inserted.size < to - from ? this.claimEarlier(run, ops, from, to, inserted) : undefined
         for (let i = from; i < to; i++) {
           const op = ops[i]!
           if (inserted.has(op.key)) out.push({ key: op.key, isNew: true, duplicate: false, state: "pending" })
-          else out.push(this.planOne(run, op, now))
+          else out.push(earlier?.get(op.key) ?? this.planOne(run, op, now))
         }
       }
       return out
     })
+  }
+
+  /**
+   * The ops of a distinct chunk that were not inserted because an EARLIER run planned
+   * their key: taken into this run with one statement for all of them (what `planOne`
+   * does one by one, three statements each, which halved the speed of planning a file
+   * again). Keys planned earlier in this run are left out: `planOne` settles those.
+   */
+  private claimEarlier(
+    run: number,
+    ops: ReadonlyArray<PlanOp>,
+    from: number,
+    to: number,
+    inserted: ReadonlySet<string>
+  ): Map<string, PlannedOp> {
+    const rest: Array<string> = []
+    for (let i = from; i < to; i++) if (!inserted.has(ops[i]!.key)) rest.push(ops[i]!.key)
+    const out = new Map<string, PlannedOp>()
+    const claimed: Array<string> = []
+    for (const row of this.st.planInfoMany.all(JSON.stringify(rest))) {
+      if (row.plan_run === run) continue
+      out.set(row.key, { key: row.key, isNew: false, duplicate: false, state: row.state })
+      claimed.push(row.key)
+    }
+    if (claimed.length > 0) this.st.setPlanRunMany.run(run, JSON.stringify(claimed))
+    return out
   }
 
   /** Plans one op (inside `planOps`' transaction): insert, or settle why its key exists. */
