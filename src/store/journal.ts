@@ -562,7 +562,9 @@ export class JournalDb {
       if (this.st.insert.run(key, op.kind, payload, op.dependsOn ?? null, run, now).changes === 1) {
         return { key, isNew: true, duplicate: false, state: "pending" }
       }
-      const info = this.st.planInfo.get(key)!
+      const info = this.st.planInfo.get(key)
+      // Ignored without a row holding the key: a NOT NULL column (kind) was missing.
+      if (info === undefined) throw new Error(`journal op ${key}: not stored (kind ${JSON.stringify(op.kind)})`)
       if (info.plan_run === run && op.occurrence === true) continue
       if (info.plan_run === run) return { key, isNew: false, duplicate: true, state: info.state }
       this.st.setPlanRun.run(run, key)

@@ -14,8 +14,8 @@
  *
  * The worker's code is `plan-writer.worker.cjs` next to this module in a build, or the
  * TypeScript source (loaded through tsx) when running from the sources. When neither is
- * there (worksync bundled into someone else's build), `openPlanWriter` returns undefined
- * and the caller plans on its own thread.
+ * there (worksync bundled into someone else's build), or no thread can be started,
+ * `openPlanWriter` returns undefined and the caller plans on its own thread.
  */
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -134,7 +134,13 @@ const workerEntry = (): { readonly source: string; readonly eval: boolean } | un
 export const openPlanWriter = (file: string, run: number): PlanWriter | undefined => {
   const entry = workerEntry()
   if (entry === undefined) return undefined
-  const worker = new Worker(entry.source, { eval: entry.eval, workerData: { file, run } satisfies WorkerStart })
+  let worker: Worker
+  try {
+    worker = new Worker(entry.source, { eval: entry.eval, workerData: { file, run } satisfies WorkerStart })
+  } catch {
+    // No thread to be had (resource limits): planning stays on the caller's thread.
+    return undefined
+  }
   // Answers come in the order of requests: one waiter per request, oldest first.
   const waiting: Array<{ resolve: (m: FromWorker) => void; reject: (e: Error) => void }> = []
   let failure: Error | undefined
@@ -144,8 +150,11 @@ export const openPlanWriter = (file: string, run: number): PlanWriter | undefine
   }
   worker.on("message", (m: FromWorker) => {
     const w = waiting.shift()
-    if ("error" in m) failAll(new Error(m.error))
-    else w?.resolve(m)
+    if (!("error" in m)) return w?.resolve(m)
+    // The batch that failed, and every one sent after it, fail with the reason.
+    const e = new Error(m.error)
+    w?.reject(e)
+    failAll(e)
   })
   worker.on("error", failAll)
   worker.on("exit", (code) => failAll(new Error(`the planning thread stopped (exit code ${code})`)))

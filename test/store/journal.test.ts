@@ -159,6 +159,14 @@ describe("journal", () => {
     )
   })
 
+  it("planOps names the op it could not store (an op without a kind is ignored by INSERT OR IGNORE, not inserted)", () => {
+    const j = new JournalDb(tmpFile())
+    const run = j.beginPlanRun()
+    expect(() => j.planOps(run, [{ key: "x", kind: undefined as unknown as string, payload: {} }])).toThrow("journal op x: not stored")
+    expect(j.counts().total).toBe(0)
+    j.close()
+  })
+
   it("planOps: an op whose key looks like an occurrence key cannot take the one an earlier op of its chunk is due", () => {
     const j = new JournalDb(tmpFile())
     const run = j.beginPlanRun()

@@ -85,6 +85,34 @@ describe("planning thread", () => {
     j.close()
   })
 
+  it("a batch the journal refuses (another connection holds its write lock) fails with SQLite's reason, and so does every batch after it; the batches before it stay planned", async () => {
+    const file = tmpFile()
+    const j = new JournalDb(file)
+    const run = j.beginPlanRun()
+    const writer = openPlanWriter(file, run)!
+    await expect(writer.plan([{ key: "a", kind: "record.create", payload: 1 }])).resolves.toEqual([
+      { key: "a", isNew: true, duplicate: false, state: "pending" }
+    ])
+    // Another connection takes the write lock (the worker's transaction, having read first,
+    // cannot wait for it: SQLite answers busy at once rather than risk a deadlock).
+    const other = new Database(file)
+    other.exec("BEGIN IMMEDIATE")
+    const outcomes = Promise.allSettled([
+      writer.plan([{ key: "b", kind: "record.create", payload: 2 }]),
+      writer.plan([{ key: "c", kind: "record.create", payload: 3 }])
+    ])
+    const [b, c] = await outcomes
+    other.exec("ROLLBACK")
+    other.close()
+    expect(b).toMatchObject({ status: "rejected", reason: { message: "database is locked" } })
+    expect(c).toMatchObject({ status: "rejected", reason: { message: "database is locked" } })
+    await expect(writer.plan([{ key: "d", kind: "record.create", payload: 4 }])).rejects.toThrow("database is locked")
+    await writer.close()
+    j.endPlanRun(run)
+    expect(rowsOf(file).map((r) => (r as { key: string }).key)).toEqual(["a"])
+    j.close()
+  })
+
   it("a thread that cannot open the journal fails every plan with the reason, and closes cleanly", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-plan-writer-"))
     fs.writeFileSync(path.join(dir, "not-a-dir"), "")
