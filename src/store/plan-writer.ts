@@ -105,7 +105,7 @@ export interface WorkerStart {
 export interface PlanWriter {
   /** Plans `ops` in the run (in the order of calls), resolving with what `planOps` returns. */
   readonly plan: (ops: ReadonlyArray<PlanOp>) => Promise<Array<PlannedOp>>
-  /** Closes the worker's connection after every batch sent; then the run may be ended. */
+  /** Closes the worker's connection after every batch sent (never fails); then the run may be ended. */
   readonly close: () => Promise<void>
 }
 
@@ -143,41 +143,43 @@ export const openPlanWriter = (file: string, run: number): PlanWriter | undefine
   }
   // Answers come in the order of requests: one waiter per request, oldest first.
   const waiting: Array<{ resolve: (m: FromWorker) => void; reject: (e: Error) => void }> = []
-  let failure: Error | undefined
-  const failAll = (e: Error) => {
-    failure ??= e
-    for (const w of waiting.splice(0)) w.reject(failure)
+  // The thread is gone (no answer will come), or refused a batch (so it refuses the rest).
+  let gone: Error | undefined
+  let refused: Error | undefined
+  const goneWith = (e: Error) => {
+    gone ??= e
+    for (const w of waiting.splice(0)) w.reject(gone)
   }
   worker.on("message", (m: FromWorker) => {
     const w = waiting.shift()
     if (!("error" in m)) return w?.resolve(m)
-    // The batch that failed, and every one sent after it, fail with the reason.
     const e = new Error(m.error)
+    refused ??= e
     w?.reject(e)
-    failAll(e)
   })
-  worker.on("error", failAll)
-  worker.on("exit", (code) => failAll(new Error(`the planning thread stopped (exit code ${code})`)))
+  worker.on("error", goneWith)
+  worker.on("exit", (code) => goneWith(new Error(`the planning thread stopped (exit code ${code})`)))
   const request = (m: ToWorker): Promise<FromWorker> =>
-    failure !== undefined
-      ? Promise.reject(failure)
+    gone !== undefined
+      ? Promise.reject(gone)
       : new Promise((resolve, reject) => {
           waiting.push({ resolve, reject })
           worker.postMessage(m)
         })
   return {
     plan: async (ops) => {
+      if (refused !== undefined) throw refused
       if (ops.length === 0) return []
       const m = encodeOps(ops)
       const answer = await request({ ops: m })
       return decodePlanned(m.keys, (answer as { planned: PlannedMessage }).planned)
     },
     close: async () => {
-      try {
-        if (failure === undefined) await request({ close: true })
-      } finally {
-        await worker.terminate()
-      }
+      // Asked, not terminated: the thread ends only once every batch sent is answered
+      // (ending it inside a SQLite call can abort the whole process) and its connection
+      // is closed. A thread already gone has nothing left to close.
+      if (gone === undefined) await request({ close: true }).catch(() => undefined)
+      await worker.terminate()
     }
   }
 }

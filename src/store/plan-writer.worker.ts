@@ -13,6 +13,10 @@ db.joinPlanRun()
 
 const answer = (m: FromWorker) => port.postMessage(m)
 
+// After a batch fails, the later ones are refused, not planned: the plan stays a prefix
+// of what was sent, as it does on one thread.
+let refused: string | undefined
+
 port.on("message", (m: ToWorker) => {
   try {
     if ("close" in m) {
@@ -21,8 +25,10 @@ port.on("message", (m: ToWorker) => {
       port.close()
       return
     }
+    if (refused !== undefined) return answer({ error: refused })
     answer({ planned: encodePlanned(m.ops.keys, db.planOps(run, decodeOps(m.ops))) })
   } catch (e) {
-    answer({ error: e instanceof Error ? e.message : String(e) })
+    refused = e instanceof Error ? e.message : String(e)
+    answer({ error: refused })
   }
 })

@@ -1,3 +1,4 @@
+import Database from "better-sqlite3"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -290,5 +291,47 @@ if (isMainThread) process.on("exit", () => require("node:fs").writeFileSync(proc
     const rejects = parse(fs.readFileSync(path.join(dir, "rejects.csv"))) as Array<Array<string>>
     expect(rejects).toHaveLength(1 + 10_497)
     expect(rejects[1]).toEqual(["k0", "Big 0", filler, "5", "key k0 repeats an earlier row of this file"])
+  }, 60_000)
+
+  it("SIGINT while a large file is planned: exit 130 with one line, the journal holds a planned prefix with its run ended, and nothing of it is planned again", async () => {
+    const ws = handle.admin.createWorkspace({ name: "cli-plan-interrupt" }).id
+    const dir = tmp()
+    const csv = path.join(dir, "big.csv")
+    const total = 300_000
+    fs.writeFileSync(csv, ["key,title,list", ...Array.from({ length: total }, (_, i) => `${i},Title ${i},${i % 2 ? "A" : "B"}`)].join("\n") + "\n")
+    const journal = path.join(dir, "j.sqlite")
+    const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal]
+    const { child, done } = start(args)
+    // Interrupted once rows flow (the first progress line), well before the end of the plan.
+    await new Promise<void>((resolve) => {
+      const onData = (d: Buffer) => {
+        if (!d.toString().includes("rows read")) return
+        child.stderr!.off("data", onData)
+        resolve()
+      }
+      child.stderr!.on("data", onData)
+    })
+    child.kill("SIGINT")
+    const r = await done
+    expect(r.code).toBe(130)
+    expect(r.stderr.trim().split("\n").at(-1)).toBe("worksync: interrupted")
+    expect(r.stderr).not.toMatch(/FATAL|Error:|\n\s+at /)
+    const db = new Database(journal, { readonly: true })
+    let planned: Array<string>
+    try {
+      const meta = new Map((db.prepare("SELECT key, value FROM meta").all() as Array<{ key: string; value: string }>).map((m) => [m.key, m.value]))
+      expect(meta.get("plan_run_complete")).toBe(meta.get("plan_run"))
+      planned = db.prepare("SELECT key FROM ops WHERE kind = 'record.create' ORDER BY seq").pluck().all() as Array<string>
+    } finally {
+      db.close()
+    }
+    expect(planned.length).toBeGreaterThan(0)
+    expect(planned.length).toBeLessThan(total)
+    // A prefix of the file, in order.
+    expect(planned.every((key, i) => key === `k:${i}`)).toBe(true)
+    // The dry run of a rerun plans exactly the rows not planned yet.
+    const dry = await run([...args, "--dry-run", "--json"])
+    expect(dry.code).toBe(0)
+    expect(JSON.parse(dry.stdout).plan.ops["record.create"]).toBe(total - planned.length)
   }, 60_000)
 })

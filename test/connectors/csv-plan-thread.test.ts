@@ -3,7 +3,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createHook } from "node:async_hooks"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as path from "node:path"
+import { Worker } from "node:worker_threads"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { type ImportOptions, planCsvImport } from "../../src/connectors/csv/import.ts"
@@ -106,6 +108,56 @@ describe("import-csv planning on a second thread", () => {
     expect(second!.skipped).toBe(0)
     expect(second!.plan?.ops["record.create"]).toBe(2300 - 1800 - (second!.rejected - first!.rejected))
   }, 60_000)
+
+  it("a journal the planning thread cannot write fails the import as a journal error, and a rerun plans it all", async () => {
+    const ws = handle.admin.createWorkspace({ name: "plan-thread-locked" }).id
+    const dir = tmpDir("ws-plan-thread-")
+    const csv = path.join(dir, "in.csv")
+    writeCsv(csv, rowsOf(0, 20_000))
+    const journal = path.join(dir, "journal.sqlite")
+    // Once rows flow, another connection (on a thread of its own, so that nothing here
+    // blocks it) takes the journal's write lock for 300 ms: the planning thread's next
+    // batch is refused at once (its transaction read first, so SQLite answers busy rather
+    // than wait), and ending the run waits for the lock.
+    const locker = new Worker(
+      `const Database = require(${JSON.stringify(createRequire(import.meta.url).resolve("better-sqlite3"))})
+const { parentPort } = require("node:worker_threads")
+parentPort.once("message", (file) => {
+  const db = new Database(file)
+  db.exec("BEGIN IMMEDIATE")
+  parentPort.postMessage("locked")
+  setTimeout(() => { db.exec("ROLLBACK"); db.close(); parentPort.close() }, 300)
+})`,
+      { eval: true }
+    )
+    let locked = false
+    const failed = await Effect.runPromise(
+      Effect.gen(function*() {
+        return yield* planCsvImport(yield* RestClient, yield* Journal, {
+          workspaceId: ws,
+          csv: { file: csv },
+          mapping: { preset: "generic" },
+          planThread: true,
+          onRowsRead: () =>
+            locked ? Effect.void : Effect.promise(() =>
+              new Promise<void>((resolve) => {
+                locked = true
+                locker.once("message", () => resolve())
+                locker.postMessage(journal)
+              })
+            )
+        })
+      }).pipe(Effect.flip, Effect.provide(Layer.merge(journalLayer(journal), testClient(handle))))
+    )
+    await locker.terminate()
+    expect(failed._tag).toBe("JournalError")
+    expect(failed.message).toBe(`journal ${journal}: planning failed: database is locked`)
+    const again = await plan(journal, { workspaceId: ws, csv: { file: csv }, mapping: { preset: "generic" }, planThread: true })
+    const reference = path.join(dir, "reference.sqlite")
+    const once = await plan(reference, { workspaceId: ws, csv: { file: csv }, mapping: { preset: "generic" }, planThread: false })
+    expect(again.rejected).toBe(once.rejected)
+    expect(opsOf(journal).map((r) => (r as { key: string }).key)).toEqual(opsOf(reference).map((r) => (r as { key: string }).key))
+  })
 
   it("a small file is planned on the caller's thread unless asked", async () => {
     const ws = handle.admin.createWorkspace({ name: "plan-thread-small" }).id

@@ -258,7 +258,16 @@ const journalAssigner = (journal: JournalApi, thread: boolean): KeyAssigner => {
   const writer = thread ? openPlanWriter(journal.file, run) : undefined
   // A failure to store the plan is the journal's, whichever thread met it.
   const journalError = (e: unknown) =>
-    new JournalError({ file: journal.file, action: "planOps", detail: e instanceof Error ? e.message : String(e) })
+    new JournalError({ file: journal.file, action: "planning", detail: e instanceof Error ? e.message : String(e) })
+  // Ending the run makes it durable; with a thread, only once the thread's connection is closed.
+  const close = async () => {
+    try {
+      await writer?.close()
+      journal.sync.endPlanRun(run)
+    } catch (e) {
+      throw journalError(e)
+    }
+  }
   if (writer === undefined) {
     return {
       plan: async (ops) => {
@@ -268,7 +277,7 @@ const journalAssigner = (journal: JournalApi, thread: boolean): KeyAssigner => {
           throw journalError(e)
         }
       },
-      close: async () => journal.sync.endPlanRun(run)
+      close
     }
   }
   return {
@@ -276,13 +285,7 @@ const journalAssigner = (journal: JournalApi, thread: boolean): KeyAssigner => {
       writer.plan(ops).catch((e: unknown) => {
         throw journalError(e)
       }),
-    close: async () => {
-      try {
-        await writer.close()
-      } finally {
-        journal.sync.endPlanRun(run)
-      }
-    }
+    close
   }
 }
 
@@ -487,30 +490,42 @@ export const planCsvImport = (
       const error = await unsettled.shift()
       if (error !== undefined) throw error
     }
-    yield* Effect.tryPromise({
-      try: async () => {
-        try {
-          for await (const batch of reader.batches) {
-            // A handler now, so a failure waiting in the queue is never an unhandled rejection.
-            unsettled.push(planBatch(batch).then(() => undefined, (e: unknown) => e ?? new Error("planning failed")))
-            // Two batches in flight: one being inserted while the next is read.
-            if (unsettled.length > 1) await settleOldest()
-            await rejects.drain()
-            if (options.onRowsRead) await Effect.runPromise(options.onRowsRead(batch.length))
-          }
-          while (unsettled.length > 0) await settleOldest()
-        } finally {
-          await Promise.all(unsettled)
-          await rejects.finish(options.rejectsFile !== undefined && !dryRun)
-          await assigner.close()
+    const toImportError = (e: unknown): ImportUsageError | ImportFailed | JournalError =>
+      e instanceof JournalError
+        ? e
+        : e instanceof Error && "_tag" in e && (e as { usage?: boolean }).usage === true
+        ? new ImportUsageError({ message: e.message })
+        : new ImportFailed({ message: `reading ${options.csv.file}: ${(e as Error).message}` })
+    let stop = false
+    const planAll = async () => {
+      try {
+        for await (const batch of reader.batches) {
+          // A handler now, so a failure waiting in the queue is never an unhandled rejection.
+          unsettled.push(planBatch(batch).then(() => undefined, (e: unknown) => e ?? new Error("planning failed")))
+          // Two batches in flight: one being inserted while the next is read.
+          if (unsettled.length > 1) await settleOldest()
+          await rejects.drain()
+          if (options.onRowsRead) await Effect.runPromise(options.onRowsRead(batch.length))
+          if (stop) break
         }
-      },
-      catch: (e) =>
-        e instanceof JournalError
-          ? e
-          : e instanceof Error && "_tag" in e && (e as { usage?: boolean }).usage === true
-          ? new ImportUsageError({ message: e.message })
-          : new ImportFailed({ message: `reading ${options.csv.file}: ${(e as Error).message}` })
+        while (unsettled.length > 0) await settleOldest()
+      } finally {
+        await Promise.all(unsettled)
+        await rejects.finish(options.rejectsFile !== undefined && !dryRun)
+        await assigner.close()
+      }
+    }
+    yield* Effect.async<void, ImportUsageError | ImportFailed | JournalError>((resume) => {
+      const planning = planAll()
+      planning.then(() => resume(Effect.void), (e: unknown) => resume(Effect.fail(toImportError(e))))
+      // Interrupted (Ctrl-C): reading stops after the batch at hand, and the interruption
+      // waits until the batches sent are planned, the rejects file is complete and the
+      // plan run is ended, so the journal is left as tidy as after a finished plan (and
+      // the planning thread is never stopped inside a SQLite call).
+      return Effect.promise(() => {
+        stop = true
+        return planning.then(() => undefined, () => undefined)
+      })
     })
 
     return {
