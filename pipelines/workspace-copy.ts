@@ -10,12 +10,14 @@
  *
  * Reruns are incremental: the journals keep what was created, so a second run sends only
  * what changed at the source since (records) or is new (files). `--dry-run` backs up the
- * source and plans the restore without writing to the target.
+ * source and plans the restore without writing to the target. `--delete-missing` also
+ * deletes on the target the records copied earlier whose source record is gone (off by
+ * default: a deleted record cannot be brought back through the interface).
  *
  * The source account comes from `WORKSYNC_*`, the target from `WORKSYNC_TARGET_*` (each
  * unset variable falls back to the source's: the same account by default).
  *
- *   npx tsx pipelines/workspace-copy.ts --from SOURCE_WS --to TARGET_WS --state DIR [--dry-run] [--json]
+ *   npx tsx pipelines/workspace-copy.ts --from SOURCE_WS --to TARGET_WS --state DIR [--delete-missing] [--dry-run] [--json]
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -39,6 +41,8 @@ export interface WorkspaceCopyOptions {
   readonly targetWorkspaceId: string
   readonly stateDir: string
   readonly dryRun?: boolean | undefined
+  /** Delete on the target the records copied earlier whose source record is gone. */
+  readonly deleteMissing?: boolean | undefined
 }
 
 export interface WorkspaceCopyResult {
@@ -89,7 +93,8 @@ export const workspaceCopy = (
           run,
           sourceWorkspaceId: options.sourceWorkspaceId,
           targetWorkspaceId: options.targetWorkspaceId,
-          ...(options.dryRun === true ? { dryRun: true } : {})
+          ...(options.dryRun === true ? { dryRun: true } : {}),
+          ...(options.deleteMissing === true ? { deleteMissing: true } : {})
         })
       }).pipe(Effect.mapError(incomplete("record copy")))
       if (options.dryRun === true) return { dryRun: true, runId: done.runId, records }
@@ -129,18 +134,18 @@ export const workspaceCopy = (
 export const summarize = (r: WorkspaceCopyResult): string =>
   r.dryRun
     ? `dry run: ${r.records.records} source records: ${r.records.planned.creates} to create, ${r.records.planned.updates} to update, ` +
-      `${r.records.planned.moves} to move, ${r.records.unchanged} unchanged; nothing was sent to the target`
-    : `records: ${r.records.created} created, ${r.records.updated} updated, ${r.records.unchanged} unchanged; ` +
+      `${r.records.planned.moves} to move, ${r.records.planned.deletes} to delete, ${r.records.unchanged} unchanged; nothing was sent to the target`
+    : `records: ${r.records.created} created, ${r.records.updated} updated, ${r.records.deleted} deleted, ${r.records.unchanged} unchanged; ` +
       `files: ${r.files?.copied ?? 0} copied, ${r.files?.skipped ?? 0} already copied` +
       (r.records.unknownAssignees.length > 0 ? `; assignees without a target user: ${r.records.unknownAssignees.join(", ")}` : "")
 
-const USAGE = "workspace-copy --from SOURCE_WORKSPACE --to TARGET_WORKSPACE --state DIR [--dry-run] [--json]"
+const USAGE = "workspace-copy --from SOURCE_WORKSPACE --to TARGET_WORKSPACE --state DIR [--delete-missing] [--dry-run] [--json]"
 
 if (isMain(import.meta.url)) {
   await runPipelineMain(
     "workspace-copy",
     USAGE,
-    { from: { type: "string" }, to: { type: "string" }, state: { type: "string" }, "dry-run": { type: "boolean" } },
+    { from: { type: "string" }, to: { type: "string" }, state: { type: "string" }, "dry-run": { type: "boolean" }, "delete-missing": { type: "boolean" } },
     (values) =>
       Effect.gen(function*() {
         const sourceWorkspaceId = yield* required(values, "from")
@@ -153,7 +158,7 @@ if (isMain(import.meta.url)) {
         const sourceLayer = clientLayer(sourceConnection)
         const sameAccount = Object.keys(process.env).every((k) => !k.startsWith("WORKSYNC_TARGET_"))
         const result = yield* workspaceCopy(
-          { sourceWorkspaceId, targetWorkspaceId, stateDir, dryRun: values["dry-run"] === true },
+          { sourceWorkspaceId, targetWorkspaceId, stateDir, dryRun: values["dry-run"] === true, deleteMissing: values["delete-missing"] === true },
           sourceLayer,
           sameAccount ? sourceLayer : clientLayer(targetConnection)
         )

@@ -403,6 +403,9 @@ export class JournalDb {
       lookup: db.prepare<[string, string], { target_id: string }>(
         `SELECT target_id FROM id_map WHERE namespace = ? AND source_key = ?`
       ),
+      mappingsOf: db.prepare<[string], { source_key: string; target_id: string }>(
+        `SELECT source_key, target_id FROM id_map WHERE namespace = ? ORDER BY source_key`
+      ),
       isMapped: db.prepare<[string, string], { one: number }>(
         `SELECT 1 AS one FROM id_map WHERE namespace = ? AND target_id = ? LIMIT 1`
       ),
@@ -696,6 +699,11 @@ export class JournalDb {
 
   lookup(namespace: string, sourceKey: string): string | undefined {
     return this.st.lookup.get(namespace, sourceKey)?.target_id
+  }
+
+  /** Every source item of `namespace` with its counterpart, in source-key order. */
+  mappings(namespace: string): Array<Mapping> {
+    return this.st.mappingsOf.all(namespace).map((r) => ({ namespace, sourceKey: r.source_key, targetId: r.target_id }))
   }
 
   /** Which of `targetIds` already stand for some source item in `namespace`. */

@@ -12,9 +12,15 @@
  * - Lists and tags are matched on the target by title (missing ones are made by
  *   list.ensure / tag.ensure ops); assignees by e-mail among the target's users (unknown
  *   e-mails are left out and reported).
- * - Limits: records deleted from the source are not deleted on the target; tag changes of
- *   an already restored record are not applied (update-record takes no tags); a target
- *   record deleted by someone else after its restore makes its update fail (reported).
+ * - With `deleteMissing`, a record restored earlier whose source is not in the run (deleted
+ *   at the source) is deleted on the target (`restore:<target>:<sourceId>/delete`, once).
+ *   Off by default: delete-record cannot be undone through the interface. Only from a
+ *   complete run that holds records of the source workspace: an empty or partial run
+ *   would read as "everything was deleted".
+ * - Limits: tag changes of an already restored record are not applied (update-record
+ *   takes no tags); a target record deleted by someone else after its restore makes its
+ *   update fail (reported); a source record deleted and later brought back is not
+ *   restored again once its counterpart was deleted.
  * All-day dates read back as midnight UTC are sent as bare dates (assumptions.ts
  * ALL_DAY_READ_FORM).
  */
@@ -29,7 +35,9 @@ import {
   OP_KINDS,
   PHASES,
   type RecordCreatePayload,
+  type RecordDeletePayload,
   type RecordMovePayload,
+  recordNamespace,
   type RecordUpdatePayload,
   tagEnsureKey
 } from "./plan.ts"
@@ -45,16 +53,19 @@ export interface RestoreOptions {
   readonly concurrency?: number
   /** Plan only: count what would be sent. */
   readonly dryRun?: boolean
+  /** Delete on the target the records restored earlier whose source is gone (see above). */
+  readonly deleteMissing?: boolean
 }
 
 export interface RestoreResult {
   /** Source records in the run. */
   readonly records: number
-  readonly planned: { readonly creates: number; readonly updates: number; readonly moves: number }
+  readonly planned: { readonly creates: number; readonly updates: number; readonly moves: number; readonly deletes: number }
   /** Records already restored with the same content. */
   readonly unchanged: number
   readonly created: number
   readonly updated: number
+  readonly deleted: number
   readonly failed: number
   readonly unknown: number
   /** Assignee e-mails with no user on the target (left out). */
@@ -260,7 +271,30 @@ export const restore = (
       }
       ops.push(marker(last))
     }
-    const planned = { creates, updates, moves }
+    let deletes = 0
+    if (options.deleteMissing === true) {
+      if (options.run.status !== "complete") {
+        return yield* Effect.fail(new RestoreError({ message: `run ${options.run.id} is ${options.run.status}: deleting what it lacks needs a complete run` }))
+      }
+      if (sources.length === 0) {
+        return yield* Effect.fail(
+          new RestoreError({
+            message: `run ${options.run.id} holds no record of workspace ${options.sourceWorkspaceId}: refusing to delete every restored record; restore without deleting, or back the workspace up first`
+          })
+        )
+      }
+      const present = new Set(sources.map((r) => r.id))
+      for (const { sourceKey } of journal.sync.mappings(recordNamespace(target))) {
+        if (present.has(sourceKey)) continue
+        const key = `restore:${target}:${sourceKey}/delete`
+        // Deleted (or planned for deletion) by an earlier restore.
+        if (journal.sync.get(key) !== undefined) continue
+        const payload: RecordDeletePayload = { workspaceId: target, recordRef: sourceKey, origin: `source record ${sourceKey} (deleted at the source)` }
+        ops.push({ key, kind: OP_KINDS.recordDelete, payload })
+        deletes++
+      }
+    }
+    const planned = { creates, updates, moves, deletes }
     if (options.dryRun) {
       return {
         records: sources.length,
@@ -268,6 +302,7 @@ export const restore = (
         unchanged,
         created: 0,
         updated: 0,
+        deleted: 0,
         failed: 0,
         unknown: 0,
         unknownAssignees: [...unknownAssignees].sort()
@@ -286,6 +321,7 @@ export const restore = (
       unchanged,
       created: report.doneByKind[OP_KINDS.recordCreate] ?? 0,
       updated: report.doneByKind[OP_KINDS.recordUpdate] ?? 0,
+      deleted: report.doneByKind[OP_KINDS.recordDelete] ?? 0,
       failed: report.failed,
       unknown: report.unknown,
       unknownAssignees: [...unknownAssignees].sort()

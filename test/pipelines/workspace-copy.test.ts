@@ -8,6 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { workspaceCopy } from "../../pipelines/workspace-copy.ts"
+import { RestClient } from "../../src/client/rest-client.ts"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { emulatorClient, emulatorEnv, runScript } from "./helpers.ts"
 
@@ -51,7 +52,7 @@ describe("workspace to workspace copy pipeline", () => {
       ["--from", from, "--to", to, "--state", stateDir, "--json"],
       { ...emulatorEnv(source), ...emulatorEnv(target, "WORKSYNC_TARGET_") }
     )
-    expect(r.stderr).toMatch(/^workspace-copy: records: 30 created, \d+ updated, 0 unchanged; files: 9 copied, 0 already copied; assignees without a target user: ada@acme.test/)
+    expect(r.stderr).toMatch(/^workspace-copy: records: 30 created, \d+ updated, 0 deleted, 0 unchanged; files: 9 copied, 0 already copied; assignees without a target user: ada@acme.test/)
     expect(r.code).toBe(0)
     expect(JSON.parse(r.stdout)).toMatchObject({ dryRun: false, records: { created: 30, failed: 0 }, files: { copied: 9, failed: 0 } })
     expect(titles(target, to)).toEqual(titles(source, from))
@@ -64,6 +65,21 @@ describe("workspace to workspace copy pipeline", () => {
     expect(again.records).toMatchObject({ created: 0, updated: 0, unchanged: 30 })
     expect(again.files).toMatchObject({ copied: 0, skipped: 9 })
     expect(titles(target, to)).toHaveLength(30)
+
+    // A record deleted at the source goes from the target only when asked (R-REST-RECORD-53).
+    const gone = source.ctx.db.prepare("SELECT id, title FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY id LIMIT 1").get(from) as { id: string; title: string }
+    await Effect.runPromise(
+      Effect.flatMap(RestClient, (c) => c.deleteRecord({ workspaceId: from, recordId: gone.id })).pipe(Effect.provide(emulatorClient(source)))
+    )
+    const deleting = await runScript(
+      "pipelines/workspace-copy.ts",
+      ["--from", from, "--to", to, "--state", stateDir, "--delete-missing", "--json"],
+      { ...emulatorEnv(source), ...emulatorEnv(target, "WORKSYNC_TARGET_") }
+    )
+    expect(deleting.stderr).toMatch(/^workspace-copy: records: 0 created, 0 updated, 1 deleted, 29 unchanged/)
+    expect(deleting.code).toBe(0)
+    expect(titles(target, to)).toEqual(titles(source, from))
+    expect(titles(target, to)).toHaveLength(29)
   })
 
   it("an unknown source workspace is a usage error naming --from", async () => {

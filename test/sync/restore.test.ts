@@ -75,10 +75,73 @@ describe("restore (snapshot run -> workspace, through the journal)", () => {
     )
     handle.resetStats()
     const third = await go()
-    expect(third.planned).toEqual({ creates: 0, updates: 1, moves: 1 })
+    expect(third.planned).toEqual({ creates: 0, updates: 1, moves: 1, deletes: 0 })
     expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
     expect(handle.stats().byRoute["update-record"] ?? 0).toBe(1)
     expect(recordsOf(target)).toEqual(recordsOf(source))
+  })
+
+  it("R-REST-RECORD-53 R-REST-RECORD-54: with deleteMissing, a record deleted at the source is deleted on the target once; without it, it stays", async () => {
+    const dir = tmpDir("ws-restore-delete-")
+    const source = handle.admin.createWorkspace({ name: "delete-source" }).id
+    const target = handle.admin.createWorkspace({ name: "delete-target" }).id
+    const layer = Layer.mergeAll(testClient(handle), SnapshotStore.layer(path.join(dir, "snap.sqlite")), journalLayer(path.join(dir, "journal.sqlite")))
+    const run = <A, E>(effect: Effect.Effect<A, E, RestClient | SnapshotStore | Journal>) => Effect.runPromise(effect.pipe(Effect.provide(layer)))
+    const ids = await run(
+      Effect.gen(function*() {
+        const client = yield* RestClient
+        const list = yield* client.createList({ workspaceId: source, title: "Work" })
+        const out: Array<string> = []
+        for (const title of ["Keep one", "Keep two", "Gone at source"]) {
+          out.push((yield* client.createRecord({ workspaceId: source, listId: list.id, title })).id)
+        }
+        return out
+      })
+    )
+    const backupAndRestore = (options: { deleteMissing?: boolean; dryRun?: boolean; workspace?: string } = {}) =>
+      run(
+        Effect.gen(function*() {
+          yield* backup({ workspaces: [options.workspace ?? source] })
+          const store = yield* SnapshotStore
+          return yield* restore(store, yield* RestClient, yield* Journal, {
+            run: (yield* resolveRun(store, undefined))!,
+            sourceWorkspaceId: source,
+            targetWorkspaceId: target,
+            ...(options.deleteMissing === true ? { deleteMissing: true } : {}),
+            ...(options.dryRun === true ? { dryRun: true } : {})
+          })
+        }).pipe(Effect.either)
+      )
+    const titles = (ws: string) => recordsOf(ws).map((r) => r.title)
+    const first = await backupAndRestore({ deleteMissing: true })
+    expect(first).toMatchObject({ _tag: "Right", right: { created: 3, deleted: 0 } })
+    expect(titles(target)).toEqual(["Gone at source", "Keep one", "Keep two"])
+
+    await run(Effect.flatMap(RestClient, (c) => c.deleteRecord({ workspaceId: source, recordId: ids[2]! })))
+    // Off by default: the copy keeps it.
+    const kept = await backupAndRestore()
+    expect(kept).toMatchObject({ _tag: "Right", right: { planned: { deletes: 0 }, deleted: 0 } })
+    expect(titles(target)).toEqual(["Gone at source", "Keep one", "Keep two"])
+    // A dry run counts the delete and sends nothing.
+    handle.resetStats()
+    const dry = await backupAndRestore({ deleteMissing: true, dryRun: true })
+    expect(dry).toMatchObject({ _tag: "Right", right: { planned: { creates: 0, updates: 0, deletes: 1 } } })
+    expect(writesSent()).toBe(0)
+    // A run holding no record of the source (another workspace backed up) deletes nothing.
+    const wrongRun = await backupAndRestore({ deleteMissing: true, workspace: target })
+    expect(wrongRun).toMatchObject({ _tag: "Left", left: { _tag: "RestoreError" } })
+    expect(wrongRun._tag === "Left" && wrongRun.left.message).toMatch(/holds no record of workspace .*refusing to delete/)
+    expect(writesSent()).toBe(0)
+
+    const deleted = await backupAndRestore({ deleteMissing: true })
+    expect(deleted).toMatchObject({ _tag: "Right", right: { planned: { deletes: 1 }, deleted: 1, failed: 0 } })
+    expect(handle.stats().byRoute["delete-record"]).toBe(1)
+    expect(titles(target)).toEqual(["Keep one", "Keep two"])
+    // Once: the next restore plans no delete and sends nothing.
+    handle.resetStats()
+    const again = await backupAndRestore({ deleteMissing: true })
+    expect(again).toMatchObject({ _tag: "Right", right: { planned: { creates: 0, updates: 0, moves: 0, deletes: 0 } } })
+    expect(writesSent()).toBe(0)
   })
 
   it("all-day dates read back as midnight UTC are sent as bare dates; timed ones unchanged", () => {

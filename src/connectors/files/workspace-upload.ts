@@ -20,6 +20,7 @@ import { PRESIGN_MAX_FILE_BYTES } from "../../schema/limits.ts"
 import type { FileItem } from "../../schema/files.ts"
 import type { JournalApi, Op } from "../../store/journal.ts"
 import { tapDigestStream } from "./digest.ts"
+import { OutcomeUnknown } from "../../client/errors.ts"
 import { detailOf, FileTooLarge, NotConfirmed, SizeMismatch, UploadNotLanded } from "./errors.ts"
 import {
   type CopyPayload,
@@ -31,6 +32,22 @@ import {
 } from "./plan.ts"
 import { isTransient, needsReupload, type WorkspaceFiles } from "./ports.ts"
 import { openSource } from "./source.ts"
+
+/**
+ * An upload whose answer was lost, when looking for what landed failed too: still of
+ * unknown outcome (the op stays uncertain), but the reason names why the check failed,
+ * which is often the real problem (a 401 answered before the body was read closes the
+ * connection, and the sender sees only the broken pipe).
+ */
+const uncheckable = (sent: unknown, check: unknown): unknown =>
+  sent instanceof OutcomeUnknown
+    ? new OutcomeUnknown({
+      operation: sent.operation,
+      attemptedAt: sent.attemptedAt,
+      inputSummary: sent.inputSummary,
+      reason: `${sent.reason}; checking what landed failed: ${detailOf(check)}`
+    })
+    : sent
 
 /** Fresh presign + PUT attempts per file before it counts as failed. */
 export const MAX_UPLOAD_ATTEMPTS = 4
@@ -347,7 +364,7 @@ export const uploadBatch = (
           ? Effect.succeed<CopyResult>({ path: null, uid: adopted, size, sha256: null })
           : listed !== null && listed._tag === "Left"
           // Cannot tell what landed: sending again could duplicate. A rerun settles it.
-          ? Effect.fail(sent.left)
+          ? Effect.fail(uncheckable(sent.left, listed.left))
           : fallback(i)
       })
     }

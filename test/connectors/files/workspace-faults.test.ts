@@ -120,6 +120,35 @@ describe("copy-files workspace to workspace under faults", () => {
     expect(byRoute["/uploads"]).toBe(10)
   })
 
+  it("R-UPLOAD-MULTIPART-09: a batch whose answer is lost while the workspace cannot be listed stays unknown, says why the check failed, and a rerun settles it: one copy each", async () => {
+    const to = emu.admin.createWorkspace({ name: "unlistable target" }).id
+    const src = tempDir()
+    const contents = new Map<string, Buffer>()
+    for (let i = 0; i < 3; i++) {
+      const bytes = patternBytes(`unlistable ${i}`, 2000 + i)
+      contents.set(`unlistable ${i}.txt`, bytes)
+      fs.writeFileSync(path.join(src, `unlistable ${i}.txt`), bytes)
+    }
+    const journalFile = path.join(tempDir(), "j.sqlite")
+    const copy = () =>
+      runCopy({ from: { kind: "dir", path: src }, to: { kind: "workspace", workspaceId: to }, target: client.files, journalFile, concurrency: 1 })
+    // The batch lands but its answer is lost; listing the target then keeps failing.
+    emu.faults.inject({ route: "/graphql", kind: "ambiguous" })
+    emu.faults.inject({ route: "list-files", kind: "500", times: 50 })
+    const first = await copy()
+    emu.faults.reset()
+    expect(first).toMatchObject({ files: 3, copied: 0, failed: 3 })
+    for (const f of first.failures) {
+      expect(f.reason).toMatch(/outcome unknown .*checking what landed failed: .*500/)
+    }
+    // Nothing was sent twice: the rerun finds the batch's files instead of uploading again.
+    const again = await copy()
+    expect(again).toMatchObject({ copied: 3, failed: 0 })
+    const copies = await confirmedOf(to)
+    expect(copies.map((f) => f.name).sort()).toEqual([...contents.keys()].sort())
+    for (const c of copies) expect(await storedSha(emu, c.uid)).toBe(sha256(contents.get(c.name)!))
+  })
+
   it("R-FILE-STATUS-05: a confirm answering 400 (stored size differs from declared) leads to a fresh upload", async () => {
     const to = emu.workspaces[1]!
     const src = tempDir()
