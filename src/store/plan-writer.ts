@@ -1,7 +1,7 @@
 /**
  * Planning on a second thread: the journal's inserts run on a worker thread while the
  * calling thread reads, validates and builds the next batches. On two cores this takes
- * the journal's share (about 40 % of planning a large CSV) off the critical path.
+ * the journal's share (about a third of planning a large CSV) off the critical path.
  *
  * The worker opens its own connection to the journal file and joins the plan run the
  * caller began (`JournalDb.joinPlanRun`); it applies `planOps` to each batch in the order
