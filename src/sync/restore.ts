@@ -141,6 +141,12 @@ export const restore = (
         new RestoreError({ message: `journal ${journal.file} belongs to workspace ${owner}, not ${target}; use another journal file` })
       )
     }
+    const kind = journal.sync.getMeta("kind")
+    if (kind !== undefined && kind !== "restore") {
+      return yield* Effect.fail(
+        new RestoreError({ message: `journal ${journal.file} was planned by ${kind}, not by a restore; use another journal file` })
+      )
+    }
     const lists = new Map((yield* client.listLists({ workspaceId: target })).map((l) => [l.title, l.id] as const))
     const tags = new Map((yield* client.listTags({ workspaceId: target })).map((t) => [t.title, t.id] as const))
     const users = new Map<string, string>()
@@ -286,6 +292,8 @@ export const restore = (
       const present = new Set(sources.map((r) => r.id))
       for (const { sourceKey } of journal.sync.mappings(recordNamespace(target))) {
         if (present.has(sourceKey)) continue
+        // Only records this restore created: their create op is done in this journal.
+        if (journal.sync.get(`restore:${target}:${sourceKey}`)?.state !== "done") continue
         const key = `restore:${target}:${sourceKey}/delete`
         // Deleted (or planned for deletion) by an earlier restore.
         if (journal.sync.get(key) !== undefined) continue

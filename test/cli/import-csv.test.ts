@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "csv-parse/sync"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { JournalDb } from "../../src/store/journal.ts"
 
 const BIN = "bin/worksync.js"
 
@@ -135,6 +136,15 @@ describe("worksync import-csv", () => {
     const wrong = await run(["import-csv", "--workspace", second, "--csv", csv, "--journal", journal])
     expect(wrong.code).toBe(64)
     expect(wrong.stderr).toContain(`belongs to an import into workspace ${ws}`)
+    // A journal another kind of run planned (here a restore into the same workspace).
+    const restoreJournal = path.join(dir, "restore.sqlite")
+    const db = new JournalDb(restoreJournal)
+    db.setMeta("target.workspace", ws)
+    db.setMeta("kind", "restore")
+    db.close()
+    const foreign = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", restoreJournal])
+    expect(foreign.code).toBe(64)
+    expect(foreign.stderr).toBe(`worksync: --journal ${restoreJournal} was planned by restore, not by import-csv; use another journal file\n`)
   })
 
   it("R-REST-ERR-03: writes the service refuses end the run with exit 1 and one line naming the row and status; a rerun resumes", async () => {

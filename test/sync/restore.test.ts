@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal, JournalDb, journalLayer } from "../../src/store/journal.ts"
 import { resolveRun, SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup } from "../../src/sync/backup.ts"
 import { restore, restoreDate } from "../../src/sync/restore.ts"
@@ -132,6 +132,26 @@ describe("restore (snapshot run -> workspace, through the journal)", () => {
     expect(wrongRun).toMatchObject({ _tag: "Left", left: { _tag: "RestoreError" } })
     expect(wrongRun._tag === "Left" && wrongRun.left.message).toMatch(/holds no record of workspace .*refusing to delete/)
     expect(writesSent()).toBe(0)
+
+    // A journal of another kind of run is refused before anything is planned.
+    const importJournal = new JournalDb(path.join(dir, "import.sqlite"))
+    importJournal.setMeta("kind", "import-csv")
+    importJournal.close()
+    const foreign = await Effect.runPromise(
+      Effect.gen(function*() {
+        const store = yield* SnapshotStore
+        return yield* restore(store, yield* RestClient, yield* Journal, {
+          run: (yield* resolveRun(store, undefined))!,
+          sourceWorkspaceId: source,
+          targetWorkspaceId: target,
+          deleteMissing: true
+        })
+      }).pipe(
+        Effect.flip,
+        Effect.provide(Layer.mergeAll(testClient(handle), SnapshotStore.layer(path.join(dir, "snap.sqlite")), journalLayer(path.join(dir, "import.sqlite"))))
+      )
+    )
+    expect(foreign.message).toMatch(/was planned by import-csv, not by a restore; use another journal file$/)
 
     const deleted = await backupAndRestore({ deleteMissing: true })
     expect(deleted).toMatchObject({ _tag: "Right", right: { planned: { deletes: 1 }, deleted: 1, failed: 0 } })

@@ -397,6 +397,13 @@ export const planCsvImport = (
         })
       )
     }
+    const kind = real?.sync.getMeta("kind")
+    if (real !== undefined && kind !== undefined && kind !== "import-csv") {
+      reader.close()
+      return yield* Effect.fail(
+        new ImportUsageError({ message: `--journal ${real.file} was planned by ${kind}, not by import-csv; use another journal file` })
+      )
+    }
     // Lists are always read: it also proves the workspace exists before anything is planned.
     const dir = yield* loadDirectory(client, ws, {
       lists: true,
