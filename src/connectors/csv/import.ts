@@ -21,6 +21,8 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { type JournalApi, JournalError, type JournalStateError, type OpState, type PlannedOp, type PlanOp } from "../../store/journal.ts"
 import {
@@ -289,34 +291,46 @@ const journalAssigner = (journal: JournalApi, thread: boolean): KeyAssigner => {
   }
 }
 
+/**
+ * The dry run's key assigner: what planning would do, against a read-only view of the
+ * journal (if there is one). The keys seen so far are kept in a scratch SQLite file, not
+ * in memory, so a dry run of any file runs in constant memory like the plan itself; the
+ * file is removed at the end.
+ */
 const dryAssigner = (journalFile: string | undefined): KeyAssigner => {
   const db = journalFile !== undefined && fs.existsSync(journalFile)
     ? new Database(journalFile, { readonly: true, fileMustExist: true })
     : undefined
   const stateOf = db?.prepare<[string], { state: OpState }>("SELECT state FROM ops WHERE key = ?")
-  const seen = new Set<string>()
-  return {
-    plan: async (ops) =>
-      ops.map((op) => {
-        let n = 0
-        for (;;) {
-          const key = n === 0 ? op.key : `${op.key}#${n}`
-          if (seen.has(key)) {
-            if (op.occurrence === true) {
-              n++
-              continue
-            }
-            return { key, isNew: false, duplicate: true, state: "pending" as const }
-          }
-          seen.add(key)
-          const state = stateOf?.get(key)?.state
-          return state === undefined
-            ? { key, isNew: true, duplicate: false, state: "pending" as const }
-            : { key, isNew: false, duplicate: false, state }
+  const scratchDir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-dry-run-"))
+  const scratch = new Database(path.join(scratchDir, "seen.sqlite"))
+  // Scratch data: nothing to recover after a crash, so no journal and no fsync.
+  scratch.pragma("journal_mode = OFF")
+  scratch.pragma("synchronous = OFF")
+  scratch.exec("CREATE TABLE seen (key TEXT PRIMARY KEY) WITHOUT ROWID")
+  const see = scratch.prepare<[string]>("INSERT OR IGNORE INTO seen (key) VALUES (?)")
+  const planBatch = scratch.transaction((ops: ReadonlyArray<PlanOp>): Array<PlannedOp> =>
+    ops.map((op) => {
+      for (let n = 0;; n++) {
+        const key = n === 0 ? op.key : `${op.key}#${n}`
+        // Seen before in this file: the next occurrence key, or a duplicate.
+        if (see.run(key).changes === 0) {
+          if (op.occurrence === true) continue
+          return { key, isNew: false, duplicate: true, state: "pending" as const }
         }
-      }),
+        const state = stateOf?.get(key)?.state
+        return state === undefined
+          ? { key, isNew: true, duplicate: false, state: "pending" as const }
+          : { key, isNew: false, duplicate: false, state }
+      }
+    })
+  )
+  return {
+    plan: async (ops) => planBatch(ops),
     close: async () => {
       db?.close()
+      scratch.close()
+      fs.rmSync(scratchDir, { recursive: true, force: true })
     }
   }
 }
