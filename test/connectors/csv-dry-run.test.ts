@@ -4,7 +4,6 @@
  * journal then produces.
  */
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as fc from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -13,21 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { type ImportOptions, type ImportResult, planCsvImport } from "../../src/connectors/csv/import.ts"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
 import { testClient, tmpDir } from "../sync/replay-helpers.ts"
+import { planInto } from "./csv-plan-helpers.ts"
 
 let handle: EmulatorHandle
 beforeAll(async () => {
   handle = await startEmulator({ seed: "empty" })
 })
 afterAll(() => handle.close())
-
-const planInto = (journalFile: string, options: ImportOptions) =>
-  Effect.runPromise(
-    Effect.gen(function*() {
-      return yield* planCsvImport(yield* RestClient, yield* Journal, options)
-    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
-  )
 
 const dryRun = (journalFile: string, options: ImportOptions) =>
   Effect.runPromise(
@@ -66,10 +58,10 @@ describe("import-csv --dry-run", () => {
         // On a fresh journal, then on the file with rows appended against what was planned.
         write(rows)
         const predicted = await dryRun(journal, options)
-        expect(summary(await planInto(journal, options))).toEqual(summary(predicted))
+        expect(summary(await planInto(handle, journal, options))).toEqual(summary(predicted))
         write([...rows, ...appended])
         const predictedAgain = await dryRun(journal, options)
-        expect(summary(await planInto(journal, options))).toEqual(summary(predictedAgain))
+        expect(summary(await planInto(handle, journal, options))).toEqual(summary(predictedAgain))
       }),
       { numRuns: 25 }
     )

@@ -5,18 +5,15 @@
  * nothing is planned twice.
  */
 import Database from "better-sqlite3"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { RestClient } from "../../src/client/rest-client.ts"
-import { type ImportOptions, planCsvImport } from "../../src/connectors/csv/import.ts"
+import type { ImportOptions } from "../../src/connectors/csv/import.ts"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
 import { emulatorEnv } from "../pipelines/helpers.ts"
-import { testClient, tmpDir } from "../sync/replay-helpers.ts"
+import { tmpDir } from "../sync/replay-helpers.ts"
+import { journalOps, planInto } from "./csv-plan-helpers.ts"
 
 let handle: EmulatorHandle
 beforeAll(async () => {
@@ -25,22 +22,6 @@ beforeAll(async () => {
 afterAll(() => handle.close())
 
 const ROOT = new URL("../..", import.meta.url).pathname
-
-const plan = (journalFile: string, options: ImportOptions) =>
-  Effect.runPromise(
-    Effect.gen(function*() {
-      return yield* planCsvImport(yield* RestClient, yield* Journal, options)
-    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
-  )
-
-const opsOf = (journalFile: string) => {
-  const db = new Database(journalFile, { readonly: true })
-  try {
-    return db.prepare("SELECT key, kind, payload, depends_on, state FROM ops ORDER BY seq").all()
-  } finally {
-    db.close()
-  }
-}
 
 const countOps = (journalFile: string): number => {
   if (!fs.existsSync(journalFile)) return 0
@@ -105,15 +86,15 @@ describe("import-csv planning on two threads, killed", () => {
       mapping: { preset: "generic" },
       planThread
     })
-    const rerun = await plan(journal, options(csv, true))
+    const rerun = await planInto(handle, journal, options(csv, true))
     const reference = path.join(dir, "reference.sqlite")
-    const once = await plan(reference, options(csv, false))
+    const once = await planInto(handle, reference, options(csv, false))
 
     // Some kill landed mid-plan: part of the ops in the journal, not all.
     const total = once.plan!.ops["record.create"]! + once.plan!.ops["list.ensure"]!
     expect(opsAtKill.some((n) => n > 0 && n < total)).toBe(true)
     expect(rerun.rows).toBe(200_000)
     expect(rerun.rejected).toBe(once.rejected)
-    expect(opsOf(journal)).toEqual(opsOf(reference))
+    expect(journalOps(journal)).toEqual(journalOps(reference))
   }, 120_000)
 })

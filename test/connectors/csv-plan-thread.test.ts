@@ -1,4 +1,3 @@
-import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createHook } from "node:async_hooks"
@@ -12,28 +11,13 @@ import { type ImportOptions, planCsvImport } from "../../src/connectors/csv/impo
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { Journal, journalLayer } from "../../src/store/journal.ts"
 import { testClient, tmpDir } from "../sync/replay-helpers.ts"
+import { journalOps, planInto } from "./csv-plan-helpers.ts"
 
 let handle: EmulatorHandle
 beforeAll(async () => {
   handle = await startEmulator({ seed: "empty" })
 })
 afterAll(() => handle.close())
-
-const plan = (journalFile: string, options: ImportOptions) =>
-  Effect.runPromise(
-    Effect.gen(function*() {
-      return yield* planCsvImport(yield* RestClient, yield* Journal, options)
-    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
-  )
-
-const opsOf = (journalFile: string) => {
-  const db = new Database(journalFile, { readonly: true })
-  try {
-    return db.prepare("SELECT key, kind, payload, depends_on, state, plan_run FROM ops ORDER BY seq").all()
-  } finally {
-    db.close()
-  }
-}
 
 /** Whether `f` started a worker thread (async_hooks sees every Worker created). */
 const startsWorker = async <A>(f: () => Promise<A>): Promise<{ value: A; worker: boolean }> => {
@@ -81,15 +65,15 @@ describe("import-csv planning on a second thread", () => {
         planThread: thread
       })
       writeCsv(csv, rowsOf(0, 1800))
-      const first = await startsWorker(() => plan(journal, options(path.join(dir, "rejects-1.csv"))))
+      const first = await startsWorker(() => planInto(handle, journal, options(path.join(dir, "rejects-1.csv"))))
       // The same file with rows appended: only those are new.
       writeCsv(csv, rowsOf(0, 2300))
-      const second = await startsWorker(() => plan(journal, options(path.join(dir, "rejects-2.csv"))))
+      const second = await startsWorker(() => planInto(handle, journal, options(path.join(dir, "rejects-2.csv"))))
       return {
         workers: [first.worker, second.worker],
         // Everything but where the rejects went (each run has its own directory).
         results: [first.value, second.value].map(({ rejectsFile: _, ...rest }) => rest),
-        ops: opsOf(journal),
+        ops: journalOps(journal, { withPlanRun: true }),
         rejects: [fs.readFileSync(path.join(dir, "rejects-1.csv"), "utf8"), fs.readFileSync(path.join(dir, "rejects-2.csv"), "utf8")]
       }
     }
@@ -152,11 +136,11 @@ parentPort.once("message", (file) => {
     await locker.terminate()
     expect(failed._tag).toBe("JournalError")
     expect(failed.message).toBe(`journal ${journal}: planning failed: database is locked`)
-    const again = await plan(journal, { workspaceId: ws, csv: { file: csv }, mapping: { preset: "generic" }, planThread: true })
+    const again = await planInto(handle, journal, { workspaceId: ws, csv: { file: csv }, mapping: { preset: "generic" }, planThread: true })
     const reference = path.join(dir, "reference.sqlite")
-    const once = await plan(reference, { workspaceId: ws, csv: { file: csv }, mapping: { preset: "generic" }, planThread: false })
+    const once = await planInto(handle, reference, { workspaceId: ws, csv: { file: csv }, mapping: { preset: "generic" }, planThread: false })
     expect(again.rejected).toBe(once.rejected)
-    expect(opsOf(journal).map((r) => (r as { key: string }).key)).toEqual(opsOf(reference).map((r) => (r as { key: string }).key))
+    expect(journalOps(journal).map((r) => (r as { key: string }).key)).toEqual(journalOps(reference).map((r) => (r as { key: string }).key))
   })
 
   it("a small file is planned on the caller's thread unless asked", async () => {
@@ -165,7 +149,7 @@ parentPort.once("message", (file) => {
     const csv = path.join(dir, "in.csv")
     writeCsv(csv, rowsOf(0, 50))
     const run = await startsWorker(() =>
-      plan(path.join(dir, "journal.sqlite"), { workspaceId: ws, csv: { file: csv }, mapping: { preset: "generic" } })
+      planInto(handle, path.join(dir, "journal.sqlite"), { workspaceId: ws, csv: { file: csv }, mapping: { preset: "generic" } })
     )
     expect(run.worker).toBe(false)
     expect(run.value.plan?.ops["record.create"]).toBeGreaterThan(40)
