@@ -55,7 +55,9 @@ export const describeProgress = (
 ): string => {
   const fmt = options.unit === "bytes" ? formatBytes : (n: number) => n.toLocaleString("en-US")
   const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0
-  const rateText = options.unit === "bytes" ? `${formatBytes(rate)}/s` : `${rate.toFixed(rate < 10 ? 1 : 0)}/s`
+  const rateText = options.unit === "bytes"
+    ? `${formatBytes(rate)}/s`
+    : `${rate < 10 ? rate.toFixed(1) : Math.round(rate).toLocaleString("en-US")}/s`
   if (total === undefined || total <= 0) return `${options.label}: ${fmt(done)} ${rateText}`
   const pct = Math.min(100, (done / total) * 100)
   const eta = rate > 0 ? (total - done) / rate : Number.NaN

@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import { makeProgress } from "../../src/cli/progress.ts"
+import { describeProgress, makeProgress } from "../../src/cli/progress.ts"
 
 const capture = (plainEveryMs: number) => {
   const lines: Array<string> = []
@@ -30,7 +30,7 @@ describe("progress without a terminal", () => {
     run(progress.advance(3))
     run(progress.advance(2))
     run(progress.done())
-    expect(lines.map((l) => l.replace(/ [\d.]+\/s.*$/s, ""))).toEqual(["rows read: 3", "rows read: 5"])
+    expect(lines.map((l) => l.replace(/ [\d.,]+\/s.*$/s, ""))).toEqual(["rows read: 3", "rows read: 5"])
   })
 
   it("a total set after the last line is reported by the closing line", () => {
@@ -40,6 +40,11 @@ describe("progress without a terminal", () => {
     run(progress.done())
     expect(lines).toHaveLength(2)
     expect(lines[1]).toMatch(/^rows read: 1\/1 100% /)
+  })
+
+  it("counts and rates read with thousands separators", () => {
+    expect(describeProgress({ label: "rows read", unit: "items" }, 400_000, undefined, 1_392)).toBe("rows read: 400,000 287,356/s")
+    expect(describeProgress({ label: "rows read", unit: "items" }, 3, 10, 1_000)).toBe("rows read: 3/10 30% 3.0/s ETA 0:02")
   })
 
   it("quiet prints nothing", () => {
