@@ -29,6 +29,8 @@ export interface BatchedTransitions {
   readonly markUncertain: (key: string, error: string) => Effect.Effect<void, JournalError | JournalStateError>
   readonly markResolved: (key: string) => Effect.Effect<void, JournalError | JournalStateError>
   readonly release: (key: string, error?: string | null) => Effect.Effect<void, JournalError | JournalStateError>
+  /** An id mapping written on its own, before the op ends (a create that sets `done`). */
+  readonly setMapping: (mapping: Mapping) => Effect.Effect<void, JournalError>
 }
 
 export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
@@ -81,6 +83,8 @@ export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
     fail: (key, error, options) => enqueue("fail", () => core.fail(key, error, options)),
     markUncertain: (key, error) => enqueue("markUncertain", () => core.markUncertain(key, error)),
     markResolved: (key) => enqueue("markResolved", () => core.markResolved(key)),
-    release: (key, error) => enqueue("release", () => core.release(key, error ?? null))
+    release: (key, error) => enqueue("release", () => core.release(key, error ?? null)),
+    // Writing a mapping checks no op state, so a JournalStateError cannot come of it.
+    setMapping: (mapping) => enqueue("setMapping", () => core.setMapping(mapping)) as Effect.Effect<void, JournalError>
   }
 }

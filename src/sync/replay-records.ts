@@ -85,7 +85,8 @@ const targetListId = (
 
 /**
  * A create whose payload says `then.done` is finished in the same op (create-record takes
- * no `done`): create, record the id mapping (its own commit), then update-record with the
+ * no `done`): create, record the id mapping (committed before going on; replay groups the
+ * commit with other ops' transitions), then update-record with the
  * fixed value (safe to repeat). The op is done only after both. An attempt that ends
  * between the two (a crash, a refused or lost update) leaves the record mapped: the next
  * attempt finds the mapping and repeats only the update. A crash before the mapping is

@@ -130,8 +130,10 @@ export const replay = <R>(
 
     // Ops a dead run left in flight may have been applied: reconcile before resending.
     yield* journal.resetInFlight()
-    // Transitions of concurrent ops share commits (one fsync per event-loop turn).
+    // Transitions of concurrent ops share commits (one fsync per event-loop turn); so do
+    // the mappings executors write before their op ends.
     const tx = batchedTransitions(journal.sync)
+    const executorJournal: JournalApi = { ...journal, setMapping: tx.setMapping }
 
     const runOne = (op: Op, executor: Executor<R>): Effect.Effect<OpEnd, ReplayError, R> =>
       Effect.gen(function*() {
@@ -139,7 +141,7 @@ export const replay = <R>(
         let current = op
         for (let round = 0;; round++) {
           if (uncertain && executor.reconcile) {
-            const found = yield* Effect.either(executor.reconcile(current, journal))
+            const found = yield* Effect.either(executor.reconcile(current, executorJournal))
             if (found._tag === "Left") {
               // Cannot tell whether it was applied: keep it uncertain for the next run.
               yield* tx.fail(op.key, `could not check whether it was applied: ${found.left.message}`, {
@@ -155,7 +157,7 @@ export const replay = <R>(
             yield* tx.markResolved(op.key)
           }
           current = yield* tx.claim(op.key)
-          const exit = yield* Effect.either(executor.execute(current, journal))
+          const exit = yield* Effect.either(executor.execute(current, executorJournal))
           if (exit._tag === "Right") {
             yield* tx.complete(op.key, exit.right.result, exit.right.mappings, exit.right.followUps)
             return yield* ended(op, "sent")
