@@ -1,5 +1,4 @@
-/** Shared by the import planning tests: planning into a journal, and reading what it holds. */
-import Database from "better-sqlite3"
+/** Shared by the import planning tests: planning into a journal against the emulator. */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { RestClient } from "../../src/client/rest-client.ts"
@@ -15,13 +14,3 @@ export const planInto = (handle: EmulatorHandle, journalFile: string, options: I
       return yield* planCsvImport(yield* RestClient, yield* Journal, options)
     }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
   )
-
-/** The journal's ops in seq order: what planning decides (seq itself may differ in gaps). */
-export const journalOps = (journalFile: string, options: { readonly withPlanRun?: boolean } = {}) => {
-  const db = new Database(journalFile, { readonly: true })
-  try {
-    return db.prepare(`SELECT key, kind, payload, depends_on, state${options.withPlanRun === true ? ", plan_run" : ""} FROM ops ORDER BY seq`).all()
-  } finally {
-    db.close()
-  }
-}

@@ -13,7 +13,8 @@ import type { ImportOptions } from "../../src/connectors/csv/import.ts"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { emulatorEnv } from "../pipelines/helpers.ts"
 import { tmpDir } from "../sync/replay-helpers.ts"
-import { journalOps, planInto } from "./csv-plan-helpers.ts"
+import { journalOps } from "../store/journal-ops.ts"
+import { planInto } from "./csv-plan-helpers.ts"
 
 let handle: EmulatorHandle
 beforeAll(async () => {

@@ -11,7 +11,8 @@ import { type ImportOptions, planCsvImport } from "../../src/connectors/csv/impo
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { Journal, journalLayer } from "../../src/store/journal.ts"
 import { testClient, tmpDir } from "../sync/replay-helpers.ts"
-import { journalOps, planInto } from "./csv-plan-helpers.ts"
+import { journalOps } from "../store/journal-ops.ts"
+import { planInto } from "./csv-plan-helpers.ts"
 
 let handle: EmulatorHandle
 beforeAll(async () => {

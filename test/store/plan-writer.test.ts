@@ -8,18 +8,9 @@ import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
 import { JournalDb, type PlanOp } from "../../src/store/journal.ts"
 import { openPlanWriter } from "../../src/store/plan-writer.ts"
+import { journalOps } from "./journal-ops.ts"
 
 const tmpFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-plan-writer-")), "journal.sqlite")
-
-/** Every op row as planning leaves it, in seq order (seq itself may have gaps either way). */
-const rowsOf = (file: string) => {
-  const db = new Database(file, { readonly: true })
-  try {
-    return db.prepare("SELECT key, kind, payload, depends_on, state, plan_run FROM ops ORDER BY seq").all()
-  } finally {
-    db.close()
-  }
-}
 
 describe("planning thread", () => {
   it("plans exactly as planOps on the caller's thread does: keys, repeats, occurrences, earlier runs, dependencies, payloads", async () => {
@@ -55,7 +46,7 @@ describe("planning thread", () => {
             here.endPlanRun(hereRun)
             there.endPlanRun(thereRun)
           }
-          expect(rowsOf(threadFile)).toEqual(rowsOf(here.file))
+          expect(journalOps(threadFile, { withPlanRun: true })).toEqual(journalOps(here.file, { withPlanRun: true }))
         } finally {
           here.close()
           there.close()
@@ -109,7 +100,7 @@ describe("planning thread", () => {
     await expect(writer.plan([{ key: "d", kind: "record.create", payload: 4 }])).rejects.toThrow("database is locked")
     await writer.close()
     j.endPlanRun(run)
-    expect(rowsOf(file).map((r) => (r as { key: string }).key)).toEqual(["a"])
+    expect(journalOps(file).map((r) => (r as { key: string }).key)).toEqual(["a"])
     j.close()
   })
 
