@@ -141,8 +141,9 @@ export const RECONCILE_MISSING_OBJECT = "row deleted" as const
 /** After `updateWebhook` re-enables an UNHEALTHY webhook its status is HEALTHY. */
 export const WEBHOOK_STATUS_AFTER_REENABLE = "HEALTHY" as const
 
-/** Signing window of presigned storage URLs and of download redirects, in seconds. */
+/** Signing window of presigned storage (upload) URLs, in seconds. */
 export const PRESIGN_TTL_SECONDS = 15 * 60
+/** Lifetime of the signed URL a download redirect points at, in seconds. */
 export const DOWNLOAD_URL_TTL_SECONDS = 5 * 60
 
 /**
