@@ -6,6 +6,7 @@
 import type Database from "better-sqlite3"
 import type { Schema } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { EmulatorVariant } from "./options.ts"
 
 /** Access levels, descending capability (R-USER-01). */
 export type AccessLevel = "OWNER" | "ADMIN" | "MEMBER" | "CLIENT" | "COMMENT_ONLY" | "VIEW_ONLY"
@@ -67,6 +68,8 @@ export interface EmulatorContext {
   readonly events: EventBus
   /** Header prefix, default `svc`. */
   readonly prefix: string
+  /** Which reading of the documents this emulator serves (see EmulatorVariant). */
+  readonly variant: EmulatorVariant
   /** Multiplies every documented delay (webhook 5 s delay, 7 s timeout, backoff, reconciliation). */
   readonly timeScale: number
   /** Public URLs, known once the servers listen. */

@@ -14,18 +14,18 @@ import { attachFaults, FaultController } from "./faults.ts"
 import { makeIds } from "./ids.ts"
 import { createObjectStore, objectDirForDb } from "./uploads/object-store.ts"
 import { openApiDocument } from "./openapi.ts"
-import { parseSeed, type EmulatorOptions } from "./options.ts"
+import { parseSeed, resolveVariant, type EmulatorOptions, type EmulatorVariant } from "./options.ts"
 import { readSeeded, seed } from "./seed.ts"
 import { startServers } from "./server.ts"
 import { StatsRecorder } from "./stats.ts"
 import { DEFAULT_HEADER_PREFIX } from "../schema/assumptions.ts"
 
-export type { EmulatorOptions, FaultOptions, SeedOption, ChurnOptions, LimitOptions } from "./options.ts"
+export type { EmulatorOptions, EmulatorVariant, FaultOptions, SeedOption, ChurnOptions, LimitOptions } from "./options.ts"
 export type { FaultInjection, FaultKind } from "./faults.ts"
 export type { EmulatorAdmin, CreateUserOptions } from "./admin.ts"
 export type { EmulatorContext } from "./context.ts"
 export { FaultController } from "./faults.ts"
-export { parseSeed } from "./options.ts"
+export { EMULATOR_VARIANTS, parseSeed, resolveVariant, VARIANT_ENV } from "./options.ts"
 
 export interface EmulatorHandle {
   /** `http://127.0.0.1:P/rest` */
@@ -41,6 +41,8 @@ export interface EmulatorHandle {
   readonly tokenSecret: string
   /** Organization id. */
   readonly org: string
+  /** The reading of the documents this emulator serves. */
+  readonly variant: EmulatorVariant
   readonly orgSlug: string
   /** Workspace ids, in seed order. */
   readonly workspaces: ReadonlyArray<string>
@@ -81,6 +83,7 @@ const collectOperations = (): Map<string, RestOperation> => {
 
 export const startEmulator = async (options: EmulatorOptions = {}): Promise<EmulatorHandle> => {
   const shape = parseSeed(options.seed)
+  const variant = resolveVariant(options.variant)
   const host = options.host ?? "127.0.0.1"
   const db = openDatabase(options.dbFile)
   const reopened = (() => {
@@ -100,6 +103,7 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Emul
     clock: makeClock(options.clockStart),
     events: makeEventBus(),
     prefix: options.headerPrefix ?? DEFAULT_HEADER_PREFIX,
+    variant,
     timeScale: options.timeScale ?? 1,
     urls,
     objects,
@@ -154,6 +158,7 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Emul
     tokenId: seeded.owner.tokenId,
     tokenSecret: seeded.owner.tokenSecret,
     org: seeded.orgId,
+    variant,
     orgSlug: seeded.orgSlug,
     workspaces: seeded.workspaceIds,
     ownerUserId: seeded.owner.userId,

@@ -50,6 +50,36 @@ export interface LimitOptions {
   readonly seats?: number | null
 }
 
+/**
+ * Which reading of the service's documents the emulator serves where they are silent
+ * (src/schema/assumptions.ts):
+ * - "reference": our chosen reading, every shape with the extra fields we chose;
+ * - "alt": the other plausible reading of every choice, and only documented fields in
+ *   every shape, so a client proves it does not depend on our choices.
+ */
+export type EmulatorVariant = "reference" | "alt"
+
+export const EMULATOR_VARIANTS: ReadonlyArray<EmulatorVariant> = ["reference", "alt"]
+
+/** The environment variable that picks the variant when the option is not given. */
+export const VARIANT_ENV = "WORKSYNC_EMULATOR_VARIANT"
+
+/**
+ * The variant to serve: the option, else the environment variable (so a whole test
+ * suite, child processes included, reruns against the other reading unchanged), else
+ * "reference". An unknown value is an error naming the accepted ones.
+ */
+export const resolveVariant = (
+  option: EmulatorVariant | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): EmulatorVariant => {
+  const fromEnv = env[VARIANT_ENV]
+  const value: string = option ?? (fromEnv === undefined || fromEnv.trim() === "" ? "reference" : fromEnv.trim())
+  if ((EMULATOR_VARIANTS as ReadonlyArray<string>).includes(value)) return value as EmulatorVariant
+  const source = option === undefined ? `${VARIANT_ENV}=${value}` : `variant "${value}"`
+  throw new Error(`Invalid emulator ${source}: use ${EMULATOR_VARIANTS.join(" or ")}`)
+}
+
 export interface EmulatorOptions {
   /** Default 127.0.0.1. */
   readonly host?: string
@@ -71,6 +101,12 @@ export interface EmulatorOptions {
   readonly clockStart?: number
   /** Seed of the id generator; default 1. */
   readonly idSeed?: number
+  /**
+   * Which reading of the documents to serve (EmulatorVariant): "reference" (default) or
+   * "alt". When not given, the environment variable WORKSYNC_EMULATOR_VARIANT decides;
+   * an unknown value makes the start fail.
+   */
+  readonly variant?: EmulatorVariant
 }
 
 export interface SeedShape {

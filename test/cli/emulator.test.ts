@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { startCli, waitForExit } from "../support/cli.ts"
+import { runCli, startCli, waitForExit } from "../support/cli.ts"
 
 describe("worksync emulator", () => {
   it("prints one JSON line with URLs and an OWNER's tokens, serves REST, and stops on SIGTERM with exit 0", async () => {
@@ -47,5 +47,19 @@ describe("worksync emulator faults from flags", () => {
       child.kill("SIGTERM")
     }
     await waitForExit(child)
+  })
+})
+
+describe("worksync emulator --variant", () => {
+  it("an unknown WORKSYNC_EMULATOR_VARIANT is a usage error (exit 64) naming the accepted values", async () => {
+    const r = await runCli(["emulator", "--port", "0"], { env: { WORKSYNC_EMULATOR_VARIANT: "bogus" } })
+    expect(r.code).toBe(64)
+    expect(r.stderr).toContain("WORKSYNC_EMULATOR_VARIANT=bogus: use reference or alt")
+    expect(r.stdout).toBe("")
+  })
+
+  it("an unknown --variant is a usage error (exit 64)", async () => {
+    const r = await runCli(["emulator", "--port", "0", "--variant", "bogus"])
+    expect(r.code).toBe(64)
   })
 })

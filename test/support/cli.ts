@@ -51,9 +51,14 @@ export const waitForExit = (child: ChildProcess) =>
     child.once("exit", (code, signal) => resolve({ code, signal }))
   })
 
-/** The parent's environment without any WORKSYNC_* connection variables. */
+/**
+ * The parent's environment without any WORKSYNC_* connection variables. The emulator
+ * variant is kept: a suite rerun against the other reading reruns its children too.
+ */
 const cleanEnv = (): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("WORKSYNC_")) env[k] = v
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith("WORKSYNC_") || k === "WORKSYNC_EMULATOR_VARIANT") env[k] = v
+  }
   return env
 }

@@ -25,7 +25,13 @@ export const options = {
     Options.optional
   ),
   timeScale: Options.float("time-scale").pipe(Options.withDescription("multiplies the documented delays (webhooks, reconciliation)"), Options.optional),
-  headerPrefix: Options.text("header-prefix").pipe(Options.withDescription("header prefix, default svc"), Options.optional)
+  headerPrefix: Options.text("header-prefix").pipe(Options.withDescription("header prefix, default svc"), Options.optional),
+  variant: Options.choice("variant", ["reference", "alt"] as const).pipe(
+    Options.withDescription(
+      "which reading of the documents to serve where they are silent: reference (ours) or alt (the other plausible one, documented fields only); default WORKSYNC_EMULATOR_VARIANT, else reference"
+    ),
+    Options.optional
+  )
 }
 
 export type EmulatorFlags = Command.Command.ParseConfig<typeof options>
@@ -38,7 +44,8 @@ export const emulatorCommand = Command.make("emulator", options, (flags) =>
       "Start the local emulator of the service; prints one JSON line with its URLs and an OWNER's tokens, runs until SIGINT/SIGTERM",
       [
         "worksync emulator --seed demo --port 0",
-        "worksync emulator --seed 3x20000 --rate-limit 50 --fail-rate 0.01 --db emulator.sqlite"
+        "worksync emulator --seed 3x20000 --rate-limit 50 --fail-rate 0.01 --db emulator.sqlite",
+        "worksync emulator --seed demo --variant alt"
       ]
     )
   )

@@ -33,6 +33,11 @@ export const emulatorRun = (flags: EmulatorFlags) =>
       catch: (e) => usageError(`--seed ${flags.seed}: ${e instanceof Error ? e.message : String(e)}`)
     })
     const churn = yield* parseChurn(flags.churn)
+    // Resolved here (flag, else the environment) so a bad value is a usage error, not a failed start.
+    const variant = yield* Effect.try({
+      try: () => emulator.resolveVariant(Option.getOrUndefined(flags.variant)),
+      catch: (e) => usageError(e instanceof Error ? e.message : String(e))
+    })
     const faults = {
       ...churn,
       ...Option.match(flags.rateLimit, { onNone: () => ({}), onSome: (rateLimit) => ({ rateLimit }) }),
@@ -50,6 +55,7 @@ export const emulatorRun = (flags: EmulatorFlags) =>
             storagePort: flags.storagePort,
             seed: seed.kind === "sized" ? { workspaces: seed.workspaces, recordsPerWorkspace: seed.recordsPerWorkspace } : seed.kind,
             faults,
+            variant,
             ...Option.match(flags.db, { onNone: () => ({}), onSome: (dbFile) => ({ dbFile }) }),
             ...Option.match(flags.timeScale, { onNone: () => ({}), onSome: (timeScale) => ({ timeScale }) }),
             ...Option.match(flags.headerPrefix, { onNone: () => ({}), onSome: (headerPrefix) => ({ headerPrefix }) })
