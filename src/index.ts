@@ -28,11 +28,11 @@ export {
   SnapshotStore,
   type SnapshotStoreService
 } from "./store/snapshot.ts"
+export { lockStore, StoreBusy, StoreLockError } from "./store/file-lock.ts"
 export {
   describeJournalError,
   Journal,
   type JournalApi,
-  JournalBusy,
   type JournalCounts,
   JournalError,
   journalLayer,

@@ -38,8 +38,8 @@
  *
  * Files are created owner-only (0600); SQLite gives the -wal and -shm files the database
  * file's mode. No credential is ever written here: payloads hold ids and field values.
- * One process at a time: a lock file next to the journal holds the owner's pid; a lock
- * whose pid is gone (crash) is taken over.
+ * One process at a time: `openJournal` holds the store lock of file-lock.ts, which the
+ * operating system releases when its holder dies.
  */
 import Database from "better-sqlite3"
 import * as Context from "effect/Context"
@@ -49,6 +49,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { lockStore, StoreBusy, StoreLockError } from "./file-lock.ts"
 
 export type OpState = "pending" | "in_flight" | "done" | "failed"
 
@@ -127,16 +128,6 @@ export class JournalError extends Data.TaggedError("JournalError")<{
 }> {
   override get message(): string {
     return `journal ${this.file}: ${this.action} failed: ${this.detail}`
-  }
-}
-
-/** Another live process holds the journal. */
-export class JournalBusy extends Data.TaggedError("JournalBusy")<{
-  readonly file: string
-  readonly pid: number
-}> {
-  override get message(): string {
-    return `journal ${this.file} is in use by process ${this.pid}; wait for it to finish or stop it`
   }
 }
 
@@ -236,16 +227,6 @@ const INSERT_CHUNK = 256
 /** WAL pages between checkpoints while planning (64 MB at 4 KiB pages); SQLite's default otherwise. */
 const PLAN_WAL_AUTOCHECKPOINT = 16384
 const DEFAULT_WAL_AUTOCHECKPOINT = 1000
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    // EPERM: the process exists but belongs to someone else.
-    return (e as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 /**
  * The synchronous core over one open database. The Effect service wraps it; hot loops
@@ -842,50 +823,13 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
   }
 }
 
-const lockFileOf = (file: string) => `${file}.lock`
-
-/** Takes the journal's lock file, or fails with JournalBusy when a live process holds it. */
-const acquireLock = (file: string): Effect.Effect<string, JournalBusy | JournalError> =>
-  Effect.try({
-    try: () => {
-      const lock = lockFileOf(file)
-      for (let attempt = 0; attempt < 3; attempt++) {
-        try {
-          const fd = fs.openSync(lock, "wx", 0o600)
-          fs.writeSync(fd, String(process.pid))
-          fs.closeSync(fd)
-          return lock
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
-          const pid = Number(fs.readFileSync(lock, "utf8").trim())
-          if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
-            throw new JournalBusy({ file, pid })
-          }
-          // Left by a process that is gone (or by ourselves): take it over.
-          fs.rmSync(lock, { force: true })
-        }
-      }
-      throw new Error(`could not create ${lock}`)
-    },
-    catch: (e) => (e instanceof JournalBusy ? e : new JournalError({ file, action: "lock", detail: errorText(e) }))
-  })
-
-const releaseLock = (lock: string) =>
-  Effect.sync(() => {
-    try {
-      if (fs.readFileSync(lock, "utf8").trim() === String(process.pid)) fs.rmSync(lock, { force: true })
-    } catch {
-      // Already gone.
-    }
-  })
-
 /** Opens the journal for the scope: lock, open, and on close, close the database and unlock. */
 export const openJournal = (
   file: string,
   options: { readonly now?: () => string } = {}
-): Effect.Effect<JournalApi, JournalError | JournalBusy, import("effect/Scope").Scope> =>
+): Effect.Effect<JournalApi, JournalError | StoreBusy | StoreLockError, import("effect/Scope").Scope> =>
   Effect.gen(function*() {
-    yield* Effect.acquireRelease(acquireLock(file), releaseLock)
+    yield* lockStore("journal", file)
     const core = yield* Effect.acquireRelease(
       lift(file, "open", () => new JournalDb(file, options)),
       (c) => Effect.sync(() => c.close())
@@ -897,8 +841,10 @@ export const openJournal = (
 export const journalLayer = (
   file: string,
   options: { readonly now?: () => string } = {}
-): Layer.Layer<Journal, JournalError | JournalBusy> => Layer.scoped(Journal, openJournal(file, options))
+): Layer.Layer<Journal, JournalError | StoreBusy | StoreLockError> => Layer.scoped(Journal, openJournal(file, options))
 
 /** One-line descriptions for the CLI. */
 export const describeJournalError = (e: unknown): string | undefined =>
-  e instanceof JournalError || e instanceof JournalBusy || e instanceof JournalStateError ? e.message : undefined
+  e instanceof JournalError || e instanceof StoreBusy || e instanceof StoreLockError || e instanceof JournalStateError
+    ? e.message
+    : undefined

@@ -11,7 +11,8 @@ import { isFileCopyError } from "../../connectors/files/errors.ts"
 import type { WorkspaceFiles } from "../../connectors/files/ports.ts"
 import { describeEndpoint, type Endpoint, parseEndpoint } from "../../connectors/files/spec.ts"
 import { workspaceFilesFromServices } from "../../connectors/files/workspace-files.ts"
-import { describeJournalError, JournalBusy, openJournal } from "../../store/journal.ts"
+import { StoreBusy } from "../../store/file-lock.ts"
+import { describeJournalError, openJournal } from "../../store/journal.ts"
 import type { COPY_DEFAULT_CONCURRENCY, CopyFilesFlags } from "../commands/copy-files.ts"
 import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
 import { checkConfigFile, clientLayerFromFlags, targetFlags } from "../connection.ts"
@@ -117,7 +118,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
 
       const journal = yield* openJournal(flags.journal).pipe(
         Effect.catchAll((e) =>
-          Effect.fail(e instanceof JournalBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e)
+          Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e)
         )
       )
       const progress = yield* makeProgress({ label: "copy", unit: "bytes", verbosity })

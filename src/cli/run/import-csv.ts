@@ -8,7 +8,8 @@ import { RestClient } from "../../client/rest-client.ts"
 import { importCsv, ImportFailed, type ImportResult, ImportUsageError } from "../../connectors/csv/import.ts"
 import { type Field, MappingError, parseMapFlag, parseMappingFile } from "../../connectors/csv/mapping.ts"
 import type { PresetName } from "../../connectors/csv/presets.ts"
-import { describeJournalError, Journal, JournalBusy, journalLayer } from "../../store/journal.ts"
+import { StoreBusy } from "../../store/file-lock.ts"
+import { describeJournalError, Journal, journalLayer } from "../../store/journal.ts"
 import { ReplayAborted } from "../../sync/replay.ts"
 import type { ImportCsvFlags, PRESET_CHOICES } from "../commands/import-csv.ts"
 import { verbosityOf } from "../common-options.ts"
@@ -101,7 +102,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
         if (e instanceof ImportFailed || e instanceof ReplayAborted) {
           return Effect.fail(new CliExit({ code: ExitCode.failed, message: `${e.message}; rerun with the same --journal to resume` }))
         }
-        if (e instanceof JournalBusy) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
+        if (e instanceof StoreBusy) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
         return Effect.fail(e)
       })
     )

@@ -1,0 +1,98 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { lockStore, StoreBusy } from "../../src/store/file-lock.ts"
+import { openJournal } from "../../src/store/journal.ts"
+
+const ROOT = new URL("../../", import.meta.url).pathname
+
+const tmpFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-lock-")), "journal.sqlite")
+
+/** A child process holding the lock of `file`; resolves once it says it holds it. */
+const holder = (file: string): Promise<ChildProcess> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", `file://${ROOT}node_modules/tsx/dist/loader.mjs`, `${ROOT}test/support/lock-child.ts`, file], {
+      stdio: ["pipe", "pipe", "inherit"]
+    })
+    child.stdout!.on("data", (d: Buffer) => {
+      if (d.toString().includes("locked")) resolve(child)
+    })
+    child.once("exit", (code) => reject(new Error(`lock holder exited with ${code} before taking the lock`)))
+  })
+
+const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())))
+
+const busyOrNot = (file: string) =>
+  Effect.scoped(Effect.exit(lockStore("journal", file, { waitMs: 0 })))
+
+describe("one writer per store file (journal and snapshot lock)", () => {
+  it.effect("a second opener in the same process is refused while the first holds the journal, and admitted after", () =>
+    Effect.gen(function*() {
+      const file = tmpFile()
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          yield* openJournal(file)
+          const second = yield* Effect.exit(Effect.scoped(openJournal(file)))
+          expect(Exit.isFailure(second)).toBe(true)
+          if (Exit.isFailure(second)) {
+            expect(String(second.cause)).toContain("StoreBusy")
+          }
+        })
+      )
+      const after = yield* busyOrNot(file)
+      expect(Exit.isSuccess(after)).toBe(true)
+    }))
+
+  it("another process holding the lock makes this one refuse with one line; its SIGKILL frees the lock", async () => {
+    const file = tmpFile()
+    const child = await holder(file)
+    try {
+      const refused = await Effect.runPromise(busyOrNot(file))
+      expect(Exit.isFailure(refused)).toBe(true)
+      if (Exit.isFailure(refused)) {
+        const error = refused.cause._tag === "Fail" ? refused.cause.error : undefined
+        expect(error).toBeInstanceOf(StoreBusy)
+        expect((error as StoreBusy).message).toBe(`journal ${file} is in use by another worksync run; wait for it to finish or stop it`)
+      }
+    } finally {
+      child.kill("SIGKILL")
+      await exited(child)
+    }
+    // The operating system released the dead holder's lock: no pid file to go stale.
+    const taken = await Effect.runPromise(busyOrNot(file))
+    expect(Exit.isSuccess(taken)).toBe(true)
+  })
+
+  it("a waiting opener gets the lock once the holder lets go", async () => {
+    const file = tmpFile()
+    const child = await holder(file)
+    // The holder lets go a moment after this line; waiting is synchronous in SQLite, so
+    // the line is flushed first.
+    await new Promise<void>((resolve) => child.stdin!.write("release\n", () => resolve()))
+    const got = await Effect.runPromise(Effect.scoped(Effect.exit(lockStore("journal", file, { waitMs: 20_000 }))))
+    await exited(child)
+    expect(Exit.isSuccess(got)).toBe(true)
+  })
+
+  it.effect("a pid-file lock of an older release, even an empty one, is replaced by a real lock", () =>
+    Effect.gen(function*() {
+      const file = tmpFile()
+      fs.writeFileSync(`${file}.lock`, "")
+      const first = yield* busyOrNot(file)
+      expect(Exit.isSuccess(first)).toBe(true)
+      fs.writeFileSync(`${file}.lock`, String(process.pid))
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          yield* lockStore("journal", file, { waitMs: 0 })
+          // Held now: an empty or pid file can no longer be mistaken for a free lock.
+          expect(Exit.isFailure(yield* busyOrNot(file))).toBe(true)
+        })
+      )
+      expect(fs.statSync(`${file}.lock`).mode & 0o777).toBe(0o600)
+    }))
+})
