@@ -141,20 +141,19 @@ export interface MultipartBody {
 const encoder = new TextEncoder()
 const CRLF = "\r\n"
 
-/** Quoted-string safe form of a file name (quotes and line breaks escaped as browsers do). */
-const quoteName = (name: string): string => name.replace(/"/g, "%22").replace(/\r/g, "%0D").replace(/\n/g, "%0A")
+const escapeFormName = (name: string): string =>
+  name.replace(/"/g, "%22").replace(/\r/g, "%0D").replace(/\n/g, "%0A")
 
-/** RFC 5987 form for non-ASCII names (`filename*=UTF-8''...`), busboy and others prefer it. */
-const extendedName = (name: string): string =>
-  encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-
-const isAscii = (s: string): boolean => /^[\x20-\x7e]*$/.test(s)
-
-export const fileDisposition = (partName: string, fileName: string): string => {
-  const fallback = isAscii(fileName) ? fileName : fileName.replace(/[^\x20-\x7e]/g, "_")
-  const ext = isAscii(fileName) ? "" : `; filename*=UTF-8''${extendedName(fileName)}`
-  return `form-data; name="${partName}"; filename="${quoteName(fallback)}"${ext}`
-}
+/**
+ * The `Content-Disposition` of a file part, as browsers and undici's FormData write it
+ * (the WHATWG multipart/form-data encoding algorithm, RFC 7578 section 4.2): the name in
+ * raw UTF-8 inside `filename="..."`, with only `"`, CR and LF escaped as `%22`, `%0D`
+ * and `%0A`, and no `filename*` parameter. RFC 7578 forbids `filename*` in form data,
+ * and Node's own parser (`Request.formData()`) refuses a whole body that carries one.
+ * Backslashes stay raw, as browsers send them.
+ */
+export const fileDisposition = (partName: string, fileName: string): string =>
+  `form-data; name="${escapeFormName(partName)}"; filename="${escapeFormName(fileName)}"`
 
 /** A fresh boundary; not derived from content, long enough never to occur in it by chance. */
 export const makeBoundary = (): string => {

@@ -1,3 +1,4 @@
+import busboy from "busboy"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -6,7 +7,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { GraphqlClient } from "../../src/client/graphql-client.ts"
-import { buildMultipart, fromBytes, fromPath, fromStream } from "../../src/client/multipart.ts"
+import { buildMultipart, fromBytes, fromPath, fromStream, type MultipartBody, type MultipartFile } from "../../src/client/multipart.ts"
+import { RestClient } from "../../src/client/rest-client.ts"
+import { decodeFormFileName, FORM_NAME_READING } from "../../src/emulator/graphql/multipart.ts"
 import { MB } from "../../src/schema/limits.ts"
 import { json, layerFor, run, runFailure, startRecordingServer, startTestEmulator } from "./helpers.ts"
 
@@ -112,13 +115,81 @@ describe("multipart layout (byte for byte, as received by a test server)", () =>
       await server.close()
     }
   })
+})
 
-  it("a non-ASCII file name also travels as filename* (RFC 5987)", async () => {
-    const body = buildMultipart({ query: "q", variables: {} }, [{ source: fromBytes("résumé \"v2\".txt", enc.encode("x")), paths: ["variables.f"] }], "B")
-    const chunks = await Effect.runPromise(Stream.runCollect(body.stream))
-    const text = Buffer.concat([...chunks].map((c) => Buffer.from(c))).toString("utf8")
-    expect(text).toContain(`filename="r_sum_ %22v2%22.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22v2%22.txt`)
-    expect(body.contentLength).toBe(Buffer.byteLength(text))
+/**
+ * File names as browsers send them (WHATWG multipart/form-data encoding, RFC 7578): raw
+ * UTF-8, only `"`, CR and LF escaped, never `filename*`. Each file holds different
+ * bytes, every byte value among them, so a mixed-up or re-encoded part shows.
+ */
+const BROWSER_NAMES = ["Café — 1.txt", "李.pdf", 'say "hi".txt', "📎 notes.md", "C:\\temp\\back\\slash.txt", "two\r\nlines.txt"]
+const bytesOf = (i: number): Uint8Array => Uint8Array.from({ length: 256 + i }, (_, j) => (j * 7 + i) % 256)
+const browserFiles = (): Array<MultipartFile> =>
+  BROWSER_NAMES.map((name, i) => ({ source: fromBytes(name, bytesOf(i)), paths: [`variables.input.files.${i}`] }))
+
+const collectBody = async (body: MultipartBody): Promise<Buffer> => {
+  const chunks = await Effect.runPromise(Stream.runCollect(body.stream))
+  return Buffer.concat([...chunks].map((c) => Buffer.from(c)))
+}
+
+/** The parts as busboy reads them, the way the emulator configures and decodes it. */
+const readWithBusboy = (contentType: string, bytes: Buffer): Promise<Map<string, { name: string; bytes: Buffer }>> =>
+  new Promise((resolve, reject) => {
+    const parts = new Map<string, { name: string; bytes: Buffer }>()
+    const bb = busboy({ headers: { "content-type": contentType }, ...FORM_NAME_READING })
+    bb.on("file", (field, stream, info) => {
+      const chunks: Array<Buffer> = []
+      stream.on("data", (c: Buffer) => chunks.push(c))
+      stream.on("end", () => parts.set(field, { name: decodeFormFileName(info.filename ?? ""), bytes: Buffer.concat(chunks) }))
+    })
+    bb.on("error", reject)
+    bb.on("close", () => resolve(parts))
+    bb.end(bytes)
+  })
+
+describe("file names as browsers send them (RFC 7578, WHATWG form encoding)", () => {
+  it("R-UPLOAD-MULTIPART-14: names travel raw in filename=\"...\" with only \", CR and LF escaped, never filename*", async () => {
+    const body = buildMultipart({ query: "q", variables: {} }, browserFiles(), "B")
+    const bytes = await collectBody(body)
+    const text = bytes.toString("utf8")
+    expect(text).not.toContain("filename*")
+    expect(text).toContain(`name="0"; filename="Café — 1.txt"\r\n`)
+    expect(text).toContain(`name="2"; filename="say %22hi%22.txt"\r\n`)
+    expect(text).toContain(`name="4"; filename="C:\\temp\\back\\slash.txt"\r\n`)
+    expect(text).toContain(`name="5"; filename="two%0D%0Alines.txt"\r\n`)
+    expect(body.contentLength).toBe(bytes.byteLength)
+  })
+
+  it("R-UPLOAD-MULTIPART-14: Node's Request.formData() reads back every name and every byte exactly", async () => {
+    const body = buildMultipart({ query: "q", variables: {} }, browserFiles())
+    const bytes = await collectBody(body)
+    const form = await new Request("http://127.0.0.1/graphql", { method: "POST", headers: { "content-type": body.contentType }, body: bytes }).formData()
+    for (const [i, name] of BROWSER_NAMES.entries()) {
+      const file = form.get(String(i))
+      expect(file).toBeInstanceOf(File)
+      expect((file as File).name).toBe(name)
+      expect(new Uint8Array(await (file as File).arrayBuffer())).toEqual(bytesOf(i))
+    }
+  })
+
+  it("R-UPLOAD-MULTIPART-14: busboy, read as the emulator reads it, gets every name and every byte exactly", async () => {
+    const body = buildMultipart({ query: "q", variables: {} }, browserFiles())
+    const parts = await readWithBusboy(body.contentType, await collectBody(body))
+    expect([...parts.keys()].sort()).toEqual(BROWSER_NAMES.map((_, i) => String(i)).sort())
+    for (const [i, name] of BROWSER_NAMES.entries()) {
+      expect(parts.get(String(i))?.name).toBe(name)
+      expect(new Uint8Array(parts.get(String(i))!.bytes)).toEqual(bytesOf(i))
+    }
+  })
+
+  it("R-UPLOAD-MULTIPART-14: uploaded to the emulator, the files keep their exact names in the GraphQL answer and in list-files", async () => {
+    const layer = layerFor(emu)
+    const uploaded = await run(layer, Effect.flatMap(GraphqlClient, (c) => c.uploadFiles({ files: browserFiles().map((f) => f.source), projectId: ws })))
+    expect(uploaded.map((f) => f.name)).toEqual(BROWSER_NAMES)
+    expect(uploaded.map((f) => f.size)).toEqual(BROWSER_NAMES.map((_, i) => bytesOf(i).byteLength))
+    const listed = await run(layer, Effect.flatMap(RestClient, (c) => c.listFiles({ workspaceId: ws, limit: 100 })))
+    const nameOf = new Map(listed.items.map((f) => [f.uid, f.name]))
+    expect(uploaded.map((f) => nameOf.get(f.uid))).toEqual(BROWSER_NAMES)
   })
 })
 

@@ -33,6 +33,27 @@ export interface MultipartResult {
 /** Room for one part's headers and boundary; generous, so the early check never misfires. */
 const PART_OVERHEAD = 64 * 1024
 
+/**
+ * How busboy must read file names to get back what a browser or undici's FormData sent
+ * (the WHATWG multipart/form-data encoding, RFC 7578): the names are raw UTF-8 (busboy's
+ * default for header parameters is latin1), and a backslash is part of the name, not a
+ * path separator to cut at (busboy keeps only the last path segment by default).
+ * busboy still reads a quoted-string the RFC 2616 way, where a backslash before another
+ * backslash or a quote escapes it: a name with two backslashes in a row comes back with
+ * one, and a name that ends in a backslash makes the part unreadable. Browsers never
+ * escape a backslash, so those rare names are the ones this reading cannot give back
+ * exactly.
+ */
+export const FORM_NAME_READING = { defParamCharset: "utf8", preservePath: true } as const
+
+/**
+ * A file name as sent, from what busboy read: browsers escape only `"`, CR and LF, as
+ * `%22`, `%0D` and `%0A`, and busboy leaves those escapes in place. Any other `%` is
+ * part of the name (the same decoding as Node's own `Request.formData()`).
+ */
+export const decodeFormFileName = (name: string): string =>
+  name.replace(/%22|%0[AaDd]/g, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)))
+
 class Refused extends Error {
   constructor(readonly error: GraphQLError) {
     super(error.message)
@@ -95,8 +116,7 @@ export const readMultipart = (ctx: EmulatorContext, req: IncomingMessage): Promi
     try {
       bb = busboy({
         headers: req.headers,
-        // Filenames are UTF-8 (busboy's default for header parameters is latin1).
-        defParamCharset: "utf8",
+        ...FORM_NAME_READING,
         limits: { files: BATCH_MAX_FILES + 1, fields: 16, fieldSize: 16 * 1024 * 1024, parts: BATCH_MAX_FILES + 32 }
       })
     } catch {
@@ -186,7 +206,7 @@ export const readMultipart = (ctx: EmulatorContext, req: IncomingMessage): Promi
         kind: "upload",
         uid,
         storageKey: storageKeyFor(uid),
-        filename: info.filename ?? name,
+        filename: info.filename === undefined ? name : decodeFormFileName(info.filename),
         mimeType: info.mimeType,
         size: 0,
         claimed: false
