@@ -200,10 +200,16 @@ export const RESOURCE_QUERY_ENCODING = "repeated keys for arrays, true/false, de
 export const RESOURCE_STYLE_SHAPES = "same bodies and answers as the RPC operations" as const
 
 /**
- * Size units: "MB" and "GB" in the documents are binary, MB = 1024 * 1024 bytes and
- * GB = 1024^3 bytes; 4.8 GB is Math.floor(4.8 * 1024^3). The constants live in limits.ts.
+ * Size units: the documents write "MB" and "GB" without saying which. We take the
+ * smaller reading, decimal: MB = 1,000,000 bytes and GB = 1,000,000,000 bytes (256 MB is
+ * 256,000,000 bytes, 1 GB is 1,000,000,000, 4.8 GB is 4,800,000,000), in the client and
+ * the emulator alike. The smaller reading is the safe one for a client: what it sends
+ * fits a service that means either reading, and a client tuned to the emulator never
+ * sends what a stricter service refuses. The alternative is binary units (MB = 1024^2
+ * and GB = 1024^3 bytes, so 256 MB = 268,435,456 and 4.8 GB = 5,153,960,755 bytes); a
+ * service that means them accepts everything we send. The limits live in limits.ts.
  */
-export const SIZE_UNITS = { MB: 1024 * 1024, GB: 1024 * 1024 * 1024 } as const
+export const SIZE_UNITS = { MB: 1_000_000, GB: 1_000_000_000 } as const
 
 /**
  * `startedAt` / `duedAt` inputs: a bare `YYYY-MM-DD` (a real calendar day) is all-day;

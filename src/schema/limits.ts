@@ -1,10 +1,13 @@
 /**
  * Documented paging defaults and maxima, and upload size limits.
  *
- * Units: the documents say "MB" and "GB" without a base; we take binary units,
- * MB = 1024 * 1024 bytes and GB = 1024^3 bytes, and 4.8 GB = Math.floor(4.8 * 1024^3)
+ * Units: the documents say "MB" and "GB" without a base; we take the smaller reading,
+ * decimal units, MB = 1,000,000 bytes and GB = 1,000,000,000 bytes (256 MB is
+ * 256,000,000 bytes, 4.8 GB is 4,800,000,000), in the client and the emulator alike: a
+ * client that stays within them stays within a service that means binary units too
  * (recorded as `SIZE_UNITS` in assumptions.ts).
  */
+import { SIZE_UNITS } from "./assumptions.ts"
 
 /** Page size of paged operations with no other listed default (list-records, list-files, list-users). */
 export const PAGE_DEFAULT_LIMIT = 50
@@ -27,8 +30,8 @@ export const LIST_SAVED_VIEWS_DEFAULT_LIMIT = 100
 /** `skip` default of every paged operation. */
 export const PAGE_DEFAULT_SKIP = 0
 
-export const MB = 1024 * 1024
-export const GB = 1024 * 1024 * 1024
+export const MB = SIZE_UNITS.MB
+export const GB = SIZE_UNITS.GB
 
 /** One file of `uploadFile` / `uploadFiles` (multipart GraphQL). */
 export const MULTIPART_MAX_FILE_BYTES = 256 * MB

@@ -6,11 +6,10 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { GraphqlClient } from "../../src/client/graphql-client.ts"
+import { checkMultipartLimits, GraphqlClient } from "../../src/client/graphql-client.ts"
 import { buildMultipart, fromBytes, fromPath, fromStream, type MultipartBody, type MultipartFile } from "../../src/client/multipart.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { decodeFormFileName, FORM_NAME_READING } from "../../src/emulator/graphql/multipart.ts"
-import { MB } from "../../src/schema/limits.ts"
 import { json, layerFor, run, runFailure, startRecordingServer, startTestEmulator } from "./helpers.ts"
 
 const enc = new TextEncoder()
@@ -220,10 +219,14 @@ describe("multipart against the emulator", () => {
 })
 
 describe("client-side limits, checked before any byte is sent", () => {
-  it("R-LIMIT-01, R-GQL-ERR-02: a file over 256 MB is LimitExceeded naming the file", async () => {
+  // 256 MB and 1 GB are read as 256,000,000 and 1,000,000,000 bytes (assumptions.ts
+  // SIZE_UNITS: decimal, the smaller reading), so nothing we send is over a stricter reading.
+  const sized = (name: string, size: number) => fromStream(name, Stream.empty, size)
+
+  it("R-LIMIT-01, R-GQL-ERR-02: a file of 256,000,001 bytes is LimitExceeded naming the file", async () => {
     const server = await startRecordingServer((_r, res) => json(res, 200, {}))
     try {
-      const huge = fromStream("huge.bin", Stream.empty, 256 * MB + 1)
+      const huge = sized("huge.bin", 256_000_001)
       const e = await runFailure(layerFor({ ...emu, baseUrl: server.url }), Effect.flatMap(GraphqlClient, (c) => c.uploadFile({ file: huge, projectId: "p" })))
       expect(e._tag).toBe("LimitExceeded")
       expect(e.message).toContain("huge.bin")
@@ -231,6 +234,15 @@ describe("client-side limits, checked before any byte is sent", () => {
     } finally {
       await server.close()
     }
+  })
+
+  it("R-LIMIT-01, R-LIMIT-03: exactly 256,000,000 bytes per file and 1,000,000,000 per batch pass the check; one byte more does not", async () => {
+    const check = (operation: string, sizes: ReadonlyArray<number>) =>
+      Effect.runPromise(Effect.either(checkMultipartLimits(operation, sizes.map((n, i) => sized(`f${i}.bin`, n)))))
+    expect((await check("uploadFile", [256_000_000]))._tag).toBe("Right")
+    expect((await check("uploadFile", [256_000_001]))._tag).toBe("Left")
+    expect((await check("uploadFiles", [250_000_000, 250_000_000, 250_000_000, 250_000_000]))._tag).toBe("Right")
+    expect((await check("uploadFiles", [250_000_000, 250_000_000, 250_000_000, 250_000_000, 1]))._tag).toBe("Left")
   })
 
   it("R-LIMIT-02, R-GQL-ERR-03: a batch of 11 files is LimitExceeded", async () => {
@@ -246,13 +258,16 @@ describe("client-side limits, checked before any byte is sent", () => {
     }
   })
 
-  it("R-LIMIT-03, R-GQL-ERR-04: a batch over 1 GB in total is LimitExceeded", async () => {
+  it("R-LIMIT-03, R-GQL-ERR-04: a batch of 1,000,000,001 bytes in total is LimitExceeded", async () => {
     const server = await startRecordingServer((_r, res) => json(res, 200, {}))
     try {
-      const files = Array.from({ length: 5 }, (_, i) => fromStream(`part${i}.bin`, Stream.empty, 250 * MB))
+      const files = [...Array.from({ length: 4 }, (_, i) => sized(`part${i}.bin`, 250_000_000)), sized("one-more.bin", 1)]
       const e = await runFailure(layerFor({ ...emu, baseUrl: server.url }), Effect.flatMap(GraphqlClient, (c) => c.uploadFiles({ files, projectId: "p" })))
       expect(e._tag).toBe("LimitExceeded")
-      if (e._tag === "LimitExceeded") expect(e.limit).toContain("1 GB")
+      if (e._tag === "LimitExceeded") {
+        expect(e.limit).toContain("1 GB")
+        expect(e.max).toBe(1_000_000_000)
+      }
       expect(server.requests.length).toBe(0)
     } finally {
       await server.close()

@@ -7,7 +7,6 @@ import { storageCredentialLog } from "../../src/emulator/uploads/files.ts"
 import { Uploads } from "../../src/client/uploads.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { fromBytes } from "../../src/client/multipart.ts"
-import { PRESIGN_MAX_FILE_BYTES } from "../../src/schema/limits.ts"
 import { json, layerFor, run, runFailure, startRecordingServer, startTestEmulator, type RecordingServer } from "./helpers.ts"
 
 const enc = new TextEncoder()
@@ -110,12 +109,15 @@ describe("presigned flow against the emulator", () => {
     expect(storagePuts()).toBe(2)
   })
 
-  it("R-LIMIT-04, R-UPLOAD-PRESIGN-21: over 4.8 GB is LimitExceeded before any request", async () => {
+  // 4.8 GB is read as 4,800,000,000 bytes (assumptions.ts SIZE_UNITS: decimal, the smaller reading).
+  it("R-LIMIT-04, R-UPLOAD-PRESIGN-21: 4,800,000,001 bytes is LimitExceeded before any request; exactly 4,800,000,000 is presigned", async () => {
     emu.resetStats()
-    const e = await runFailure(layerFor(emu), Effect.flatMap(Uploads, (u) => u.presign({ filename: "big.iso", size: PRESIGN_MAX_FILE_BYTES + 1, workspaceId: ws })))
+    const e = await runFailure(layerFor(emu), Effect.flatMap(Uploads, (u) => u.presign({ filename: "big.iso", size: 4_800_000_001, workspaceId: ws })))
     expect(e._tag).toBe("LimitExceeded")
     expect(e.message).toContain("big.iso")
     expect(emu.stats().total).toBe(0)
+    const atLimit = await run(layerFor(emu), Effect.flatMap(Uploads, (u) => u.presign({ filename: "max.iso", size: 4_800_000_000, workspaceId: ws })))
+    expect(atLimit.method).toBe("PUT")
   })
 })
 

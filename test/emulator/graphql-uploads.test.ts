@@ -4,7 +4,6 @@ import { Readable } from "node:stream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startEmulator, type EmulatorHandle } from "../../src/emulator/index.ts"
 import { insertFolder, storageKeyFor } from "../../src/emulator/uploads/files.ts"
-import { GB, MB } from "../../src/schema/limits.ts"
 import { codeOf, gql, makeUser, upload, UPLOAD_FILE, UPLOAD_FILES, uploadSmall } from "./graphql-support.ts"
 
 let h: EmulatorHandle
@@ -368,19 +367,29 @@ describe("file status", () => {
 })
 
 describe("upload limits and errors", () => {
-  it("R-GQL-ERR-02: a file over 256 MB is BAD_USER_INPUT, refused as soon as the stream crosses the limit (R-LIMIT-01)", async () => {
+  // 256 MB is read as 256,000,000 bytes (assumptions.ts SIZE_UNITS: decimal, the smaller reading).
+  it("R-LIMIT-01: a file of exactly 256,000,000 bytes is accepted", async () => {
+    const r = await rawMultipart({ query: UPLOAD_FILE, variables: { input: { file: null, companyId: h.org } } }, { "0": ["variables.input.file"] }, 1, {
+      fileBytes: 256_000_000
+    })
+    expect(r.body.errors).toBeUndefined()
+    expect(r.body.data.uploadFile.size).toBe(256_000_000)
+  })
+
+  it("R-GQL-ERR-02: a file of 256,000,001 bytes is BAD_USER_INPUT, refused as soon as the stream crosses the limit (R-LIMIT-01)", async () => {
     const before = fileCount()
     const r = await rawMultipart({ query: UPLOAD_FILE, variables: { input: { file: null, companyId: h.org } } }, { "0": ["variables.input.file"] }, 1, {
-      fileBytes: 256 * MB + 1
+      fileBytes: 256_000_001
     })
     expect(r.body.errors[0].extensions.code).toBe("BAD_USER_INPUT")
-    expect(r.body.errors[0].message).toContain("256 MB")
+    expect(r.body.errors[0].message).toContain("256 MB (256000000 bytes)")
     expect(fileCount()).toBe(before)
   })
 
-  it("R-LIMIT-01: a declared body that cannot fit 256 MB per file is refused before any file byte", async () => {
+  it("R-LIMIT-01: a declared body that cannot fit 256,000,000 bytes per file is refused before any file byte", async () => {
+    // 260,000,000 bytes: over the decimal limit, under the binary one (268,435,456).
     const r = await rawMultipart({ query: UPLOAD_FILE, variables: { input: { file: null, companyId: h.org } } }, { "0": ["variables.input.file"] }, 1, {
-      declaredLength: 300 * MB
+      declaredLength: 260_000_000
     })
     expect(r.body.errors[0].extensions.code).toBe("BAD_USER_INPUT")
     expect(r.sent).toBe(0)
@@ -396,16 +405,18 @@ describe("upload limits and errors", () => {
     expect(ten.body.data?.["uploadFiles"]).toHaveLength(10)
   })
 
-  it("R-GQL-ERR-04: an uploadFiles batch over 1 GB in total is BAD_USER_INPUT (R-LIMIT-03)", async () => {
+  it("R-GQL-ERR-04: an uploadFiles batch over 1,000,000,000 bytes in total is BAD_USER_INPUT, before any file byte (R-LIMIT-03)", async () => {
     const map = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [String(i), [`variables.input.files.${i}`]]))
+    // 1,050,000,000 bytes: over the decimal limit, under the binary one (1,073,741,824).
     const r = await rawMultipart(
       { query: UPLOAD_FILES, variables: { input: { files: Array(5).fill(null), companyId: h.org, projectId: ws } } },
       map,
       5,
-      { declaredLength: GB + 5 * MB }
+      { declaredLength: 1_050_000_000 }
     )
     expect(r.body.errors[0].extensions.code).toBe("BAD_USER_INPUT")
-    expect(r.body.errors[0].message).toContain("1 GB")
+    expect(r.body.errors[0].message).toContain("1 GB (1000000000 bytes)")
+    expect(r.sent).toBe(0)
   })
 
   it("R-GQL-ERR-05: an upload beyond the organization's storage allowance is PLAN_LIMIT_REACHED", async () => {

@@ -6,7 +6,6 @@ import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startEmulator, type EmulatorHandle } from "../../src/emulator/index.ts"
 import { getFileByUid, insertForm, storageCredentialLog, storageKeyFor } from "../../src/emulator/uploads/files.ts"
-import { FORM_MAX_FILE_BYTES, PRESIGN_MAX_FILE_BYTES } from "../../src/schema/limits.ts"
 
 let h: EmulatorHandle
 let ws: string
@@ -193,22 +192,25 @@ describe("presign (GET /uploads)", () => {
     }
   })
 
-  it("R-UPLOAD-PRESIGN-21: size above 4.8 GB is rejected early with a 400 (no bytes sent)", async () => {
-    const res = await presign({ filename: "huge.bin", size: String(PRESIGN_MAX_FILE_BYTES + 1) }, appHeaders())
+  // 4.8 GB and 500 MB are read as 4,800,000,000 and 500,000,000 bytes (assumptions.ts
+  // SIZE_UNITS: decimal, the smaller reading).
+  it("R-UPLOAD-PRESIGN-21: size above 4.8 GB (4,800,000,001 bytes) is rejected early with a 400 (no bytes sent)", async () => {
+    const res = await presign({ filename: "huge.bin", size: "4800000001" }, appHeaders())
     expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("4.8 GB (4800000000 bytes)")
   })
 
-  it("R-LIMIT-04: the presigned flow accepts at most 4.8 GB per file", async () => {
-    expect((await presign({ filename: "max.bin", size: String(PRESIGN_MAX_FILE_BYTES) }, appHeaders())).status).toBe(200)
-    expect((await presign({ filename: "over.bin", size: String(PRESIGN_MAX_FILE_BYTES + 1) }, appHeaders())).status).toBe(400)
+  it("R-LIMIT-04: the presigned flow accepts at most 4.8 GB, 4,800,000,000 bytes, per file", async () => {
+    expect((await presign({ filename: "max.bin", size: "4800000000" }, appHeaders())).status).toBe(200)
+    expect((await presign({ filename: "over.bin", size: "4800000001" }, appHeaders())).status).toBe(400)
   })
 
-  it("R-LIMIT-05: an anonymous form upload accepts at most 500 MB per file", async () => {
+  it("R-LIMIT-05: an anonymous form upload accepts at most 500 MB, 500,000,000 bytes, per file", async () => {
     const form = newForm(true)
-    expect((await presign({ filename: "f.bin", formId: form.id, size: String(FORM_MAX_FILE_BYTES) }, {})).status).toBe(200)
-    expect((await presign({ filename: "f.bin", formId: form.id, size: String(FORM_MAX_FILE_BYTES + 1) }, {})).status).toBe(
-      400
-    )
+    expect((await presign({ filename: "f.bin", formId: form.id, size: "500000000" }, {})).status).toBe(200)
+    const over = await presign({ filename: "f.bin", formId: form.id, size: "500000001" }, {})
+    expect(over.status).toBe(400)
+    expect(((await over.json()) as { error: { message: string } }).error.message).toContain("500 MB (500000000 bytes)")
   })
 
   it("R-LIMIT-06: an anonymous form upload requires the form to be active", async () => {

@@ -91,12 +91,12 @@ describe("limits", () => {
     expect(effectiveLimit(7, PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT)).toBe(7)
   })
 
-  it("R-LIMIT-01..05: upload limits in binary units", () => {
-    expect(SIZE_UNITS).toEqual({ MB: 1048576, GB: 1073741824 })
-    expect(MULTIPART_MAX_FILE_BYTES).toBe(268_435_456)
+  it("R-LIMIT-01..05: upload limits in decimal units, the smaller reading (assumptions.ts SIZE_UNITS)", () => {
+    expect(SIZE_UNITS).toEqual({ MB: 1_000_000, GB: 1_000_000_000 })
+    expect(MULTIPART_MAX_FILE_BYTES).toBe(256_000_000)
     expect(BATCH_MAX_FILES).toBe(10)
-    expect(BATCH_MAX_BYTES).toBe(1_073_741_824)
-    expect(PRESIGN_MAX_FILE_BYTES).toBe(5_153_960_755)
-    expect(FORM_MAX_FILE_BYTES).toBe(524_288_000)
+    expect(BATCH_MAX_BYTES).toBe(1_000_000_000)
+    expect(PRESIGN_MAX_FILE_BYTES).toBe(4_800_000_000)
+    expect(FORM_MAX_FILE_BYTES).toBe(500_000_000)
   })
 })

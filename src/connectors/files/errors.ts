@@ -4,6 +4,7 @@
  * since their signatures are short-lived secrets too).
  */
 import * as Data from "effect/Data"
+import { GB } from "../../schema/limits.ts"
 
 /** `--from` / `--to` is not `workspace:ID` or `dir:PATH`, or names something unusable. */
 export class CopySpecInvalid extends Data.TaggedError("CopySpecInvalid")<{
@@ -23,7 +24,7 @@ export class FileTooLarge extends Data.TaggedError("FileTooLarge")<{
   readonly max: number
 }> {
   override get message(): string {
-    return `${this.name}: ${this.size} bytes is over the ${(this.max / 1024 ** 3).toFixed(1)} GB limit of the presigned upload; not sent`
+    return `${this.name}: ${this.size} bytes is over the ${this.max / GB} GB (${this.max} bytes) limit of the presigned upload; not sent`
   }
 }
 

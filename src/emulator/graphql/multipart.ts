@@ -5,15 +5,16 @@
  * straight into the object store, so no file is held in memory.
  *
  * Limits (R-GQL-ERR-02..04, R-LIMIT-01..03): 256 MB per file, 10 files and 1 GB per
- * batch, all BAD_USER_INPUT. A request whose Content-Length already proves a limit is
- * broken is refused as soon as `map` is read, before any file byte is stored; otherwise
- * the stream is refused the moment it crosses a limit.
+ * batch, read as decimal units (256,000,000 and 1,000,000,000 bytes; `SIZE_UNITS` in
+ * assumptions.ts), all BAD_USER_INPUT. A request whose Content-Length already proves a
+ * limit is broken is refused as soon as `map` is read, before any file byte is stored;
+ * otherwise the stream is refused the moment it crosses a limit.
  */
 import busboy from "busboy"
 import type { IncomingMessage } from "node:http"
 import { Transform } from "node:stream"
 import type { GraphQLError } from "graphql"
-import { BATCH_MAX_BYTES, BATCH_MAX_FILES, MULTIPART_MAX_FILE_BYTES } from "../../schema/limits.ts"
+import { BATCH_MAX_BYTES, BATCH_MAX_FILES, GB, MB, MULTIPART_MAX_FILE_BYTES } from "../../schema/limits.ts"
 import type { EmulatorContext } from "../context.ts"
 import { storageKeyFor } from "../uploads/files.ts"
 import { badInput } from "./errors.ts"
@@ -29,6 +30,10 @@ export interface MultipartResult {
   readonly request: GraphqlRequest
   readonly parts: ReadonlyArray<UploadedPart>
 }
+
+/** The limits as the documents write them, with the exact figure we read them as. */
+const FILE_LIMIT_TEXT = `${MULTIPART_MAX_FILE_BYTES / MB} MB (${MULTIPART_MAX_FILE_BYTES} bytes)`
+const BATCH_TOO_LARGE = `The batch exceeds ${BATCH_MAX_BYTES / GB} GB (${BATCH_MAX_BYTES} bytes) in total`
 
 /** Room for one part's headers and boundary; generous, so the early check never misfires. */
 const PART_OVERHEAD = 64 * 1024
@@ -184,10 +189,10 @@ export const readMultipart = (ctx: EmulatorContext, req: IncomingMessage): Promi
       if (!Number.isFinite(declaredLength) || files === 0) return
       const remaining = declaredLength - received
       if (remaining > BATCH_MAX_BYTES + (files + 1) * PART_OVERHEAD) {
-        throw badInput("The batch exceeds 1 GB in total")
+        throw badInput(BATCH_TOO_LARGE)
       }
       if (remaining > files * MULTIPART_MAX_FILE_BYTES + (files + 1) * PART_OVERHEAD) {
-        throw badInput("A file exceeds 256 MB")
+        throw badInput(`A file exceeds ${FILE_LIMIT_TEXT}`)
       }
     }
 
@@ -217,8 +222,8 @@ export const readMultipart = (ctx: EmulatorContext, req: IncomingMessage): Promi
         transform(chunk: Buffer, _enc, done) {
           fileBytes += chunk.length
           batchBytes += chunk.length
-          if (fileBytes > MULTIPART_MAX_FILE_BYTES) return done(new Refused(badInput(`File ${part.filename} exceeds 256 MB`)))
-          if (batchBytes > BATCH_MAX_BYTES) return done(new Refused(badInput("The batch exceeds 1 GB in total")))
+          if (fileBytes > MULTIPART_MAX_FILE_BYTES) return done(new Refused(badInput(`File ${part.filename} exceeds ${FILE_LIMIT_TEXT}`)))
+          if (batchBytes > BATCH_MAX_BYTES) return done(new Refused(badInput(BATCH_TOO_LARGE)))
           done(null, chunk)
         }
       })

@@ -38,8 +38,8 @@ const maxBytesOf = (uploader: Pick<Uploader, "kind">): number =>
 const tooLarge = (uploader: Pick<Uploader, "kind">, size: number) =>
   badRequest(
     uploader.kind === "form"
-      ? `The file is ${size} bytes; anonymous form uploads accept at most 500 MB`
-      : `The file is ${size} bytes; the presigned flow accepts at most ${PRESIGN_MAX_FILE_BYTES / GB} GB`,
+      ? `The file is ${size} bytes; anonymous form uploads accept at most 500 MB (${FORM_MAX_FILE_BYTES} bytes)`
+      : `The file is ${size} bytes; the presigned flow accepts at most ${PRESIGN_MAX_FILE_BYTES / GB} GB (${PRESIGN_MAX_FILE_BYTES} bytes)`,
     [{ path: ["size"], message: "Too large" }]
   )
 
