@@ -92,6 +92,36 @@ export class UnexpectedStatus extends Data.TaggedError("UnexpectedStatus")<{
   }
 }
 
+/**
+ * An operation beyond the documents (assumptions.ts EXTRA_OPERATIONS) that this service
+ * does not have: it answered 404, 405 or 501, or a 400 saying the operation is unknown.
+ * Only the feature needing it stops; it reports `notAvailableLine` and the job goes on.
+ */
+export class NotAvailable extends Data.TaggedError("NotAvailable")<{
+  readonly operation: string
+  readonly status: number
+  readonly detail: string
+}> {
+  override get message(): string {
+    return redact(`${this.operation}: not available from this service (HTTP ${this.status})${this.detail ? `: ${clip(this.detail, 120)}` : ""}`)
+  }
+}
+
+/** The one line a feature reports when an operation it needs is not available. */
+export const notAvailableLine = (feature: string, e: { readonly operation: string }): string =>
+  redact(`${feature}: not available from this service (${e.operation})`)
+
+/**
+ * "Not found" from a documented operation: 422 with code `NOT_FOUND` (our reading,
+ * assumptions.ts NOT_FOUND_STATUS) or 404 (the other one; the status table has no 404).
+ * An extra operation's 404 is `NotAvailable` instead, never this.
+ */
+export const isNotFound = (e: unknown): boolean => {
+  if (typeof e !== "object" || e === null) return false
+  const { _tag, code, status } = e as { _tag?: unknown; code?: unknown; status?: unknown }
+  return (_tag === "ValidationFailed" && code === "NOT_FOUND") || (_tag === "UnexpectedStatus" && status === 404)
+}
+
 /** Every code of the GraphQL errors table. */
 export const GRAPHQL_ERROR_CODES = [
   "BAD_USER_INPUT",
@@ -286,6 +316,7 @@ export type ClientError =
   | ConflictingInput
   | InputRejected
   | StoragePutFailed
+  | NotAvailable
 
 const TAGS: ReadonlySet<string> = new Set([
   "InvalidInput",
@@ -305,7 +336,8 @@ const TAGS: ReadonlySet<string> = new Set([
   "OutcomeUnknown",
   "LimitExceeded",
   "ConflictingInput",
-  "InputRejected"
+  "InputRejected",
+  "NotAvailable"
 ])
 
 export const isClientError = (u: unknown): u is ClientError =>

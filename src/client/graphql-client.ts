@@ -4,6 +4,11 @@
  * a GraphqlError carrying the code (`extensions.code`, else `code`). Every attempt goes
  * through the shared Limiter and the one retry policy; queries are safe to repeat,
  * creating mutations are not.
+ *
+ * Decoding follows docs/architecture.md ("Decoding policy"): documents select only
+ * documented fields, which are required; operations whose return the documents do not
+ * show (role reads and updates, every webhook operation but `webhooks`) answer an
+ * Option (the shape when it is one) or, for deletes, true unless the answer is `false`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -29,6 +34,7 @@ import {
   GraphqlFile
 } from "../schema/files.ts"
 import { BATCH_MAX_BYTES, BATCH_MAX_FILES, MULTIPART_MAX_FILE_BYTES } from "../schema/limits.ts"
+import { answerIfShaped } from "../schema/open.ts"
 import {
   type CreateWorkspaceUserRoleInput,
   GraphqlUser,
@@ -165,18 +171,27 @@ export interface GraphqlClientApi {
   readonly resendInvitation: (id: string) => Effect.Effect<Invitation, GraphqlCallError>
   readonly cancelInvitation: (id: string) => Effect.Effect<boolean, GraphqlCallError>
 
+  /** Documented to return a ProjectUserRole. */
   readonly createWorkspaceUserRole: (input: CreateWorkspaceUserRoleInput) => Effect.Effect<ProjectUserRole, GraphqlCallError>
-  readonly updateWorkspaceUserRole: (input: UpdateWorkspaceUserRoleInput) => Effect.Effect<ProjectUserRole, GraphqlCallError>
+  // The returns of the other role operations are not shown: the role when the answer is one.
+  readonly updateWorkspaceUserRole: (
+    input: UpdateWorkspaceUserRoleInput
+  ) => Effect.Effect<Option.Option<ProjectUserRole>, GraphqlCallError>
+  /** True unless the service answered `false`. */
   readonly deleteWorkspaceUserRole: (id: string) => Effect.Effect<boolean, GraphqlCallError>
-  readonly workspaceUserRole: (id: string) => Effect.Effect<ProjectUserRole, GraphqlCallError>
-  readonly workspaceUserRoles: (projectId: string) => Effect.Effect<ReadonlyArray<ProjectUserRole>, GraphqlCallError>
+  readonly workspaceUserRole: (id: string) => Effect.Effect<Option.Option<ProjectUserRole>, GraphqlCallError>
+  readonly workspaceUserRoles: (
+    projectId: string
+  ) => Effect.Effect<Option.Option<ReadonlyArray<ProjectUserRole>>, GraphqlCallError>
 
-  readonly createWebhook: (input: CreateWebhookInput) => Effect.Effect<Webhook, GraphqlCallError>
-  readonly updateWebhook: (input: UpdateWebhookInput) => Effect.Effect<Webhook, GraphqlCallError>
-  readonly disableWebhook: (id: string) => Effect.Effect<Webhook, GraphqlCallError>
+  // The returns of the webhook operations are not shown (but `webhooks`, an object with items).
+  readonly createWebhook: (input: CreateWebhookInput) => Effect.Effect<Option.Option<Webhook>, GraphqlCallError>
+  readonly updateWebhook: (input: UpdateWebhookInput) => Effect.Effect<Option.Option<Webhook>, GraphqlCallError>
+  readonly disableWebhook: (id: string) => Effect.Effect<Option.Option<Webhook>, GraphqlCallError>
+  /** True unless the service answered `false`. */
   readonly deleteWebhook: (id: string) => Effect.Effect<boolean, GraphqlCallError>
   readonly webhooks: () => Effect.Effect<WebhooksPage, GraphqlCallError>
-  readonly webhook: (id: string) => Effect.Effect<Webhook, GraphqlCallError>
+  readonly webhook: (id: string) => Effect.Effect<Option.Option<Webhook>, GraphqlCallError>
 }
 
 export class GraphqlClient extends Context.Tag("worksync/GraphqlClient")<GraphqlClient, GraphqlClientApi>() {}
@@ -225,6 +240,17 @@ const WEBHOOK = `query webhook($id: String!) { webhook(id: $id) { ${WEBHOOK_FIEL
 
 const field = <K extends string, A, I>(key: K, schema: Schema.Schema<A, I, never>) =>
   Schema.Struct({ [key]: schema } as { [P in K]: Schema.Schema<A, I, never> })
+
+/** A Boolean answer whose type is not shown: true unless the service said `false`. */
+const NotFalse = Schema.transform(Schema.Unknown, Schema.Boolean, {
+  strict: true,
+  decode: (u) => u !== false,
+  encode: (b) => b
+})
+
+const MaybeRole = answerIfShaped(ProjectUserRole)
+const MaybeRoles = answerIfShaped(Schema.Array(ProjectUserRole))
+const MaybeWebhook = answerIfShaped(Webhook)
 
 /** Operation name of a document (`mutation uploadFile(...)` → `uploadFile`). */
 export const operationNameOf = (query: string): string =>
@@ -540,37 +566,37 @@ export const makeGraphqlClient = (
         Effect.map((d) => d.createWorkspaceUserRole)
       ),
     updateWorkspaceUserRole: (input) =>
-      execute(UPDATE_ROLE, { input: compact({ ...input }) }, field("updateWorkspaceUserRole", ProjectUserRole), {
+      execute(UPDATE_ROLE, { input: compact({ ...input }) }, field("updateWorkspaceUserRole", MaybeRole), {
         idempotent: true
       }).pipe(Effect.map((d) => d.updateWorkspaceUserRole)),
     deleteWorkspaceUserRole: (id) =>
-      execute(DELETE_ROLE, { id }, field("deleteWorkspaceUserRole", Schema.Boolean), { idempotent: true }).pipe(
+      execute(DELETE_ROLE, { id }, field("deleteWorkspaceUserRole", NotFalse), { idempotent: true }).pipe(
         Effect.map((d) => d.deleteWorkspaceUserRole)
       ),
     workspaceUserRole: (id) =>
-      execute(ROLE, { id }, field("workspaceUserRole", ProjectUserRole)).pipe(Effect.map((d) => d.workspaceUserRole)),
+      execute(ROLE, { id }, field("workspaceUserRole", MaybeRole)).pipe(Effect.map((d) => d.workspaceUserRole)),
     workspaceUserRoles: (projectId) =>
-      execute(ROLES, { projectId }, field("workspaceUserRoles", Schema.Array(ProjectUserRole)), { workspaceId: projectId }).pipe(
+      execute(ROLES, { projectId }, field("workspaceUserRoles", MaybeRoles), { workspaceId: projectId }).pipe(
         Effect.map((d) => d.workspaceUserRoles)
       ),
     createWebhook: (input) =>
-      execute(CREATE_WEBHOOK, { input: compact({ ...input }) }, field("createWebhook", Webhook)).pipe(
+      execute(CREATE_WEBHOOK, { input: compact({ ...input }) }, field("createWebhook", MaybeWebhook)).pipe(
         Effect.map((d) => d.createWebhook)
       ),
     updateWebhook: (input) =>
-      execute(UPDATE_WEBHOOK, { input: compact({ ...input }) }, field("updateWebhook", Webhook), { idempotent: true }).pipe(
+      execute(UPDATE_WEBHOOK, { input: compact({ ...input }) }, field("updateWebhook", MaybeWebhook), { idempotent: true }).pipe(
         Effect.map((d) => d.updateWebhook)
       ),
     disableWebhook: (id) =>
-      execute(DISABLE_WEBHOOK, { id }, field("disableWebhook", Webhook), { idempotent: true }).pipe(
+      execute(DISABLE_WEBHOOK, { id }, field("disableWebhook", MaybeWebhook), { idempotent: true }).pipe(
         Effect.map((d) => d.disableWebhook)
       ),
     deleteWebhook: (id) =>
-      execute(DELETE_WEBHOOK, { id }, field("deleteWebhook", Schema.Boolean), { idempotent: true }).pipe(
+      execute(DELETE_WEBHOOK, { id }, field("deleteWebhook", NotFalse), { idempotent: true }).pipe(
         Effect.map((d) => d.deleteWebhook)
       ),
     webhooks: () => execute(WEBHOOKS, {}, field("webhooks", WebhooksPage)).pipe(Effect.map((d) => d.webhooks)),
-    webhook: (id) => execute(WEBHOOK, { id }, field("webhook", Webhook)).pipe(Effect.map((d) => d.webhook))
+    webhook: (id) => execute(WEBHOOK, { id }, field("webhook", MaybeWebhook)).pipe(Effect.map((d) => d.webhook))
   }
 }
 

@@ -14,6 +14,7 @@ import {
   type HttpFailure,
   InvalidInput,
   type Issue,
+  NotAvailable,
   RateLimited,
   ServerError,
   type Timeout,
@@ -80,6 +81,30 @@ export const restFailure = (operation: string, answer: Answer, nowMs: number): H
         : new UnexpectedStatus({ operation, status: answer.status, detail: parts.message })
   }
 }
+
+/** What a 400 says when the operation itself is unknown (not the input). */
+const UNKNOWN_OPERATION =
+  /unknown (operation|endpoint|route|method|path|procedure)|no such (operation|endpoint|route|method)|(operation|endpoint|route|method) (is )?(not found|unknown|not supported|not implemented)|not implemented|unsupported (operation|endpoint|method)|UNKNOWN_OPERATION|NOT_IMPLEMENTED/i
+
+/**
+ * Whether a failed answer says the service has no such operation: 404, 405, 501, or a
+ * 400 whose code or message says the operation (not the input) is unknown.
+ */
+export const isUnknownOperationAnswer = (answer: Answer): boolean => {
+  if (answer.status === 404 || answer.status === 405 || answer.status === 501) return true
+  if (answer.status !== 400) return false
+  const parts = errorPartsOf(answer.text)
+  return UNKNOWN_OPERATION.test(`${parts.code ?? ""} ${parts.message}`)
+}
+
+/**
+ * Maps a non-2xx answer of an operation beyond the documents: "no such operation" is
+ * NotAvailable, anything else as for any REST call.
+ */
+export const beyondDocumentsFailure = (operation: string, answer: Answer, nowMs: number): HttpFailure | NotAvailable =>
+  isUnknownOperationAnswer(answer)
+    ? new NotAvailable({ operation, status: answer.status, detail: errorPartsOf(answer.text).message })
+    : restFailure(operation, answer, nowMs)
 
 /**
  * One attempt through the limiter; reports the answer to the limiter (429 → back off,

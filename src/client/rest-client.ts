@@ -3,7 +3,10 @@
  * when there is no input), or one of the resource-style paths for records, workspaces and
  * lists. Every attempt passes the shared Limiter; the one retry policy decides repeats.
  * Answers are decoded with the schemas of src/schema (extra keys kept; a bad field fails
- * with a DecodeError naming its path).
+ * with a DecodeError naming its path), following the decoding policy of
+ * docs/architecture.md: documented fields are required, the rest optional and raw, and
+ * answers the documents do not show are read for what they offer, never required.
+ * Operations beyond the documents fail with NotAvailable when the service lacks them.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -32,24 +35,34 @@ import type {
   UpdateRecordInput
 } from "../schema/inputs.ts"
 import * as Inputs from "../schema/inputs.ts"
+import { answerIfShaped, refIdOf, stringOf } from "../schema/open.ts"
 import { RecordsPage, UsersPage } from "../schema/paging.ts"
 import {
-  CountRecordsResponse,
+  CountRecordsAnswer,
   CreateRecordResponse,
   RecordDetail,
   SearchResults,
-  SuccessResponse
+  SuccessResponse,
+  UpdateRecordAnswer
 } from "../schema/records.ts"
-import { List, ListsResponse, Tag, TagsResponse, Workspace, WorkspacesPage } from "../schema/workspaces.ts"
+import { type List, ListsResponse, type Tag, TagsResponse, Workspace, WorkspacesPage } from "../schema/workspaces.ts"
 import { Connection, type ConnectionConfig, headerNames } from "./config.ts"
-import { ConflictingInput, type HttpFailure, InputRejected, type OutcomeUnknown } from "./errors.ts"
+import {
+  ConflictingInput,
+  DecodeError,
+  type HttpFailure,
+  InputRejected,
+  isNotFound,
+  NotAvailable,
+  type OutcomeUnknown
+} from "./errors.ts"
 import { Limiter, type LimiterApi } from "./limiter.ts"
-import { limitedAttempt, restFailure } from "./responses.ts"
+import { beyondDocumentsFailure, limitedAttempt, restFailure } from "./responses.ts"
 import { summarizeInput, withRetry } from "./retry.ts"
 import { decodeWith, exchange, parseJson, plainClient } from "./transport.ts"
 
 /** Everything a REST call can fail with. */
-export type RestError = HttpFailure | OutcomeUnknown | ConflictingInput | InputRejected
+export type RestError = HttpFailure | OutcomeUnknown | ConflictingInput | InputRejected | NotAvailable
 
 // Inputs are the schemas of src/schema/inputs.ts (optional fields may be omitted).
 export type {
@@ -77,6 +90,11 @@ export type WorkspaceScoped = Inputs.ListListsInput
 export interface CallOptions {
   /** Safe to repeat (reads; updates, moves, deletes to a fixed value). */
   readonly idempotent: boolean
+  /**
+   * The operation is beyond the documents (assumptions.ts EXTRA_OPERATIONS): a 404, 405,
+   * 501 or unknown-operation 400 fails with NotAvailable, not as a not-found.
+   */
+  readonly beyondDocuments?: boolean
 }
 
 /** A resource-style (or any non-RPC) request. */
@@ -89,6 +107,8 @@ export interface RawRequest {
   readonly query?: QueryInput
   readonly body?: unknown
   readonly idempotent: boolean
+  /** As in CallOptions. */
+  readonly beyondDocuments?: boolean
 }
 
 export type QueryValue = string | number | boolean | ReadonlyArray<string> | undefined
@@ -101,19 +121,19 @@ export interface ResourceApi {
   readonly getRecord: (input: RecordRef) => Effect.Effect<RecordDetail, RestError>
   /** `POST /v1/records` (create-record body). */
   readonly createRecord: (input: CreateRecordInput) => Effect.Effect<CreateRecordResponse, RestError>
-  /** `PATCH /v1/records/{id}` (update-record body without recordId). */
-  readonly updateRecord: (input: UpdateRecordInput) => Effect.Effect<RecordDetail, RestError>
+  /** `PATCH /v1/records/{id}` (update-record body without recordId); the answer is not shown, see `updateRecord`. */
+  readonly updateRecord: (input: UpdateRecordInput) => Effect.Effect<UpdateRecordAnswer, RestError>
   /** `DELETE /v1/records/{id}?workspaceId=`. */
   readonly deleteRecord: (input: RecordRef) => Effect.Effect<SuccessResponse, RestError>
   /** `POST /v1/records/{id}/move` with body `{workspaceId, listId}`. */
   readonly moveRecord: (input: MoveRecordInput) => Effect.Effect<SuccessResponse, RestError>
   /** `GET /v1/workspaces`. */
   readonly listWorkspaces: () => Effect.Effect<WorkspacesPage, RestError>
-  /** `POST /v1/workspaces`. */
-  readonly createWorkspace: (input: CreateWorkspaceInput) => Effect.Effect<Workspace, RestError>
+  /** `POST /v1/workspaces`; the answer is not shown: the workspace when it is one. */
+  readonly createWorkspace: (input: CreateWorkspaceInput) => Effect.Effect<Option.Option<Workspace>, RestError>
   /** `GET /v1/lists?workspaceId=`. */
   readonly listLists: (input: WorkspaceScoped) => Effect.Effect<ListsResponse, RestError>
-  /** `POST /v1/lists`. */
+  /** `POST /v1/lists`; see `createList`. */
   readonly createList: (input: CreateListInput) => Effect.Effect<List, RestError>
 }
 
@@ -131,21 +151,38 @@ export interface RestClientApi {
   readonly listRecords: (input?: ListRecordsInput) => Effect.Effect<RecordsPage, RestError>
   readonly getRecord: (input: RecordRef) => Effect.Effect<RecordDetail, RestError>
   readonly createRecord: (input: CreateRecordInput) => Effect.Effect<CreateRecordResponse, RestError>
-  readonly updateRecord: (input: UpdateRecordInput) => Effect.Effect<RecordDetail, RestError>
+  /**
+   * update-record. Its answer is not shown by the documents: a 2xx is the success, and
+   * the record detail is returned only when the answer is one (`{success: true}`, `{}`
+   * or anything else give none). Callers must not depend on it.
+   */
+  readonly updateRecord: (input: UpdateRecordInput) => Effect.Effect<UpdateRecordAnswer, RestError>
   readonly moveRecord: (input: MoveRecordInput) => Effect.Effect<SuccessResponse, RestError>
   readonly deleteRecord: (input: RecordRef) => Effect.Effect<SuccessResponse, RestError>
-  readonly countRecords: (input?: CountRecordsInput) => Effect.Effect<CountRecordsResponse, RestError>
+  /**
+   * count-records. Its answer is not shown: `{count}`, `{totalCount}` or a bare number
+   * give the count, anything else none (callers then go on without a total).
+   */
+  readonly countRecords: (input?: CountRecordsInput) => Effect.Effect<CountRecordsAnswer, RestError>
   readonly searchRecords: (input: SearchRecordsInput) => Effect.Effect<SearchResults, RestError>
   readonly listRecordActivity: (input: ListRecordActivityInput) => Effect.Effect<ActivityPage, RestError>
   readonly listFiles: (input: ListFilesInput) => Effect.Effect<FilesPage, RestError>
   readonly listWorkspaces: () => Effect.Effect<WorkspacesPage, RestError>
   readonly listUsers: (input?: ListUsersInput) => Effect.Effect<UsersPage, RestError>
-  /** Not paged: every list of the workspace. */
+  /** Not paged: every list of the workspace, in the service's order. */
   readonly listLists: (input: WorkspaceScoped) => Effect.Effect<ListsResponse, RestError>
+  /**
+   * Creates a list: RPC `create-list` (beyond the documents), else the documented
+   * `POST /v1/lists`; NotAvailable when the service has neither. Their answers are not
+   * shown: the id is read from the answer, else the list is found by title.
+   */
   readonly createList: (input: CreateListInput) => Effect.Effect<List, RestError>
+  /** list-tags (beyond the documents): NotAvailable when the service lacks it. */
   readonly listTags: (input: WorkspaceScoped) => Effect.Effect<TagsResponse, RestError>
+  /** create-tag (beyond the documents), read like `createList`'s answer. */
   readonly createTag: (input: CreateTagInput) => Effect.Effect<Tag, RestError>
-  readonly createWorkspace: (input: CreateWorkspaceInput) => Effect.Effect<Workspace, RestError>
+  /** create-workspace (beyond the documents); the workspace when the answer is one. */
+  readonly createWorkspace: (input: CreateWorkspaceInput) => Effect.Effect<Option.Option<Workspace>, RestError>
 
   readonly resource: ResourceApi
 }
@@ -216,7 +253,13 @@ export const makeRestClient = (
   const baseHeaders = (withBody: boolean): Record<string, string> => {
     const h: Record<string, string> = {}
     if (Option.isSome(config.token)) h["authorization"] = `Bearer ${Redacted.value(config.token.value)}`
-    if (Option.isSome(config.org)) h[names.orgId] = config.org.value
+    // The documents name both organization headers without saying which is canonical
+    // (assumptions.ts CANONICAL_ORG_HEADER): both go on every call, so either reading
+    // accepts it.
+    if (Option.isSome(config.org)) {
+      h[names.orgId] = config.org.value
+      h[names.companyId] = config.org.value
+    }
     if (withBody) h["content-type"] = "application/json"
     return h
   }
@@ -228,7 +271,8 @@ export const makeRestClient = (
     idempotent: boolean,
     body: unknown,
     /** What a repeated attempt's failure means when an earlier attempt may have applied the call. */
-    afterRepeat?: (e: RestError) => A | undefined
+    afterRepeat?: (e: RestError) => A | undefined,
+    beyondDocuments = false
   ): Effect.Effect<A, RestError> =>
     Effect.gen(function*() {
       let attempts = 0
@@ -238,7 +282,8 @@ export const makeRestClient = (
           attempts++
           return exchange(client, build(), operation, config.requestTimeoutMs)
         }),
-        (answer, now) => restFailure(operation, answer, now)
+        (answer, now): HttpFailure | NotAvailable =>
+          beyondDocuments ? beyondDocumentsFailure(operation, answer, now) : restFailure(operation, answer, now)
       )
       return yield* withRetry(attempt, {
         operation,
@@ -252,7 +297,15 @@ export const makeRestClient = (
             return recovered === undefined ? Effect.fail(e) : Effect.succeed(recovered)
           },
           onSuccess: (answer) =>
-            Effect.flatMap(parseJson(operation, answer.text), (json) => decodeWith(operation, schema, json))
+            parseJson(operation, answer.text).pipe(
+              Effect.flatMap((json) => decodeWith(operation, schema, json)),
+              // A body that is not JSON fails, unless the schema reads any answer (one the
+              // documents do not show): then it gets the text as sent.
+              Effect.catchIf(
+                (e) => e.path === "(root)" && e.detail.startsWith("not JSON"),
+                (e) => Effect.orElse(decodeWith(operation, schema, answer.text), () => Effect.fail(e))
+              )
+            )
         })
       )
     })
@@ -261,8 +314,7 @@ export const makeRestClient = (
    * A delete repeated after a lost answer may find the record already gone: that is the
    * outcome asked for, not a failure.
    */
-  const deletedAlready = (e: RestError): SuccessResponse | undefined =>
-    e._tag === "ValidationFailed" && e.code === "NOT_FOUND" ? { success: true } : undefined
+  const deletedAlready = (e: RestError): SuccessResponse | undefined => (isNotFound(e) ? { success: true } : undefined)
 
   const call = <A, I>(
     operation: string,
@@ -283,7 +335,8 @@ export const makeRestClient = (
       responseSchema,
       options.idempotent,
       payload,
-      afterRepeat
+      afterRepeat,
+      options.beyondDocuments === true
     )
   }
 
@@ -304,7 +357,8 @@ export const makeRestClient = (
       responseSchema,
       spec.idempotent,
       spec.body,
-      afterRepeat
+      afterRepeat,
+      spec.beyondDocuments === true
     )
   }
 
@@ -318,6 +372,50 @@ export const makeRestClient = (
     afterRepeat?: (e: RestError) => A | undefined
   ): Effect.Effect<A, RestError> =>
     Effect.flatMap(checkInput(operation, inputSchema, input), (body) => call(operation, body, schema, { idempotent }, afterRepeat))
+
+  /** An RPC operation beyond the documents (assumptions.ts EXTRA_OPERATIONS). */
+  const rpcBeyond = <In, EncIn, A, I>(
+    operation: string,
+    inputSchema: Schema.Schema<In, EncIn, never>,
+    input: In,
+    schema: Schema.Schema<A, I, never>,
+    idempotent: boolean
+  ): Effect.Effect<A, RestError> =>
+    Effect.flatMap(
+      checkInput(operation, inputSchema, input),
+      (body) => call(operation, body, schema, { idempotent, beyondDocuments: true })
+    )
+
+  /**
+   * What a create of a titled item (list, tag) answered, whose shape the documents do
+   * not show: the id when the answer carries one (the item itself), else the item of
+   * that title found by listing again. Neither: a DecodeError, so a journal looks
+   * before creating again.
+   */
+  const createdByTitle = <T extends { readonly id: string; readonly title: string }>(
+    operation: string,
+    title: string,
+    answer: unknown,
+    relist: Effect.Effect<ReadonlyArray<T>, RestError>
+  ): Effect.Effect<T | { readonly id: string; readonly title: string }, RestError> => {
+    const id = refIdOf(answer)
+    if (id !== undefined) {
+      const rest = typeof answer === "object" && answer !== null ? answer : {}
+      return Effect.succeed({ ...rest, id, title: stringOf((answer as { title?: unknown }).title) ?? title })
+    }
+    return Effect.flatMap(relist, (items) => {
+      const found = items.find((i) => i.title === title)
+      return found !== undefined
+        ? Effect.succeed(found)
+        : Effect.fail(new DecodeError({ operation, path: "id", detail: "the answer names no id, and no item of that title was found" }))
+    })
+  }
+
+  const listListsRpc = (input: WorkspaceScoped) => rpc("list-lists", Inputs.ListListsInput, input, ListsResponse, true)
+  const listTagsRpc = (input: WorkspaceScoped) => rpcBeyond("list-tags", Inputs.ListTagsInput, input, TagsResponse, true)
+
+  /** create-workspace's answer is not shown: the workspace when it is one. */
+  const optionalWorkspace = answerIfShaped(Workspace)
 
   const enc = encodeURIComponent
 
@@ -356,7 +454,7 @@ export const makeRestClient = (
             body,
             idempotent: true
           },
-          RecordDetail
+          UpdateRecordAnswer
         )),
     deleteRecord: (input) =>
       Effect.flatMap(checkInput("DELETE /v1/records/{id}", Inputs.DeleteRecordInput, input), ({ recordId, workspaceId }) =>
@@ -387,17 +485,31 @@ export const makeRestClient = (
       request({ operation: "GET /v1/workspaces", method: "GET", path: "/v1/workspaces", idempotent: true }, WorkspacesPage),
     createWorkspace: (input) =>
       Effect.flatMap(checkInput("POST /v1/workspaces", Inputs.CreateWorkspaceInput, input), (body) =>
-        request({ operation: "POST /v1/workspaces", method: "POST", path: "/v1/workspaces", body, idempotent: false }, Workspace)),
+        request(
+          { operation: "POST /v1/workspaces", method: "POST", path: "/v1/workspaces", body, idempotent: false },
+          optionalWorkspace
+        )),
     listLists: (input) =>
       Effect.flatMap(checkInput("GET /v1/lists", Inputs.ListListsInput, input), ({ workspaceId }) =>
         request(
           { operation: "GET /v1/lists", method: "GET", path: "/v1/lists", query: { workspaceId }, idempotent: true },
           ListsResponse
         )),
-    createList: (input) =>
-      Effect.flatMap(checkInput("POST /v1/lists", Inputs.CreateListInput, input), (body) =>
-        request({ operation: "POST /v1/lists", method: "POST", path: "/v1/lists", body, idempotent: false }, List))
+    createList: (input) => createListVia("POST /v1/lists", input)
   }
+
+  /** `create-list` or `POST /v1/lists`, the answer read by `createdByTitle`. */
+  function createListVia(operation: "create-list" | "POST /v1/lists", input: CreateListInput): Effect.Effect<List, RestError> {
+    const send = operation === "create-list"
+      ? rpcBeyond(operation, Inputs.CreateListInput, input, Schema.Unknown, false)
+      : Effect.flatMap(checkInput(operation, Inputs.CreateListInput, input), (body) =>
+        request(
+          { operation, method: "POST", path: "/v1/lists", body, idempotent: false, beyondDocuments: true },
+          Schema.Unknown
+        ))
+    return Effect.flatMap(send, (answer) => createdByTitle(operation, input.title, answer, listListsRpc({ workspaceId: input.workspaceId })))
+  }
+
 
   return {
     call: (operation, body, responseSchema, options) => call(operation, body, responseSchema, options),
@@ -405,21 +517,30 @@ export const makeRestClient = (
     listRecords: (input = {}) => rpc("list-records", Inputs.ListRecordsInput, input, RecordsPage, true),
     getRecord: (input) => rpc("get-record", Inputs.GetRecordInput, input, RecordDetail, true),
     createRecord: (input) => rpc("create-record", Inputs.CreateRecordInput, input, CreateRecordResponse, false),
-    updateRecord: (input) => rpc("update-record", Inputs.UpdateRecordInput, input, RecordDetail, true),
+    updateRecord: (input) => rpc("update-record", Inputs.UpdateRecordInput, input, UpdateRecordAnswer, true),
     moveRecord: (input) => rpc("move-record", Inputs.MoveRecordInput, input, SuccessResponse, true),
     deleteRecord: (input) => rpc("delete-record", Inputs.DeleteRecordInput, input, SuccessResponse, true, deletedAlready),
-    countRecords: (input = {}) => rpc("count-records", Inputs.CountRecordsInput, input, CountRecordsResponse, true),
+    countRecords: (input = {}) => rpc("count-records", Inputs.CountRecordsInput, input, CountRecordsAnswer, true),
     searchRecords: (input) => rpc("search-records", Inputs.SearchRecordsInput, input, SearchResults, true),
     listRecordActivity: (input) =>
       rpc("list-record-activity", Inputs.ListRecordActivityInput, input, ActivityPage, true),
     listFiles: (input) => rpc("list-files", Inputs.ListFilesInput, input, FilesPage, true),
     listWorkspaces: () => rpc("list-workspaces", Inputs.ListWorkspacesInput, {}, WorkspacesPage, true),
     listUsers: (input = {}) => rpc("list-users", Inputs.ListUsersInput, input, UsersPage, true),
-    listLists: (input) => rpc("list-lists", Inputs.ListListsInput, input, ListsResponse, true),
-    createList: (input) => rpc("create-list", Inputs.CreateListInput, input, List, false),
-    listTags: (input) => rpc("list-tags", Inputs.ListTagsInput, input, TagsResponse, true),
-    createTag: (input) => rpc("create-tag", Inputs.CreateTagInput, input, Tag, false),
-    createWorkspace: (input) => rpc("create-workspace", Inputs.CreateWorkspaceInput, input, Workspace, false),
+    listLists: listListsRpc,
+    // The RPC name is not shown; the resource-style POST /v1/lists is documented to exist.
+    createList: (input) =>
+      createListVia("create-list", input).pipe(
+        Effect.catchTag("NotAvailable", () => createListVia("POST /v1/lists", input)),
+        Effect.catchTag("NotAvailable", (e) => Effect.fail(new NotAvailable({ ...e, operation: "create-list" })))
+      ),
+    listTags: listTagsRpc,
+    createTag: (input) =>
+      Effect.flatMap(
+        rpcBeyond("create-tag", Inputs.CreateTagInput, input, Schema.Unknown, false),
+        (answer) => createdByTitle("create-tag", input.title, answer, listTagsRpc({ workspaceId: input.workspaceId }))
+      ),
+    createWorkspace: (input) => rpcBeyond("create-workspace", Inputs.CreateWorkspaceInput, input, optionalWorkspace, false),
     resource
   }
 }

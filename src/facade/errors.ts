@@ -11,6 +11,7 @@ export {
   InputRejected,
   InvalidInput,
   LimitExceeded,
+  NotAvailable,
   OutcomeUnknown,
   RateLimited,
   ServerError,

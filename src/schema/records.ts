@@ -2,10 +2,10 @@
  * Record shapes of the REST interface: list-records summary, search result,
  * get-record detail, and the small responses of record writes.
  */
-import { Schema } from "effect"
+import { Either, Option, Schema } from "effect"
 import { CUSTOM_FIELD_TYPES } from "./assumptions.ts"
 import { IsoTimestamp } from "./dates.ts"
-import { openStruct } from "./open.ts"
+import { answerIfShaped, openStruct, refIdOf, tolerant, undocumented } from "./open.ts"
 
 export const ListRef = openStruct({ id: Schema.String, title: Schema.String })
 export type ListRef = typeof ListRef.Type
@@ -106,17 +106,22 @@ export const TableRow = openStruct({
 })
 export type TableRow = typeof TableRow.Type
 
+/**
+ * A record's custom field. Every key is named by the documents, but not the types of the
+ * values (`text`, `number`, `checked`), nor what the table keys hold, nor every `type`
+ * value: those are present and kept as sent, whatever their type.
+ */
 export const CustomField = openStruct({
   id: Schema.String,
   name: Schema.String,
   type: Schema.String,
-  text: Schema.NullOr(Schema.String),
-  number: Schema.NullOr(Schema.Number),
-  checked: Schema.NullOr(Schema.Boolean),
+  text: tolerant(Schema.NullOr(Schema.String)),
+  number: tolerant(Schema.NullOr(Schema.Number)),
+  checked: tolerant(Schema.NullOr(Schema.Boolean)),
   customFieldOptions: Schema.Array(CustomFieldOption),
-  tableColumns: Schema.NullOr(Schema.Array(Schema.Unknown)),
-  tableRows: Schema.NullOr(Schema.Array(TableRow)),
-  tableTotals: Schema.NullOr(Schema.Array(Schema.Unknown))
+  tableColumns: tolerant(Schema.NullOr(Schema.Array(Schema.Unknown))),
+  tableRows: tolerant(Schema.NullOr(Schema.Array(TableRow))),
+  tableTotals: tolerant(Schema.NullOr(Schema.Array(Schema.Unknown)))
 })
 export type CustomField = typeof CustomField.Type
 
@@ -137,20 +142,59 @@ export const RecordDetail = openStruct({
 })
 export type RecordDetail = typeof RecordDetail.Type
 
-/** create-record response; extra keys such as `position` or `todoList` are kept. */
+/**
+ * create-record response. The documents show `{id, uid, title, rank, list: {id, title}}`
+ * and, in another example, `position` and `todoList` instead: only what both readings
+ * have is required; read the list with `createdListId`.
+ */
 export const CreateRecordResponse = openStruct({
   id: Schema.String,
   uid: Schema.String,
   title: Schema.String,
-  rank: Schema.Union(Schema.Number, Schema.String),
-  list: ListRef
+  rank: undocumented(Schema.Union(Schema.Number, Schema.String)),
+  list: undocumented(ListRef),
+  position: undocumented(Schema.Number),
+  todoList: undocumented(ListRef)
 })
 export type CreateRecordResponse = typeof CreateRecordResponse.Type
+
+/** The list a created record landed in (`list`, else `todoList`), when the answer says. */
+export const createdListId = (r: CreateRecordResponse): string | undefined => refIdOf(r.list) ?? refIdOf(r.todoList)
 
 /** move-record and delete-record response. */
 export const SuccessResponse = openStruct({ success: Schema.Literal(true) })
 export type SuccessResponse = typeof SuccessResponse.Type
 
-/** count-records response (assumptions.ts COUNT_RECORDS_RESPONSE). */
-export const CountRecordsResponse = openStruct({ count: Schema.Number })
-export type CountRecordsResponse = typeof CountRecordsResponse.Type
+const decodeOptions = { onExcessProperty: "preserve", errors: "all" } as const
+
+/** The forms of a count answer read so far (assumptions.ts COUNT_RECORDS_RESPONSE and its alternatives). */
+const CountForms = Schema.Union(
+  Schema.Number,
+  openStruct({ count: Schema.Number }),
+  openStruct({ totalCount: Schema.Number })
+)
+const decodeCountForms = Schema.decodeUnknownEither(CountForms, decodeOptions)
+
+/**
+ * count-records response (not shown by the documents): `{count}`, `{totalCount}` or a
+ * bare number, decoded to the count; any other answer decodes to none (a caller then
+ * works without a total) and never fails.
+ */
+export const CountRecordsAnswer = Schema.transform(Schema.Unknown, Schema.OptionFromSelf(Schema.Number), {
+  strict: true,
+  decode: (u) =>
+    Option.map(
+      Either.getRight(decodeCountForms(u)),
+      (c) => (typeof c === "number" ? c : "count" in c ? c.count : c.totalCount)
+    ),
+  encode: (count) => Option.match(count, { onNone: () => ({}), onSome: (n) => ({ count: n }) })
+})
+export type CountRecordsAnswer = typeof CountRecordsAnswer.Type
+
+/**
+ * update-record (and `PATCH /v1/records/{id}`) response, not shown by the documents: the
+ * record detail when the answer is one, else none (`{success: true}`, `{}`, anything).
+ * A 2xx is the success; no caller depends on the body.
+ */
+export const UpdateRecordAnswer = answerIfShaped(RecordDetail)
+export type UpdateRecordAnswer = typeof UpdateRecordAnswer.Type

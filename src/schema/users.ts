@@ -2,7 +2,7 @@
  * Users, access levels, invitations and roles.
  */
 import { Schema } from "effect"
-import { openStruct } from "./open.ts"
+import { openStruct, stringOf, undocumented } from "./open.ts"
 
 /** The six access levels in descending capability (R-USER-01). */
 export const ACCESS_LEVELS = ["OWNER", "ADMIN", "MEMBER", "CLIENT", "COMMENT_ONLY", "VIEW_ONLY"] as const
@@ -12,16 +12,22 @@ export type AccessLevel = typeof AccessLevel.Type
 /** Rank of a level: 0 is OWNER, higher numbers are less capable. */
 export const accessLevelRank = (level: AccessLevel): number => ACCESS_LEVELS.indexOf(level)
 
-/** list-users item (assumptions.ts USER_SHAPE). */
+/**
+ * list-users item. The documents name no field of it (assumptions.ts USER_SHAPE): only
+ * `id` is required; a service may send `{id, email, fullName}` or fewer keys.
+ */
 export const RestUser = openStruct({
   id: Schema.String,
-  firstName: Schema.String,
-  lastName: Schema.String,
-  fullName: Schema.String,
-  email: Schema.String,
-  accessLevel: AccessLevel
+  firstName: undocumented(Schema.String),
+  lastName: undocumented(Schema.String),
+  fullName: undocumented(Schema.String),
+  email: undocumented(Schema.String),
+  accessLevel: undocumented(AccessLevel)
 })
 export type RestUser = typeof RestUser.Type
+
+/** A list-users user's e-mail, lower-cased, when the service sends one (else it cannot be matched by e-mail). */
+export const restUserEmail = (u: RestUser): string | undefined => stringOf(u.email)?.toLowerCase()
 
 export const UserImage = openStruct({ medium: Schema.NullOr(Schema.String) })
 export type UserImage = typeof UserImage.Type

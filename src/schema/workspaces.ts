@@ -1,19 +1,21 @@
 /**
- * Workspaces, lists and tags (shapes chosen in assumptions.ts: WORKSPACE_SHAPE,
- * LIST_SHAPE, TAG_SHAPE).
+ * Workspaces, lists and tags. The documents name only a workspace's `id` and a list's
+ * `{id, title}` (a record's `todoList`); everything else of these shapes is a choice of
+ * assumptions.ts (WORKSPACE_SHAPE, LIST_SHAPE, TAG_SHAPE), so it is optional and kept
+ * raw (docs/architecture.md, "Decoding policy").
  */
 import { Schema } from "effect"
 import { IsoTimestamp } from "./dates.ts"
-import { openStruct } from "./open.ts"
+import { openStruct, stringOf, undocumented } from "./open.ts"
 import { ItemsWithTotal } from "./paging.ts"
 
 export const Workspace = openStruct({
   id: Schema.String,
-  slug: Schema.String,
-  name: Schema.String,
-  organizationId: Schema.String,
-  createdAt: IsoTimestamp,
-  updatedAt: IsoTimestamp
+  slug: undocumented(Schema.String),
+  name: undocumented(Schema.String),
+  organizationId: undocumented(Schema.String),
+  createdAt: undocumented(IsoTimestamp),
+  updatedAt: undocumented(IsoTimestamp)
 })
 export type Workspace = typeof Workspace.Type
 
@@ -21,18 +23,26 @@ export type Workspace = typeof Workspace.Type
 export const WorkspacesPage = ItemsWithTotal(Workspace)
 export type WorkspacesPage = typeof WorkspacesPage.Type
 
+/** The slug of a workspace, when the service sends one. */
+export const workspaceSlug = (w: Workspace): string | undefined => stringOf(w.slug)
+
+/**
+ * A list as list-lists gives it: `{id, title}` like a record's `todoList`. Its order is
+ * the array's; its workspace is the one asked for.
+ */
 export const List = openStruct({
   id: Schema.String,
   title: Schema.String,
-  position: Schema.Number,
-  workspaceId: Schema.String
+  position: undocumented(Schema.Number),
+  workspaceId: undocumented(Schema.String)
 })
 export type List = typeof List.Type
 
+/** A tag as list-tags gives it: `{id, title}` like a record's tags; `color` may be missing. */
 export const Tag = openStruct({
   id: Schema.String,
   title: Schema.String,
-  color: Schema.NullOr(Schema.String)
+  color: undocumented(Schema.NullOr(Schema.String))
 })
 export type Tag = typeof Tag.Type
 

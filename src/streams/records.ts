@@ -4,6 +4,7 @@
  * operation has no offset, so it is a single request).
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { type ListRecordsInput, RestClient, type SearchRecordsInput } from "../client/rest-client.ts"
 import { PAGE_MAX_LIMIT, SEARCH_MAX_LIMIT } from "../schema/limits.ts"
@@ -47,16 +48,26 @@ export const recordsFetch = (
 const countable = (filter: RecordFilter): boolean =>
   Object.entries(filter).every(([k, v]) => v === undefined || k === "workspaceId" || k === "done" || k === "archived")
 
-/** count-records for a filter it supports. */
-export const countRecords = (filter: Pick<ListRecordsInput, "workspaceId" | "done" | "archived">) =>
+/**
+ * count-records for a filter it supports; null when the answer carries no count (its
+ * shape is not shown by the documents), and callers then page without a total.
+ */
+export const countRecords = (
+  filter: Pick<ListRecordsInput, "workspaceId" | "done" | "archived">
+): Effect.Effect<number | null, PageError, RestClient> =>
   Effect.flatMap(RestClient, (client) =>
     targeted({ operation: "count-records", workspaceId: filter.workspaceId ?? null }, () =>
-      Effect.map(client.countRecords(filter), (r) => ({ items: [] as Array<never>, more: false, total: r.count })))(0, 0)
-  ).pipe(Effect.map((p) => p.total ?? 0))
+      Effect.map(client.countRecords(filter), (count) => ({
+        items: [] as Array<never>,
+        more: false,
+        total: Option.getOrNull(count)
+      })))(0, 0)
+  ).pipe(Effect.map((p) => p.total))
 
 /**
  * Every record summary matching `filter`, in the service's order. When count-records
- * can count the filter, pages are read concurrently; otherwise one after another.
+ * can count the filter (and answers a count), pages are read concurrently; otherwise
+ * one after another.
  * This is the plain stream: it does not guard against data changing during the scan
  * (see stable-scan.ts for that).
  */
@@ -75,7 +86,7 @@ export const listRecordsStream = (
         ...(filter.done !== undefined ? { done: filter.done } : {}),
         ...(filter.archived !== undefined ? { archived: filter.archived } : {})
       })
-      return fanOutWithTotal(fetch, total, { limit, concurrency })
+      return total === null ? sequentialPages(fetch, limit) : fanOutWithTotal(fetch, total, { limit, concurrency })
     })
   )
 

@@ -12,9 +12,16 @@
  * window, then page forward, each page stitched to the one before, until the later
  * window is reached. Ids seen twice are emitted once. At the end the record count is
  * taken again; if it did not move and fewer ids were seen than it reports, the
- * workspace is read again and the missing ids are added.
+ * workspace is read again and the missing ids are added. When count-records answers
+ * no count (its answer is not shown by the documents), the scan plans from the first
+ * page alone and pages on, each page stitched to the one before, without verification.
  *
- * Guarantee: every record that existed for the whole scan is emitted exactly once.
+ * A scan covers one `archived` filter when given (a backup scans `false`, then `true`,
+ * so it is complete whether or not the service lists archived records without the
+ * filter; see sync/backup.ts).
+ *
+ * Guarantee: every record that existed (and matched the filter) for the whole scan is
+ * emitted exactly once.
  * Records created or deleted during the scan may or may not be; the report says how
  * much drift there was.
  */
@@ -30,9 +37,11 @@ import { countRecords, DEFAULT_PAGE_CONCURRENCY, recordsFetch } from "./records.
 
 export interface ScanReport {
   readonly workspaceId: string
-  /** count-records before and after the scan. */
-  readonly countBefore: number
-  readonly countAfter: number
+  /** The `archived` filter of the scan; null when none was sent. */
+  readonly archived: boolean | null
+  /** count-records before and after the scan; null when the service answered no count. */
+  readonly countBefore: number | null
+  readonly countAfter: number | null
   /** Items received in all pages, repeats included. */
   readonly received: number
   /** Distinct ids emitted. */
@@ -62,6 +71,8 @@ export class ScanUnstable extends Data.TaggedError("ScanUnstable")<{
 }
 
 export interface StableScanOptions {
+  /** Scan only records with this `archived` value (sent explicitly); omitted: no filter. */
+  readonly archived?: boolean | undefined
   /** Page size; clamped to 100. */
   readonly limit?: number | undefined
   /** Windows in flight at once. Default 4. */
@@ -72,7 +83,7 @@ export interface StableScanOptions {
   readonly maxRereads?: number | undefined
   /** Full re-reads allowed when counts do not add up. Default 2. */
   readonly maxVerificationPasses?: number | undefined
-  /** Told the record count once it is known (for progress). */
+  /** Told the record count once it is known (for progress); not called when the service gives none. */
   readonly onCount?: ((count: number) => Effect.Effect<void>) | undefined
 }
 
@@ -95,14 +106,16 @@ const touches = (items: ReadonlyArray<{ readonly id: string }>, ids: ReadonlySet
 /** Plans and runs the stable scan of one workspace. */
 export const stableRecordScan = (workspaceId: string, options: StableScanOptions = {}): Effect.Effect<StableScan, never, RestClient> =>
   Effect.gen(function*() {
-    const fetch: FetchPage<RecordSummary, PageError, never> = yield* recordsFetch({ workspaceId })
+    const filter = options.archived === undefined ? { workspaceId } : { workspaceId, archived: options.archived }
+    const fetch: FetchPage<RecordSummary, PageError, never> = yield* recordsFetch(filter)
     const limit = clampLimit(options.limit, PAGE_MAX_LIMIT)
     const concurrency = Math.max(1, options.concurrency ?? DEFAULT_PAGE_CONCURRENCY)
     const maxVerify = options.maxVerificationPasses ?? 2
     const reportRef = yield* Ref.make<ScanReport>({
       workspaceId,
-      countBefore: 0,
-      countAfter: 0,
+      archived: options.archived ?? null,
+      countBefore: null,
+      countAfter: null,
       received: 0,
       unique: 0,
       duplicates: 0,
@@ -115,8 +128,8 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
     })
 
     const records = Stream.unwrap(Effect.gen(function*() {
-      const countBefore = yield* countRecords({ workspaceId })
-      if (options.onCount !== undefined) yield* options.onCount(countBefore)
+      const countBefore = yield* countRecords(filter)
+      if (options.onCount !== undefined && countBefore !== null) yield* options.onCount(countBefore)
       // The first window is read alone: it tells the page size the service really gives
       // (a cap below the documented maximum shows as a short page that says more follow),
       // so the other windows are planned on it.
@@ -125,7 +138,8 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
       // Mutable scan state, fresh for each run of the stream.
       let overlap = Math.min(Math.max(1, options.overlap ?? 3), Math.floor(size / 2))
       const stride = Math.max(1, size - overlap)
-      const windows = countBefore <= size ? 1 : Math.ceil((countBefore - size) / stride) + 1
+      // Without a count, only the first window is planned; the rest is paged as the tail.
+      const windows = countBefore === null || countBefore <= size ? 1 : Math.ceil((countBefore - size) / stride) + 1
       const maxRereads = options.maxRereads ?? 200 + 2 * windows
       /** One request; a short page that says more follow is left short (the next stitch re-reads the gap). */
       const readPage = (skip: number): Effect.Effect<Win, PageError> =>
@@ -246,9 +260,10 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
       const verify: Stream.Stream<RecordSummary, PageError | ScanUnstable, RestClient> = Stream.unwrap(Effect.gen(function*() {
         const extra: Array<RecordSummary> = []
         for (;;) {
-          const countAfter = yield* countRecords({ workspaceId })
+          const countAfter = countBefore === null ? null : yield* countRecords(filter)
           yield* Ref.set(reportRef, {
             workspaceId,
+            archived: options.archived ?? null,
             countBefore,
             countAfter,
             received,
@@ -261,7 +276,10 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
             verificationPasses,
             overlap
           })
-          if (countAfter !== countBefore || seen.size >= countAfter || verificationPasses >= maxVerify) break
+          if (
+            countBefore === null || countAfter === null || countAfter !== countBefore || seen.size >= countAfter ||
+            verificationPasses >= maxVerify
+          ) break
           verificationPasses++
           const all = yield* bridge(new Set(), null, 0)
           extra.push(...fresh(all, "all"))

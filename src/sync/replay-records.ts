@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import { Schema } from "effect"
 import { RestClient, type RestClientApi } from "../client/rest-client.ts"
 import { RECONCILE_CLOCK_SKEW_MS } from "../schema/assumptions.ts"
+import { createdListId } from "../schema/records.ts"
 import type { JournalApi, Op } from "../store/journal.ts"
 import {
   EnsurePayload,
@@ -153,7 +154,8 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
           id: created.id,
           uid: created.uid,
           title: created.title,
-          listId: created.list.id,
+          // The answer's list (`list` or `todoList`), else the one asked for.
+          listId: createdListId(created) ?? listId ?? null,
           ...(done !== undefined ? { done } : {})
         },
         mappings: [mapping]

@@ -28,6 +28,7 @@ import { createHash } from "node:crypto"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { RestClientApi, RestError } from "../client/rest-client.ts"
+import { restUserEmail } from "../schema/users.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
 import type { JournalApi, JournalError, JournalStateError, PlanOp } from "../store/journal.ts"
 import {
@@ -152,7 +153,11 @@ export const restore = (
     const users = new Map<string, string>()
     for (let skip = 0;; skip += 100) {
       const page = yield* client.listUsers({ workspaceId: target, skip, limit: 100 })
-      for (const u of page.users) users.set(u.email.toLowerCase(), u.id)
+      for (const u of page.users) {
+        // A user the service lists without an e-mail cannot be matched by one.
+        const email = restUserEmail(u)
+        if (email !== undefined) users.set(email, u.id)
+      }
       if (page.users.length < 100 || skip + page.users.length >= page.totalCount) break
     }
 

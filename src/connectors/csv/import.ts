@@ -24,6 +24,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
+import { restUserEmail } from "../../schema/users.ts"
 import { type JournalApi, JournalError, type JournalStateError, type OpState, type PlannedOp, type PlanOp } from "../../store/journal.ts"
 import {
   listEnsureKey,
@@ -126,7 +127,11 @@ const loadDirectory = (
     if (need.users) {
       for (let skip = 0;; skip += 100) {
         const page = yield* client.listUsers({ workspaceId, skip, limit: 100 })
-        for (const u of page.users) users.set(u.email.toLowerCase(), u.id)
+        for (const u of page.users) {
+          // A user the service lists without an e-mail cannot be matched by one.
+          const email = restUserEmail(u)
+          if (email !== undefined) users.set(email, u.id)
+        }
         if (page.users.length < 100 || skip + page.users.length >= page.totalCount) break
       }
     }

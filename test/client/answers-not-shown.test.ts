@@ -1,0 +1,135 @@
+/**
+ * The client against answers the documents do not show, and operations beyond them
+ * (docs/architecture.md, "Decoding policy"). A tiny local server answers fixed JSON over
+ * real HTTP: the emulator serves only its own reading of each answer.
+ */
+import type { ServerResponse } from "node:http"
+import { afterEach, describe, expect, it } from "vitest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { isNotFound, notAvailableLine } from "../../src/client/errors.ts"
+import { RestClient } from "../../src/client/rest-client.ts"
+import { json, layerFor, type Recorded, run, runFailure, startRecordingServer, type RecordingServer } from "./helpers.ts"
+
+let server: RecordingServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+const ORG = "org-1"
+
+/** A server answering each `/v1/<operation>` with `routes[operation]`, 404 for the rest. */
+const serve = async (routes: Record<string, (req: Recorded, res: ServerResponse) => void>) => {
+  server = await startRecordingServer((req, res) => {
+    const path = req.url.split("?")[0]!.replace(/^\/v1\//, "")
+    const route = routes[`${req.method} ${path}`] ?? routes[path]
+    if (route === undefined) return json(res, 404, { error: { code: "NOT_FOUND", message: `no route ${path}` } })
+    return route(req, res)
+  })
+  return layerFor({ restUrl: server.url, baseUrl: server.url, token: "t", tokenId: "i", tokenSecret: "s", org: ORG })
+}
+
+const text = (res: ServerResponse, status: number, body: string) => {
+  res.writeHead(status, { "content-type": "text/plain", "content-length": Buffer.byteLength(body) })
+  res.end(body)
+}
+
+const call = <A, E>(layer: Awaited<ReturnType<typeof serve>>, f: (c: RestClient["Type"]) => Effect.Effect<A, E>) =>
+  run(layer, Effect.flatMap(RestClient, f))
+
+describe("update-record: a 2xx is the success, whatever the body", () => {
+  // The response body of update-record is "not shown" (rules.md, last section).
+  it.each([
+    ["{success: true}", (res: ServerResponse) => json(res, 200, { success: true })],
+    ["{}", (res: ServerResponse) => json(res, 200, {})],
+    ["an empty body", (res: ServerResponse) => text(res, 200, "")],
+    ["a text body", (res: ServerResponse) => text(res, 200, "OK")],
+    ["a partial record", (res: ServerResponse) => json(res, 200, { id: "r1", title: "x" })]
+  ])("R-REST-RECORD-42: an answer of %s succeeds with no detail", async (_name, answer) => {
+    const layer = await serve({ "update-record": (_req, res) => answer(res), "PATCH records/r1": (_req, res) => answer(res) })
+    const out = await call(layer, (c) => c.updateRecord({ workspaceId: "w", recordId: "r1", done: true }))
+    expect(Option.isNone(out)).toBe(true)
+    const patched = await call(layer, (c) => c.resource.updateRecord({ workspaceId: "w", recordId: "r1", title: "t" }))
+    expect(Option.isNone(patched)).toBe(true)
+  })
+})
+
+describe("count-records: {count}, {totalCount}, a bare number, or no count", () => {
+  it.each([
+    ["{count}", { count: 7 }, Option.some(7)],
+    ["{totalCount}", { totalCount: 7 }, Option.some(7)],
+    ["a bare number", 7, Option.some(7)],
+    ["{}", {}, Option.none()],
+    ["{success: true}", { success: true }, Option.none()]
+  ])("R-REST-RECORD-55: an answer of %s", async (_name, body, expected) => {
+    const layer = await serve({ "count-records": (_req, res) => json(res, 200, body) })
+    expect(await call(layer, (c) => c.countRecords({ workspaceId: "w" }))).toEqual(expected)
+  })
+})
+
+describe("operations beyond the documents: not available from this service", () => {
+  it.each([
+    ["404", (res: ServerResponse) => json(res, 404, { error: "Not Found" })],
+    ["405", (res: ServerResponse) => json(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: "no" } })],
+    ["400 unknown operation", (res: ServerResponse) => json(res, 400, { error: { code: "BAD_REQUEST", message: "Unknown operation: list-tags" }, issues: [] })]
+  ])("R-REST-CALL-02: list-tags answering %s is NotAvailable, one line", async (_name, answer) => {
+    const layer = await serve({ "list-tags": (_req, res) => answer(res) })
+    const e = await runFailure(layer, Effect.flatMap(RestClient, (c) => c.listTags({ workspaceId: "w" })))
+    expect(e._tag).toBe("NotAvailable")
+    expect(notAvailableLine("tags", e as { operation: string })).toBe("tags: not available from this service (list-tags)")
+    expect(isNotFound(e)).toBe(false)
+  })
+
+  it("R-REST-ERR-02: a 400 about the input of an extra operation stays InvalidInput", async () => {
+    const layer = await serve({
+      "list-tags": (_req, res) => json(res, 400, { error: { code: "VALIDATION", message: "invalid", issues: [{ path: ["workspaceId"], message: "required" }] } })
+    })
+    const e = await runFailure(layer, Effect.flatMap(RestClient, (c) => c.listTags({ workspaceId: "w" })))
+    expect(e._tag).toBe("InvalidInput")
+  })
+
+  it("R-REST-ERR-04: a documented operation's 404 is not-found, like 422 NOT_FOUND", async () => {
+    const layer = await serve({ "get-record": (_req, res) => json(res, 404, { error: "Not Found" }) })
+    const e = await runFailure(layer, Effect.flatMap(RestClient, (c) => c.getRecord({ workspaceId: "w", recordId: "gone" })))
+    expect(e._tag).toBe("UnexpectedStatus")
+    expect(isNotFound(e)).toBe(true)
+  })
+
+  it("create-list falls back to the documented POST /v1/lists; neither is NotAvailable (create-list)", async () => {
+    const layer = await serve({ "POST lists": (_req, res) => json(res, 201, { id: "l9", title: "New" }) })
+    const list = await call(layer, (c) => c.createList({ workspaceId: "w", title: "New" }))
+    expect(list.id).toBe("l9")
+    expect(server!.requests.map((r) => `${r.method} ${r.url}`)).toEqual(["POST /v1/create-list", "POST /v1/lists"])
+
+    const none = await serve({})
+    const e = await runFailure(none, Effect.flatMap(RestClient, (c) => c.createList({ workspaceId: "w", title: "New" })))
+    expect(e._tag).toBe("NotAvailable")
+    expect((e as { operation: string }).operation).toBe("create-list")
+  })
+
+  it("create-tag answering without an id: the tag is found by title", async () => {
+    const layer = await serve({
+      "create-tag": (_req, res) => json(res, 200, { success: true }),
+      "list-tags": (_req, res) => json(res, 200, [{ id: "t1", title: "other" }, { id: "t2", title: "urgent" }])
+    })
+    const tag = await call(layer, (c) => c.createTag({ workspaceId: "w", title: "urgent" }))
+    expect(tag.id).toBe("t2")
+  })
+})
+
+describe("organization headers", () => {
+  it("R-REST-AUTH-02, R-REST-AUTH-03: every REST call carries both svc-org-id and x-svc-company-id", async () => {
+    const layer = await serve({
+      "list-workspaces": (_req, res) => json(res, 200, { items: [{ id: "w1" }], totalCount: 1 }),
+      "GET records": (_req, res) =>
+        json(res, 200, { items: [], pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null } })
+    })
+    await call(layer, (c) => Effect.zip(c.listWorkspaces(), c.resource.listRecords({ workspaceId: "w1" })))
+    expect(server!.requests).toHaveLength(2)
+    for (const r of server!.requests) {
+      expect(r.headers["svc-org-id"]).toBe(ORG)
+      expect(r.headers["x-svc-company-id"]).toBe(ORG)
+    }
+  })
+})
