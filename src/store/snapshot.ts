@@ -186,7 +186,7 @@ const makeStore = (db: Database.Database, file: string) => {
     abandonRunning: db.prepare(
       "UPDATE runs SET status = 'failed', finished = ?, error = 'interrupted (found running at the start of a later run)' WHERE status = 'running'"
     ),
-    completeRun: db.prepare("UPDATE runs SET status = 'complete', finished = ?, stats = ? WHERE id = ?"),
+    completeRun: db.prepare("UPDATE runs SET status = 'complete', finished = ?, stats = ? WHERE id = ? AND status = 'running'"),
     failRun: db.prepare(
       "UPDATE runs SET status = 'failed', finished = ?, error = ?, stats = ? WHERE id = ? AND status = 'running'"
     ),
@@ -292,7 +292,10 @@ const makeStore = (db: Database.Database, file: string) => {
       run("complete run", () =>
         db.transaction(() => {
           s.bumpRecords.run({ run: runId })
-          s.completeRun.run(now(), JSON.stringify(stats), runId)
+          // A run no longer marked running (failed by another writer) is never reported complete.
+          if (s.completeRun.run(now(), JSON.stringify(stats), runId).changes !== 1) {
+            throw new Error(`run ${runId} is no longer running (another process marked it failed)`)
+          }
         })()
       ),
     /** Marks a run failed; a failed run never counts for comparisons or deletions. */

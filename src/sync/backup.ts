@@ -28,6 +28,7 @@ import { filesStream } from "../streams/files.ts"
 import { PageError } from "../streams/paging.ts"
 import { type ScanReport, type ScanUnstable, stableRecordScan } from "../streams/stable-scan.ts"
 import { contentHash } from "../store/snapshot-hash.ts"
+import { lockStore, type StoreBusy, type StoreLockError } from "../store/file-lock.ts"
 import { type RecordEntry, scopeOf, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
 import { type ChangeCounts, diffCounts } from "./diff.ts"
 
@@ -74,7 +75,7 @@ export class WorkspaceNotFound extends Data.TaggedError("WorkspaceNotFound")<{
   }
 }
 
-export type BackupError = PageError | ScanUnstable | SnapshotError | WorkspaceNotFound
+export type BackupError = PageError | ScanUnstable | SnapshotError | StoreBusy | StoreLockError | WorkspaceNotFound
 
 interface Counters {
   detailsFetched: number
@@ -201,8 +202,11 @@ const backupWorkspace = (
 
 /** Runs one backup into the snapshot from the context. */
 export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult, BackupError, RestClient | SnapshotStore> =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const store = yield* SnapshotStore
+    // One backup per snapshot at a time: a second one would take the first's run for a
+    // killed one and mark it failed under it.
+    yield* lockStore("snapshot", store.file)
     const all = yield* Stream.runCollect(workspacesStream())
     const selected = yield* selectWorkspaces([...all], options.workspaces ?? [])
     const scope = scopeOf(options.workspaces === undefined || options.workspaces.length === 0 ? [] : selected.map((w) => w.id))
@@ -255,7 +259,7 @@ export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult,
             store.failRun(runId, failureText(exit), s).pipe(Effect.ignore))
       )
     )
-  })
+  }))
 
 const failureText = (exit: Exit.Exit<unknown, unknown>): string => {
   if (Exit.isSuccess(exit)) return ""

@@ -6,6 +6,10 @@ import { describe, expect, it } from "vitest"
 import { openSnapshot, scopeOf, type SnapshotStoreService } from "../../src/store/snapshot.ts"
 import { activityOf, detailOf, fileOf, summaryOf } from "./snapshot-fixtures.ts"
 
+/** A second connection to the same file, as another process would have. */
+const withOther = <A, E>(file: string, f: (store: SnapshotStoreService) => Effect.Effect<A, E>) =>
+  Effect.scoped(Effect.flatMap(openSnapshot(file), f))
+
 const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-snap-")), "snap.sqlite")
 
 const withStore = <A>(file: string, f: (store: SnapshotStoreService) => Effect.Effect<A, unknown>) =>
@@ -90,6 +94,22 @@ describe("snapshot store", () => {
     )
     expect(runs.map((r) => r.status)).toEqual(["failed", "complete"])
     expect(runs[0]!.error).toMatch(/interrupted/)
+  })
+
+  it("a run that another process marked failed is never reported complete", async () => {
+    const file = tempFile()
+    const outcome = await withStore(file, (store) =>
+      Effect.gen(function*() {
+        const r = yield* store.beginRun("*", false)
+        // A second writer (without the snapshot lock) takes this run for a killed one.
+        yield* withOther(file, (other) => Effect.asVoid(other.beginRun("*", false)))
+        return yield* Effect.either(store.completeRun(r, {}))
+      })
+    )
+    expect(outcome._tag).toBe("Left")
+    expect(String((outcome as { left: { message: string } }).left.message)).toContain("run 1 is no longer running")
+    const runs = await withStore(file, (store) => store.listRuns)
+    expect(runs.map((r) => r.status)).toEqual(["failed", "running"])
   })
 
   it("scope is order-independent and * for all workspaces", () => {

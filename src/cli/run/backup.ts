@@ -1,6 +1,7 @@
 /** `worksync backup`: the work behind the definition in ../commands/backup.ts. */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { StoreBusy } from "../../store/file-lock.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { backup, type BackupResult, WorkspaceNotFound } from "../../sync/backup.ts"
 import type { BackupFlags } from "../commands/backup.ts"
@@ -33,6 +34,7 @@ export const backupRun = (flags: BackupFlags) =>
       Effect.ensuring(progress.done()),
       Effect.catchAll((e): Effect.Effect<never, unknown> => {
         if (e instanceof WorkspaceNotFound) return Effect.fail(usageError(`--workspace ${e.workspace}: ${e.message}`))
+        if (e instanceof StoreBusy) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
         const mapped = snapshotFailure(e, flags.snapshot)
         if (mapped !== undefined) return Effect.fail(mapped)
         return Effect.fail(
