@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { ClientServices } from "../client/layer.ts"
-import { describeError, isClientError } from "../client/errors.ts"
+import { describeError, isClientError, isNotFound } from "../client/errors.ts"
 import type { ConnectionFlags } from "./common-options.ts"
 import { configProblem, DEFAULT_CONFIG_FILE } from "./config-file.ts"
 import { CliExit, registerDescriber, usageError } from "./exit.ts"
@@ -31,7 +31,7 @@ export const nextStep = (error: unknown): string | undefined => {
     if (tag === "Forbidden") return "the token has no access there: check --org and the workspace id, or use a token of a member"
     if (tag === "TransportError") return "the service could not be reached: check --rest-url / --base-url and the network, then rerun"
     if (tag === "Timeout") return "the service did not answer in time: check --rest-url, or rerun later"
-    if (tag === "ValidationFailed" && code === "NOT_FOUND") return "an id does not exist: check the workspace id or slug"
+    if (isNotFound(e)) return "an id does not exist: check the workspace id or slug"
     e = (e as { cause?: unknown }).cause
   }
   return undefined

@@ -7,6 +7,10 @@
  * is carried over when neither updatedAt nor the comment count moved. `full`
  * refetches everything.
  *
+ * Records are scanned twice per workspace, with `archived: false` and `archived: true`
+ * sent explicitly: the documents leave open whether list-records without the filter
+ * includes archived records, and the backup must be complete under either reading.
+ *
  * A run that fails or is interrupted is marked failed and marks nothing deleted
  * (deletions exist only as differences between complete runs); versions it already
  * stored are reused by the next run, which therefore resumes without refetching them.
@@ -18,14 +22,17 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import { isNotFound } from "../client/errors.ts"
 import { RestClient } from "../client/rest-client.ts"
 import type { ActivityItem } from "../schema/activity.ts"
+import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
 import type { RecordDetail, RecordSummary } from "../schema/records.ts"
-import type { Workspace } from "../schema/workspaces.ts"
+import { type Workspace, workspaceSlug } from "../schema/workspaces.ts"
 import { recordActivityStream } from "../streams/activity.ts"
 import { listsStream, usersStream, workspacesStream } from "../streams/directory.ts"
 import { filesStream } from "../streams/files.ts"
-import { PageError } from "../streams/paging.ts"
+import { PageError, sequentialPages } from "../streams/paging.ts"
+import { countRecords, recordsFetch } from "../streams/records.ts"
 import { type ScanReport, type ScanUnstable, stableRecordScan } from "../streams/stable-scan.ts"
 import { contentHash } from "../store/snapshot-hash.ts"
 import { lockStore, type StoreBusy, type StoreLockError } from "../store/file-lock.ts"
@@ -85,17 +92,16 @@ interface Counters {
   vanished: number
 }
 
-const isNotFound = (e: unknown): boolean =>
-  typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "ValidationFailed" &&
-  (e as { code?: unknown }).code === "NOT_FOUND"
-
-/** Resolves the named workspaces (id or slug) against the readable ones, in the order named. */
+/**
+ * Resolves the named workspaces against the readable ones, in the order named: by id, or
+ * by slug when the service sends one (the documents name only a workspace's id).
+ */
 const selectWorkspaces = (all: ReadonlyArray<Workspace>, named: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     if (named.length === 0) return [...all].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     const out: Array<Workspace> = []
     for (const name of named) {
-      const ws = all.find((w) => w.id === name) ?? all.find((w) => w.slug === name)
+      const ws = all.find((w) => w.id === name) ?? all.find((w) => workspaceSlug(w) === name)
       if (ws === undefined) return yield* new WorkspaceNotFound({ workspace: name, known: all.length })
       if (!out.some((w) => w.id === ws.id)) out.push(ws)
     }
@@ -155,7 +161,10 @@ const recordEntry = (
     return { kind: "version", workspaceId, summary, detail: detail.value, activity } satisfies RecordEntry
   })
 
-/** Backs up one workspace into the run; returns its scan report. */
+/** The two scans of a backup: the filter is always sent, so either reading of its default gives everything. */
+const ARCHIVED_FILTERS = [false, true] as const
+
+/** Backs up one workspace into the run; returns its scan reports (live, then archived records). */
 const backupWorkspace = (
   store: SnapshotStoreService,
   runId: number,
@@ -164,40 +173,68 @@ const backupWorkspace = (
   counters: Counters,
   vanishedIds: Array<string>,
   total: Ref.Ref<number>
-): Effect.Effect<ScanReport, BackupError, RestClient> =>
+): Effect.Effect<ReadonlyArray<ScanReport>, BackupError, RestClient> =>
   Effect.gen(function*() {
     const client = yield* RestClient
     const pageConcurrency = options.pageConcurrency ?? 4
     const lists = yield* Stream.runCollect(listsStream(workspace.id))
+    // The lists' workspace is the one asked for (putLists adds it); their order is the array's.
     yield* store.putLists(runId, workspace.id, [...lists])
 
-    const scan = yield* stableRecordScan(workspace.id, {
-      concurrency: pageConcurrency,
-      onCount: (n) =>
-        Effect.flatMap(Ref.updateAndGet(total, (t) => t + n), (t) => options.progress?.setTotal(t) ?? Effect.void)
-    })
-    yield* scan.records.pipe(
-      Stream.mapEffect(
-        (summary) =>
-          recordEntry(store, client, workspace.id, summary, options.full === true, counters, pageConcurrency).pipe(
-            Effect.tap((entry) => {
-              if (entry === undefined) vanishedIds.push(summary.id)
-              return options.progress?.advance(1) ?? Effect.void
-            })
-          ),
-        { concurrency: options.detailConcurrency ?? 8 }
-      ),
-      Stream.filter((e): e is RecordEntry => e !== undefined),
-      Stream.grouped(options.batchSize ?? 200),
-      Stream.runForEach((chunk) => store.putRecords(runId, [...chunk]))
-    )
-    const report = yield* scan.report
+    // A record whose `archived` flips between the two scans may be listed by both: stored once.
+    const seen = new Set<string>()
+    const firstSighting = (summary: RecordSummary): boolean => {
+      if (seen.has(summary.id)) return false
+      seen.add(summary.id)
+      return true
+    }
+    /** Fetches what changed of each record seen for the first time, and stores it in batches. */
+    const backUpRecords = (records: Stream.Stream<RecordSummary, BackupError, RestClient>) =>
+      records.pipe(
+        Stream.filter(firstSighting),
+        Stream.mapEffect(
+          (summary) =>
+            recordEntry(store, client, workspace.id, summary, options.full === true, counters, pageConcurrency).pipe(
+              Effect.tap((entry) => {
+                if (entry === undefined) vanishedIds.push(summary.id)
+                return options.progress?.advance(1) ?? Effect.void
+              })
+            ),
+          { concurrency: options.detailConcurrency ?? 8 }
+        ),
+        Stream.filter((e): e is RecordEntry => e !== undefined),
+        Stream.grouped(options.batchSize ?? 200),
+        Stream.runForEach((chunk) => store.putRecords(runId, [...chunk]))
+      )
+
+    const reports: Array<ScanReport> = []
+    for (const archived of ARCHIVED_FILTERS) {
+      const scan = yield* stableRecordScan(workspace.id, {
+        archived,
+        concurrency: pageConcurrency,
+        onCount: (n) =>
+          Effect.flatMap(Ref.updateAndGet(total, (t) => t + n), (t) => options.progress?.setTotal(t) ?? Effect.void)
+      })
+      yield* backUpRecords(scan.records)
+      reports.push(yield* scan.report)
+    }
+    // A record whose `archived` flipped while the scan of its new value had passed it is
+    // in neither: when the counts now hold more records than were seen, both filters are
+    // read once more and what was missed is added.
+    const counts = yield* Effect.forEach(ARCHIVED_FILTERS, (archived) => countRecords({ workspaceId: workspace.id, archived }))
+    const counted = counts.reduce<number | null>((sum, c) => (sum === null || c === null ? null : sum + c), 0)
+    if (counted !== null && counted > seen.size) {
+      for (const archived of ARCHIVED_FILTERS) {
+        const fetch = yield* recordsFetch({ workspaceId: workspace.id, archived })
+        yield* backUpRecords(sequentialPages(fetch, PAGE_MAX_LIMIT))
+      }
+    }
 
     yield* filesStream(workspace.id, { concurrency: pageConcurrency }).pipe(
       Stream.grouped(500),
       Stream.runForEach((chunk) => store.putFiles(runId, workspace.id, [...chunk]))
     )
-    return report
+    return reports
   })
 
 /** Runs one backup into the snapshot from the context. */
@@ -226,10 +263,10 @@ export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult,
         (workspace) =>
           Effect.flatMap(
             backupWorkspace(store, runId, workspace, options, counters, vanishedIds, total),
-            (report) =>
+            (scans) =>
               Effect.zipRight(
-                Ref.update(reports, (r) => [...r, report]),
-                store.note(runId, { workspaceId: workspace.id, kind: "scan", detail: report })
+                Ref.update(reports, (r) => [...r, ...scans]),
+                Effect.forEach(scans, (report) => store.note(runId, { workspaceId: workspace.id, kind: "scan", detail: report }))
               )
           ),
         { concurrency: options.workspaceConcurrency ?? 3, discard: true }

@@ -26,6 +26,12 @@ export const PHASES: ReadonlyArray<ReadonlyArray<string>> = [
   [OP_KINDS.recordCreate, OP_KINDS.recordUpdate, OP_KINDS.recordMove, OP_KINDS.recordDelete, OP_KINDS.marker]
 ]
 
+/**
+ * What a list or tag title maps to when the service cannot make it (its create operation
+ * is beyond the documents and not available): records are created without it.
+ */
+export const LEFT_OUT = ""
+
 /** id_map namespaces, per target workspace. */
 export const recordNamespace = (workspaceId: string) => `record:${workspaceId}`
 export const listNamespace = (workspaceId: string) => `list:${workspaceId}`

@@ -14,16 +14,23 @@
  *
  * A create with `then.done` also sets `done` (update-record) in the same op, after
  * mapping the record it made; see `setDone`.
+ *
+ * Operations beyond the documents (list-tags, create-tag, create-list, `archived` on
+ * update-record) may be missing from a service: the ensure op then maps the title to
+ * LEFT_OUT and records are created without that list or tag, an update is sent without
+ * `archived`; each such case is told once to `onNotice` as one line.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Schema } from "effect"
+import { isNotFound, notAvailableLine } from "../client/errors.ts"
 import { RestClient, type RestClientApi } from "../client/rest-client.ts"
 import { RECONCILE_CLOCK_SKEW_MS } from "../schema/assumptions.ts"
 import { createdListId } from "../schema/records.ts"
 import type { JournalApi, Op } from "../store/journal.ts"
 import {
   EnsurePayload,
+  LEFT_OUT,
   listNamespace,
   OP_KINDS,
   RecordCreatePayload,
@@ -73,7 +80,10 @@ const journalFailure = (e: { readonly _tag: string; readonly message: string }):
   message: e.message
 })
 
-/** The list id a create or move targets, if it names one (directly or through a list.ensure). */
+/**
+ * The list id a create or move targets, if it names one (directly or through a
+ * list.ensure); undefined also when the list could not be made (LEFT_OUT).
+ */
 const targetListId = (
   p: { readonly workspaceId: string; readonly listId?: string | undefined; readonly listTitle?: string | undefined },
   journal: JournalApi
@@ -82,7 +92,21 @@ const targetListId = (
     ? Effect.succeed(p.listId)
     : p.listTitle !== undefined
     ? lookupOrFail(journal, listNamespace(p.workspaceId), p.listTitle, `list ${JSON.stringify(p.listTitle)} was not created (see its list.ensure op)`)
+      .pipe(Effect.map((id) => (id === LEFT_OUT ? undefined : id)))
     : Effect.succeed(undefined)
+
+/** Tells each notice once per executor set. */
+const noticeOnce = (onNotice: ((line: string) => void) | undefined) => {
+  const told = new Set<string>()
+  return (line: string) => {
+    if (onNotice === undefined || told.has(line)) return
+    told.add(line)
+    onNotice(line)
+  }
+}
+
+const isNotAvailable = (e: { readonly _tag: string }): e is ExecFailure & { readonly operation: string } =>
+  e._tag === "NotAvailable"
 
 /**
  * A create whose payload says `then.done` is finished in the same op (create-record takes
@@ -125,9 +149,14 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
       const listId = yield* targetListId(p, journal)
       const tagIds = [...(p.tagIds ?? [])]
       for (const title of p.tagTitles ?? []) {
-        tagIds.push(
-          yield* lookupOrFail(journal, tagNamespace(p.workspaceId), title, `tag ${JSON.stringify(title)} was not created (see its tag.ensure op)`)
+        const id = yield* lookupOrFail(
+          journal,
+          tagNamespace(p.workspaceId),
+          title,
+          `tag ${JSON.stringify(title)} was not created (see its tag.ensure op)`
         )
+        // A tag the service could not make (LEFT_OUT): the record is created without it.
+        if (id !== LEFT_OUT) tagIds.push(id)
       }
       const created = yield* client.createRecord({
         workspaceId: p.workspaceId,
@@ -224,19 +253,38 @@ const recordIdOf = (
     ? lookupOrFail(journal, recordNamespace(p.workspaceId), p.recordRef, `the record of ${p.recordRef} was not created`)
     : Effect.fail(unresolved("the op names no record"))
 
-const updateExecutor = (client: RestClientApi): Executor => ({
+/**
+ * The service refused `archived` as a field of update-record (it is beyond the
+ * documents, assumptions.ts ARCHIVE_VIA_UPDATE_RECORD): a 400 naming that field.
+ */
+const refusedArchived = (e: ExecFailure): boolean => {
+  if (e._tag !== "InvalidInput") return false
+  const { issues, detail } = e as ExecFailure & { issues?: ReadonlyArray<{ path: string }>; detail?: string }
+  return (issues ?? []).some((i) => /(^|[./])archived$/.test(i.path)) || /\barchived\b/.test(detail ?? "")
+}
+
+const updateExecutor = (client: RestClientApi, notice: (line: string) => void): Executor => ({
   kind: OP_KINDS.recordUpdate,
   execute: (op, journal) =>
     Effect.gen(function*() {
       const p = yield* decode(RecordUpdatePayload, op)
       const recordId = yield* recordIdOf(p, journal)
-      const f = p.fields
-      yield* client.updateRecord({
-        workspaceId: p.workspaceId,
-        recordId,
-        ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined))
-      } as Parameters<RestClientApi["updateRecord"]>[0])
-      return { result: { id: recordId }, mappings: [] }
+      const fields = Object.fromEntries(Object.entries(p.fields).filter(([, v]) => v !== undefined))
+      const send = (f: Record<string, unknown>) =>
+        client.updateRecord({ workspaceId: p.workspaceId, recordId, ...f } as Parameters<RestClientApi["updateRecord"]>[0])
+      // The answer is not shown by the documents: nothing is read from it.
+      const archivedSet = yield* send(fields).pipe(
+        Effect.as(true),
+        Effect.catchIf(
+          (e) => "archived" in fields && refusedArchived(e),
+          () => {
+            const { archived: _, ...rest } = fields
+            notice(`${notAvailableLine("archived", { operation: "update-record archived" })}; records keep their archived state`)
+            return Effect.as(Object.keys(rest).length > 0 ? send(rest) : Effect.void, false)
+          }
+        )
+      )
+      return { result: { id: recordId, ...("archived" in fields && !archivedSet ? { archivedLeftOut: true } : {}) }, mappings: [] }
     })
 })
 
@@ -246,8 +294,10 @@ const moveExecutor = (client: RestClientApi): Executor => ({
     Effect.gen(function*() {
       const p = yield* decode(RecordMovePayload, op)
       const recordId = yield* recordIdOf(p, journal)
+      if (p.listId === undefined && p.listTitle === undefined) return yield* Effect.fail(unresolved("the move names no list"))
       const listId = yield* targetListId(p, journal)
-      if (listId === undefined) return yield* Effect.fail(unresolved("the move names no list"))
+      // The list could not be made on this service (LEFT_OUT): the record stays where it is.
+      if (listId === undefined) return { result: { id: recordId, listId: null, moved: false }, mappings: [] }
       yield* client.moveRecord({ workspaceId: p.workspaceId, recordId, listId })
       return { result: { id: recordId, listId }, mappings: [] }
     })
@@ -262,7 +312,7 @@ const deleteExecutor = (client: RestClientApi): Executor => ({
       // Deleting what is already gone (an earlier attempt landed) is success.
       yield* client.deleteRecord({ workspaceId: p.workspaceId, recordId }).pipe(
         Effect.catchIf(
-          (e) => e._tag === "ValidationFailed" && (e as { code?: string }).code === "NOT_FOUND" && op.attempts > 1,
+          (e) => isNotFound(e) && op.attempts > 1,
           () => Effect.succeed({ success: true as const })
         )
       )
@@ -270,12 +320,17 @@ const deleteExecutor = (client: RestClientApi): Executor => ({
     })
 })
 
-/** list.ensure / tag.ensure: find by exact title, else create; both naturally idempotent by title. */
+/**
+ * list.ensure / tag.ensure: find by exact title, else create; both naturally idempotent
+ * by title. When the service lacks an operation this needs (NotAvailable), the title is
+ * mapped to LEFT_OUT and `leftOut` is told once: records are then created without it.
+ */
 const ensureExecutor = (
   kind: string,
   namespace: (ws: string) => string,
   list: (ws: string) => Effect.Effect<ReadonlyArray<{ id: string; title: string }>, ExecFailure>,
-  create: (ws: string, title: string) => Effect.Effect<{ id: string; title: string }, ExecFailure>
+  create: (ws: string, title: string) => Effect.Effect<{ id: string; title: string }, ExecFailure>,
+  leftOut: (e: { readonly operation: string }) => void
 ): Executor => {
   const findExisting = (p: EnsurePayload) =>
     list(p.workspaceId).pipe(Effect.map((items) => Option.fromNullable(items.find((i) => i.title === p.title))))
@@ -292,40 +347,60 @@ const ensureExecutor = (
         const existing = yield* findExisting(p)
         if (Option.isSome(existing)) return outcome(p, existing.value, true)
         return outcome(p, yield* create(p.workspaceId, p.title), false)
-      }),
+      }).pipe(
+        Effect.catchIf(isNotAvailable, (e) =>
+          Effect.gen(function*() {
+            const p = yield* decode(EnsurePayload, op)
+            leftOut(e)
+            return {
+              result: { id: null, title: p.title, notAvailable: e.operation },
+              mappings: [{ namespace: namespace(p.workspaceId), sourceKey: p.title, targetId: LEFT_OUT }]
+            } satisfies OpOutcome
+          }))
+      ),
     reconcile: (op) =>
       Effect.gen(function*() {
         const p = yield* decode(EnsurePayload, op)
         return Option.map(yield* findExisting(p), (item) => outcome(p, item, true))
-      })
+      }).pipe(Effect.catchIf(isNotAvailable, () => Effect.succeed(Option.none())))
   }
 }
 
 export interface RecordExecutorOptions {
   /** Clock-skew margin of the reconciliation window (default from assumptions.ts). */
   readonly skewMs?: number
+  /**
+   * Told once per kind of thing left out because the service lacks an operation beyond
+   * the documents (one line, "tags: not available from this service (create-tag); ...").
+   */
+  readonly onNotice?: (line: string) => void
 }
 
 /** Every record-level executor, over the client. */
-export const makeRecordExecutors = (client: RestClientApi, options: RecordExecutorOptions = {}): Array<Executor> => [
-  ensureExecutor(
-    OP_KINDS.listEnsure,
-    listNamespace,
-    (ws) => client.listLists({ workspaceId: ws }),
-    (ws, title) => client.createList({ workspaceId: ws, title })
-  ),
-  ensureExecutor(
-    OP_KINDS.tagEnsure,
-    tagNamespace,
-    (ws) => client.listTags({ workspaceId: ws }),
-    (ws, title) => client.createTag({ workspaceId: ws, title })
-  ),
-  createExecutor(client, options.skewMs ?? RECONCILE_CLOCK_SKEW_MS),
-  updateExecutor(client),
-  moveExecutor(client),
-  deleteExecutor(client),
-  { kind: OP_KINDS.marker, execute: () => Effect.succeed({ result: null, mappings: [] }) }
-]
+export const makeRecordExecutors = (client: RestClientApi, options: RecordExecutorOptions = {}): Array<Executor> => {
+  const notice = noticeOnce(options.onNotice)
+  return [
+    ensureExecutor(
+      OP_KINDS.listEnsure,
+      listNamespace,
+      (ws) => client.listLists({ workspaceId: ws }),
+      (ws, title) => client.createList({ workspaceId: ws, title }),
+      (e) => notice(`${notAvailableLine("lists", e)}; records go to the first list`)
+    ),
+    ensureExecutor(
+      OP_KINDS.tagEnsure,
+      tagNamespace,
+      (ws) => client.listTags({ workspaceId: ws }),
+      (ws, title) => client.createTag({ workspaceId: ws, title }),
+      (e) => notice(`${notAvailableLine("tags", e)}; records are created without them`)
+    ),
+    createExecutor(client, options.skewMs ?? RECONCILE_CLOCK_SKEW_MS),
+    updateExecutor(client, notice),
+    moveExecutor(client),
+    deleteExecutor(client),
+    { kind: OP_KINDS.marker, execute: () => Effect.succeed({ result: null, mappings: [] }) }
+  ]
+}
 
 /** The executors with the client taken from the context. */
 export const recordExecutors = (options: RecordExecutorOptions = {}) =>

@@ -21,12 +21,16 @@
  *   takes no tags); a target record deleted by someone else after its restore makes its
  *   update fail (reported); a source record deleted and later brought back is not
  *   restored again once its counterpart was deleted.
- * All-day dates read back as midnight UTC are sent as bare dates (assumptions.ts
- * ALL_DAY_READ_FORM).
+ * All-day dates read back as midnight UTC, or as a zoneless midnight (the other reading),
+ * are sent as bare dates (assumptions.ts ALL_DAY_READ_FORM).
+ * Tags and `archived` need operations beyond the documents: a service without them gets
+ * the records without, and the result's `notices` say so in one line.
  */
 import { createHash } from "node:crypto"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { notAvailableLine } from "../client/errors.ts"
 import type { RestClientApi, RestError } from "../client/rest-client.ts"
 import { restUserEmail } from "../schema/users.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
@@ -71,6 +75,8 @@ export interface RestoreResult {
   readonly unknown: number
   /** Assignee e-mails with no user on the target (left out). */
   readonly unknownAssignees: ReadonlyArray<string>
+  /** What was left out because the service lacks an operation beyond the documents, one line each. */
+  readonly notices: ReadonlyArray<string>
 }
 
 /** The restorable part of a stored record detail (tolerant: a snapshot is data, not code). */
@@ -111,11 +117,16 @@ const readSource = (detail: Record<string, unknown>): SourceRecord => {
   }
 }
 
-/** All-day dates come back as midnight UTC; send them as bare dates so they stay all-day. */
+/**
+ * All-day dates come back as midnight UTC (or, in the other reading, as a zoneless
+ * midnight); send them as bare dates so they stay all-day. Another zoneless time is
+ * sent as UTC (inputs need a zone, assumptions.ts DATE_INPUT_FORMS).
+ */
 export const restoreDate = (value: string | null): string | undefined => {
   if (value === null) return undefined
-  const m = /^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.000)?Z$/.exec(value)
-  return m ? m[1]! : value
+  const m = /^(\d{4}-\d{2}-\d{2})T00:00(?::00(?:\.0+)?)?Z?$/.exec(value)
+  if (m) return m[1]!
+  return /T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/.test(value) ? `${value}Z` : value
 }
 
 const contentHash = (r: SourceRecord): string =>
@@ -148,8 +159,18 @@ export const restore = (
         new RestoreError({ message: `journal ${journal.file} was planned by ${kind}, not by a restore; use another journal file` })
       )
     }
+    const notices: Array<string> = []
     const lists = new Map((yield* client.listLists({ workspaceId: target })).map((l) => [l.title, l.id] as const))
-    const tags = new Map((yield* client.listTags({ workspaceId: target })).map((t) => [t.title, t.id] as const))
+    // Tags are beyond the documents: without them on the service, records are restored without tags.
+    const tagList = yield* client.listTags({ workspaceId: target }).pipe(
+      Effect.map(Option.some),
+      Effect.catchTag("NotAvailable", (e) => {
+        notices.push(`${notAvailableLine("tags", e)}; records are restored without their tags`)
+        return Effect.succeed(Option.none())
+      })
+    )
+    const tagsAvailable = Option.isSome(tagList)
+    const tags = new Map(Option.getOrElse(tagList, () => []).map((t) => [t.title, t.id] as const))
     const users = new Map<string, string>()
     for (let skip = 0;; skip += 100) {
       const page = yield* client.listUsers({ workspaceId: target, skip, limit: 100 })
@@ -213,7 +234,7 @@ export const restore = (
       if (journal.sync.get(base) === undefined) {
         const tagIds: Array<string> = []
         const tagTitles: Array<string> = []
-        for (const t of r.tags) {
+        for (const t of tagsAvailable ? r.tags : []) {
           const id = tags.get(t)
           if (id !== undefined) tagIds.push(id)
           else {
@@ -318,13 +339,17 @@ export const restore = (
         deleted: 0,
         failed: 0,
         unknown: 0,
-        unknownAssignees: [...unknownAssignees].sort()
+        unknownAssignees: [...unknownAssignees].sort(),
+        notices
       }
     }
     // The create op of an already restored record is done; `depends_on` lets updates run.
     yield* journal.addOps(ops)
     yield* journal.retryFailed()
-    const report = yield* replay(journal, makeRecordExecutors(client), {
+    const onNotice = (line: string) => {
+      if (!notices.includes(line)) notices.push(line)
+    }
+    const report = yield* replay(journal, makeRecordExecutors(client, { onNotice }), {
       phases: PHASES,
       concurrency: options.concurrency ?? 8
     })
@@ -337,6 +362,7 @@ export const restore = (
       deleted: report.doneByKind[OP_KINDS.recordDelete] ?? 0,
       failed: report.failed,
       unknown: report.unknown,
-      unknownAssignees: [...unknownAssignees].sort()
+      unknownAssignees: [...unknownAssignees].sort(),
+      notices
     }
   })

@@ -170,7 +170,8 @@ describe("backup", () => {
     const inRun = new Set(ids)
     expect(before.filter((id) => after.has(id) && !inRun.has(id))).toEqual([])
     const notes = await withStore(file, (s) => Effect.runSync(s.notes(Number(result.runId))))
-    expect(notes.filter((n) => n.kind === "scan")).toHaveLength(emu.workspaces.length)
+    // Two scans a workspace: live and archived records, each asked for explicitly.
+    expect(notes.filter((n) => n.kind === "scan")).toHaveLength(2 * emu.workspaces.length)
   })
 
   it("backs up only the named workspaces, by id or slug, and rejects an unknown one", async () => {

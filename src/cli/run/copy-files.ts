@@ -5,6 +5,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
+import { isNotFound } from "../../client/errors.ts"
 import type { ClientServices } from "../../client/layer.ts"
 import { copyFiles, CopySetupError, type CopySummary, DEFAULT_CONCURRENCY } from "../../connectors/files/copy.ts"
 import { isFileCopyError } from "../../connectors/files/errors.ts"
@@ -63,14 +64,15 @@ const requireBaseUrl = (flags: ConnectionFlags, flag: string, env: string): Effe
 }
 
 /**
- * The service's answer to listing the files of a workspace that does not exist (HTTP 422,
- * NOT_FOUND on list-files), found anywhere in the chain of causes (paging wraps it).
+ * The service's answer to listing the files of a workspace that does not exist (HTTP 422
+ * NOT_FOUND, or 404 in the other reading, on list-files), found anywhere in the chain of
+ * causes (paging wraps it).
  */
 const unknownWorkspace = (error: unknown): { readonly message: string } | undefined => {
   let e: unknown = error
   for (let depth = 0; depth < 6 && typeof e === "object" && e !== null; depth++) {
     const f = e as { _tag?: unknown; code?: unknown; operation?: unknown; message?: unknown; cause?: unknown }
-    if (f._tag === "ValidationFailed" && f.code === "NOT_FOUND" && f.operation === "list-files") {
+    if (isNotFound(f) && f.operation === "list-files") {
       return { message: String(f.message) }
     }
     e = f.cause

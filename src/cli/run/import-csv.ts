@@ -115,10 +115,13 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
         created: result.created,
         skipped: result.skipped,
         rejected: result.rejected,
+        ...(result.notices.length > 0 ? { notices: result.notices } : {}),
         ...(flags.dryRun ? { dryRun: true, plan: result.plan } : {})
       })
     }
     yield* logLine(verbosity, summary(result, flags.dryRun))
+    // What this service could not take (operations beyond the documents), one line each.
+    for (const notice of result.notices) yield* logLine(verbosity, `import: ${notice}`)
     if (flags.dryRun && result.plan !== undefined && verbosity !== "quiet") {
       for (const [kind, n] of Object.entries(result.plan.ops)) yield* logLine(verbosity, `  ${kind}: ${n}`)
       for (const r of result.plan.first) {

@@ -4,7 +4,9 @@
  * 1. The header is read and the mapping checked against it before any row.
  * 2. The workspace's lists, tags and users are read once (lists and tags by title, users
  *    by e-mail) to resolve rows; an unknown assignee e-mail rejects the row, a list or
- *    tag missing on the service gets one `list.ensure` / `tag.ensure` op.
+ *    tag missing on the service gets one `list.ensure` / `tag.ensure` op. Tags need
+ *    operations beyond the documents: a service without them gets the records without
+ *    their tags, and the result's `notices` say so in one line.
  * 3. Rows stream through in batches (constant memory): each is validated with Schema and
  *    either goes to the rejects file (with its line and error) or becomes a
  *    `record.create` op keyed by the row's identity (`done` rides in it: replay sets it
@@ -23,6 +25,7 @@ import * as Either from "effect/Either"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { isNotFound, notAvailableLine } from "../../client/errors.ts"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { restUserEmail } from "../../schema/users.ts"
 import { type JournalApi, JournalError, type JournalStateError, type OpState, type PlannedOp, type PlanOp } from "../../store/journal.ts"
@@ -102,6 +105,8 @@ export interface ImportResult {
   readonly blocked: number
   /** The first failures, one line each. */
   readonly failures: ReadonlyArray<string>
+  /** What was left out because the service lacks an operation beyond the documents, one line each. */
+  readonly notices: ReadonlyArray<string>
   readonly rejectsFile: string | null
   /** Dry run only: new ops per kind and the first planned rows. */
   readonly plan?: { readonly ops: Readonly<Record<string, number>>; readonly first: ReadonlyArray<PlanPreviewRow> }
@@ -109,8 +114,10 @@ export interface ImportResult {
 
 interface Directory {
   readonly lists: Map<string, string>
-  readonly tags: Map<string, string>
+  /** Null when the service has no tags (list-tags is not available): rows are planned without them. */
+  readonly tags: Map<string, string> | null
   readonly users: Map<string, string>
+  readonly notices: ReadonlyArray<string>
 }
 
 const loadDirectory = (
@@ -120,10 +127,20 @@ const loadDirectory = (
 ) =>
   Effect.gen(function*() {
     const lists = new Map<string, string>()
-    const tags = new Map<string, string>()
+    let tags: Map<string, string> | null = new Map<string, string>()
     const users = new Map<string, string>()
+    const notices: Array<string> = []
     if (need.lists) for (const l of yield* client.listLists({ workspaceId })) if (!lists.has(l.title)) lists.set(l.title, l.id)
-    if (need.tags) for (const t of yield* client.listTags({ workspaceId })) if (!tags.has(t.title)) tags.set(t.title, t.id)
+    if (need.tags) {
+      const found = yield* client.listTags({ workspaceId }).pipe(
+        Effect.catchTag("NotAvailable", (e) => {
+          notices.push(`${notAvailableLine("tags", e)}; records are imported without their tags`)
+          return Effect.succeed(null)
+        })
+      )
+      if (found === null) tags = null
+      else for (const t of found) if (!tags.has(t.title)) tags.set(t.title, t.id)
+    }
     if (need.users) {
       for (let skip = 0;; skip += 100) {
         const page = yield* client.listUsers({ workspaceId, skip, limit: 100 })
@@ -135,7 +152,7 @@ const loadDirectory = (
         if (page.users.length < 100 || skip + page.users.length >= page.totalCount) break
       }
     }
-    return { lists, tags, users } satisfies Directory
+    return { lists, tags, users, notices } satisfies Directory
   })
 
 /** Finds a title exactly, else case-insensitively (one match only). */
@@ -189,12 +206,13 @@ const makeRowPlanner = (workspaceId: string, dir: Directory) => {
     kind: OP_KINDS.listEnsure,
     payload: { workspaceId, title }
   }))
-  const tag = titleResolver(dir.tags, (title) => ({
+  const tag = titleResolver(dir.tags ?? new Map(), (title) => ({
     key: tagEnsureKey(workspaceId, title),
     kind: OP_KINDS.tagEnsure,
     payload: { workspaceId, title }
   }))
   const none: ReadonlyArray<PlanOp> = []
+  const noTags: ReadonlyArray<string> = []
   return (e: ExtractedRow, row: CsvRow): PlannedRow | string => {
     let ensures = none
     let assigneeIds: Array<string> | undefined
@@ -215,7 +233,8 @@ const makeRowPlanner = (workspaceId: string, dir: Directory) => {
     }
     let tagIds: Array<string> | undefined
     let tagTitles: Array<string> | undefined
-    for (const t of row.tags) {
+    // Without tags on the service (dir.tags null), rows are planned without them.
+    for (const t of dir.tags === null ? noTags : row.tags) {
       const r = tag(t)
       if (r.id !== undefined) (tagIds ??= []).push(r.id)
       else {
@@ -431,7 +450,7 @@ export const planCsvImport = (
     }).pipe(
       Effect.tapError(() => Effect.sync(() => reader.close())),
       Effect.catchIf(
-        (e) => (e._tag === "ValidationFailed" && e.code === "NOT_FOUND") || e._tag === "Forbidden",
+        (e) => isNotFound(e) || e._tag === "Forbidden",
         (e) => Effect.fail(new ImportUsageError({ message: `--workspace ${ws}: ${e.message}` }))
       )
     )
@@ -563,6 +582,7 @@ export const planCsvImport = (
       unknown: 0,
       blocked: 0,
       failures: [],
+      notices: dir.notices,
       rejectsFile: rejects.count > 0 || (options.rejectsFile !== undefined && !dryRun) ? options.rejectsFile ?? null : null,
       plan: { ops: newOps, first }
     } satisfies ImportResult
@@ -585,7 +605,12 @@ export const importCsv = (
     j.sync.retryFailed()
     const counts = j.sync.counts()
     if (options.onReplayStart) yield* options.onReplayStart(counts.pending + counts.in_flight)
-    const report: ReplayReport = yield* replay(j, makeRecordExecutors(client, options.skewMs !== undefined ? { skewMs: options.skewMs } : {}), {
+    const notices = [...planned.notices]
+    const onNotice = (line: string) => {
+      if (!notices.includes(line)) notices.push(line)
+    }
+    const executors = makeRecordExecutors(client, { ...(options.skewMs !== undefined ? { skewMs: options.skewMs } : {}), onNotice })
+    const report: ReplayReport = yield* replay(j, executors, {
       phases: PHASES,
       concurrency: options.concurrency ?? 8,
       ...(options.onOpEnd ? { onOpEnd: (_op, end) => options.onOpEnd!(end) } : {})
@@ -602,6 +627,7 @@ export const importCsv = (
       failed: report.failed,
       unknown: report.unknown,
       blocked: after.pending + after.in_flight,
-      failures
+      failures,
+      notices
     } satisfies ImportResult
   })
