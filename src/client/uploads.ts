@@ -149,7 +149,12 @@ export const makeUploads = (
     const org = orgOf(companyId)
     if (via === "rest") {
       if (Option.isSome(config.token)) h["authorization"] = `Bearer ${Redacted.value(config.token.value)}`
-      if (org !== undefined) h[names.companyId] = org
+      // Both organization headers, as on every REST call (the documents do not say which
+      // is canonical); the project header as documented for REST /uploads.
+      if (org !== undefined) {
+        h[names.companyId] = org
+        h[names.orgId] = org
+      }
       if (workspaceId !== undefined) h[names.projectId] = workspaceId
     } else {
       if (Option.isSome(config.tokenId)) h[names.tokenId] = config.tokenId.value

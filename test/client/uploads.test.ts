@@ -156,7 +156,7 @@ describe("headers on the wire (test servers record them)", () => {
     await storage.close()
   })
 
-  it("R-UPLOAD-PRESIGN-29, R-REST-AUTH-03, R-REST-AUTH-07: REST presign sends Bearer, x-<p>-company-id and x-<p>-project-id", async () => {
+  it("R-UPLOAD-PRESIGN-29, R-REST-AUTH-02, R-REST-AUTH-03, R-REST-AUTH-07: REST presign sends Bearer, both organization headers and x-<p>-project-id", async () => {
     const layer = layerFor({ ...emu, restUrl: `${service.url}/rest`, baseUrl: service.url })
     await run(layer, Effect.flatMap(Uploads, (u) => u.presign({ filename: "a b.txt", size: 5, key: "k", workspaceId: "ws-1", via: "rest" })))
     const r = service.requests.at(-1)!
@@ -165,6 +165,8 @@ describe("headers on the wire (test servers record them)", () => {
     expect(Object.fromEntries(url.searchParams)).toEqual({ filename: "a b.txt", size: "5", key: "k" })
     expect(r.headers["authorization"]).toBe(`Bearer ${emu.token}`)
     expect(r.headers["x-svc-company-id"]).toBe(emu.org)
+    // Which organization header is canonical is not shown: both are sent.
+    expect(r.headers["svc-org-id"]).toBe(emu.org)
     expect(r.headers["x-svc-project-id"]).toBe("ws-1")
   })
 
