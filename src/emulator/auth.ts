@@ -14,7 +14,7 @@
 import type { IncomingMessage } from "node:http"
 import type { AccessLevel, EmulatorContext, Principal } from "./context.ts"
 import { get } from "./core/sql.ts"
-import { forbidden, unauthorized } from "./http.ts"
+import { forbidden, noAccess, unauthorized } from "./http.ts"
 
 export interface OrganizationRow {
   readonly id: string
@@ -91,11 +91,47 @@ const bearer = (req: IncomingMessage): string | undefined => {
   return match?.[1]
 }
 
-const orgHeader = (ctx: EmulatorContext, req: IncomingMessage): string | undefined =>
-  header(req, `${ctx.prefix}-org-id`) ?? header(req, `x-${ctx.prefix}-company-id`)
+/** Where a request arrives: `/v1` calls, REST `/uploads`, or GraphQL and the app's `/uploads`. */
+export type Surface = "rpc" | "rest-uploads" | "app"
 
-const workspaceHeader = (ctx: EmulatorContext, req: IncomingMessage): string | undefined =>
-  header(req, `${ctx.prefix}-workspace-id`) ?? header(req, `x-${ctx.prefix}-project-id`)
+/**
+ * The header names that name the organization on a surface (CANONICAL_ORG_HEADER): the
+ * reference takes either spelling everywhere; the alt variant only the one each surface's
+ * document shows (`x-<p>-company-id` on REST `/uploads`, `<p>-org-id` elsewhere).
+ */
+export const orgHeaderNames = (ctx: EmulatorContext, surface: Surface): ReadonlyArray<string> => {
+  const p = ctx.prefix
+  if (ctx.variant !== "alt") return [`${p}-org-id`, `x-${p}-company-id`]
+  return surface === "rest-uploads" ? [`x-${p}-company-id`] : [`${p}-org-id`]
+}
+
+/** Likewise for the workspace (the alt variant's `/v1` calls name it in the body only). */
+export const workspaceHeaderNames = (ctx: EmulatorContext, surface: Surface): ReadonlyArray<string> => {
+  const p = ctx.prefix
+  if (ctx.variant !== "alt") return [`${p}-workspace-id`, `x-${p}-project-id`]
+  if (surface === "rest-uploads") return [`x-${p}-project-id`]
+  return surface === "app" ? [`${p}-workspace-id`] : []
+}
+
+/** The first of `names` the request carries. */
+export const firstHeader = (req: IncomingMessage, names: ReadonlyArray<string>): string | undefined => {
+  for (const name of names) {
+    const value = header(req, name)
+    if (value !== undefined) return value
+  }
+  return undefined
+}
+
+const orgHeader = (ctx: EmulatorContext, req: IncomingMessage, surface: Surface): string | undefined =>
+  firstHeader(req, orgHeaderNames(ctx, surface))
+
+const workspaceHeader = (ctx: EmulatorContext, req: IncomingMessage, surface: Surface): string | undefined =>
+  firstHeader(req, workspaceHeaderNames(ctx, surface))
+
+/** The user's first organization (the alt variant's `/v1` calls act in it without a header). */
+const firstOrgOf = (ctx: EmulatorContext, userId: string): string | null =>
+  get<{ org_id: string }>(ctx.db, "SELECT org_id FROM org_members WHERE user_id = ? ORDER BY created_at, org_id LIMIT 1", userId)
+    ?.org_id ?? null
 
 /** The token id (rate-limit key) of a request's credential, or null without a known one. */
 export const tokenKeyOf = (ctx: EmulatorContext, req: IncomingMessage): string | null => {
@@ -112,22 +148,25 @@ export const tokenKeyOf = (ctx: EmulatorContext, req: IncomingMessage): string |
  * The workspace header is resolved when it exists; access to it is checked by the
  * operation that uses it.
  */
-export const authenticateRest = (ctx: EmulatorContext, req: IncomingMessage): Principal => {
+export const authenticateRest = (ctx: EmulatorContext, req: IncomingMessage, surface: Surface = "rpc"): Principal => {
   const token = bearer(req)
   if (token === undefined) throw unauthorized()
   const row = get<TokenRow>(ctx.db, "SELECT token_id, user_id FROM tokens WHERE token = ?", token)
   if (row === undefined) throw unauthorized()
-  const orgRef = orgHeader(ctx, req) ?? null
+  const orgRef = orgHeader(ctx, req, surface) ?? null
   let orgId: string | null = null
   if (orgRef !== null) {
     const org = resolveOrganization(ctx, orgRef)
     if (org === null || orgLevel(ctx, org.id, row.user_id) === null) {
-      throw forbidden("The token has no access to this organization")
+      throw noAccess("The token has no access to this organization")
     }
     if (org.banned) throw forbidden("The organization account is suspended", "COMPANY_BANNED")
     orgId = org.id
+  } else if (ctx.variant === "alt" && surface === "rpc") {
+    // REST_TRANSPORT_DETAILS, alt: without the header a call acts in the user's first organization.
+    orgId = firstOrgOf(ctx, row.user_id)
   }
-  const workspaceRef = workspaceHeader(ctx, req) ?? null
+  const workspaceRef = workspaceHeader(ctx, req, surface) ?? null
   const workspaceId = workspaceRef === null ? null : (resolveWorkspace(ctx, workspaceRef)?.id ?? null)
   return { userId: row.user_id, tokenKey: row.token_id, orgId, workspaceId, orgRef, workspaceRef }
 }
@@ -148,8 +187,8 @@ export const authenticateApp = (ctx: EmulatorContext, req: IncomingMessage): Pri
     tokenId
   )
   if (row === undefined || row.token_secret !== secret) throw unauthorized()
-  const orgRef = orgHeader(ctx, req) ?? null
-  const workspaceRef = workspaceHeader(ctx, req) ?? null
+  const orgRef = orgHeader(ctx, req, "app") ?? null
+  const workspaceRef = workspaceHeader(ctx, req, "app") ?? null
   const orgId = orgRef === null ? null : (resolveOrganization(ctx, orgRef)?.id ?? null)
   const workspaceId = workspaceRef === null ? null : (resolveWorkspace(ctx, workspaceRef)?.id ?? null)
   return { userId: row.user_id, tokenKey: row.token_id, orgId, workspaceId, orgRef, workspaceRef }

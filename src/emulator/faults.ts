@@ -48,9 +48,12 @@ export class FaultController {
   private prng: Prng
   private scripted: Array<Scripted> = []
   private buckets = new Map<string, Bucket>()
+  /** Retry-After form when the options name none (the alt variant: an HTTP date, RATE_LIMIT_MODEL). */
+  private readonly retryAfterDefault: "seconds" | "http-date"
 
-  constructor(options: FaultOptions = {}) {
+  constructor(options: FaultOptions = {}, retryAfterDefault: "seconds" | "http-date" = "seconds") {
     this.options = { ...options }
+    this.retryAfterDefault = retryAfterDefault
     this.prng = new Prng(options.seed ?? 7)
   }
 
@@ -168,8 +171,9 @@ export class FaultController {
   }
 
   private retryAfterValue(seconds: number): string {
-    return this.options.retryAfterForm === "http-date"
-      ? new Date(Date.now() + seconds * 1000).toUTCString()
+    // An HTTP date has whole seconds: round up, so waiting until it is never too early.
+    return (this.options.retryAfterForm ?? this.retryAfterDefault) === "http-date"
+      ? new Date(Math.ceil((Date.now() + seconds * 1000) / 1000) * 1000).toUTCString()
       : String(seconds)
   }
 }

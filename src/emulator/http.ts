@@ -5,6 +5,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { ParseResult } from "effect"
 import { formatIssues } from "../schema/decode.ts"
+import { altErrorAnswer } from "./alt/errors.ts"
+import type { EmulatorVariant } from "./options.ts"
 
 export interface Issue {
   readonly path: ReadonlyArray<string | number>
@@ -25,6 +27,18 @@ export class HttpError extends Error {
     this.name = "HttpError"
   }
 }
+
+/**
+ * A 403 for a known token without access to the organization or workspace it names
+ * (not for a level too low): the alt variant answers it 401 (AUTH_401_VS_403).
+ */
+export class NoAccessError extends HttpError {
+  constructor(message: string) {
+    super(403, "FORBIDDEN", message)
+  }
+}
+
+export const noAccess = (message: string) => new NoAccessError(message)
 
 export const badRequest = (message: string, issues: ReadonlyArray<Issue> = []) =>
   new HttpError(400, "BAD_REQUEST", message, issues)
@@ -60,11 +74,13 @@ export const readBody = (req: IncomingMessage, maxBytes = 16 * 1024 * 1024): Pro
  * Reads a JSON body. 400 when it is empty (the RPC style always sends a body, `{}` at
  * least: R-REST-CALL-06), not JSON, or not sent as `application/json` (R-REST-AUTH-04).
  */
-export const readJson = async (req: IncomingMessage): Promise<unknown> => {
+export const readJson = async (req: IncomingMessage, lenient = false): Promise<unknown> => {
   const raw = await readBody(req)
+  // The alt variant's transport (REST_TRANSPORT_DETAILS): no body is `{}`, any type is read as JSON.
+  if (lenient && raw.length === 0) return {}
   if (raw.length === 0) throw badRequest("A JSON body is required (send {} when there is no input)")
   const type = req.headers["content-type"]
-  if (type === undefined || !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
+  if (!lenient && (type === undefined || !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type))) {
     throw badRequest("Content-Type must be application/json")
   }
   try {
@@ -75,8 +91,8 @@ export const readJson = async (req: IncomingMessage): Promise<unknown> => {
 }
 
 /** Reads a JSON object body (RPC inputs are objects). */
-export const readJsonObject = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
-  const value = await readJson(req)
+export const readJsonObject = async (req: IncomingMessage, lenient = false): Promise<Record<string, unknown>> => {
+  const value = await readJson(req, lenient)
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw badRequest("The body must be a JSON object", [{ path: [], message: "Expected an object" }])
   }
@@ -99,7 +115,14 @@ export const sendJson = (
 }
 
 /** The REST error body for any thrown value; unknown throwables are a 500. */
-export const errorBody = (error: unknown): { status: number; body: unknown; headers?: Readonly<Record<string, string>> } => {
+export const errorBody = (
+  error: unknown,
+  variant: EmulatorVariant = "reference"
+): { status: number; body: unknown; headers?: Readonly<Record<string, string>> } => {
+  if (error instanceof HttpError && variant === "alt") {
+    const { body, status } = altErrorAnswer(error, error instanceof NoAccessError)
+    return error.headers === undefined ? { status, body } : { status, body, headers: error.headers }
+  }
   if (error instanceof HttpError) {
     const payload: { code: string; message: string; issues?: ReadonlyArray<Issue> } = {
       code: error.code,
@@ -113,11 +136,11 @@ export const errorBody = (error: unknown): { status: number; body: unknown; head
   return { status: 500, body: { error: { code: "INTERNAL_SERVER_ERROR", message: "Internal server error" } } }
 }
 
-export const sendError = (res: ServerResponse, error: unknown): void => {
+export const sendError = (res: ServerResponse, error: unknown, variant: EmulatorVariant = "reference"): void => {
   if (res.headersSent) {
     res.destroy()
     return
   }
-  const { body, headers, status } = errorBody(error)
+  const { body, headers, status } = errorBody(error, variant)
   sendJson(res, status, body, headers)
 }

@@ -15,6 +15,7 @@ import { makeIds } from "./ids.ts"
 import { createObjectStore, objectDirForDb } from "./uploads/object-store.ts"
 import { openApiDocument } from "./openapi.ts"
 import { parseSeed, resolveVariant, type EmulatorOptions, type EmulatorVariant } from "./options.ts"
+import { readingOf } from "./readings.ts"
 import { readSeeded, seed } from "./seed.ts"
 import { startServers } from "./server.ts"
 import { StatsRecorder } from "./stats.ts"
@@ -84,10 +85,15 @@ const collectOperations = (): Map<string, RestOperation> => {
 export const startEmulator = async (options: EmulatorOptions = {}): Promise<EmulatorHandle> => {
   const shape = parseSeed(options.seed)
   const variant = resolveVariant(options.variant)
+  const plan = readingOf({ variant }).planLimits
   const host = options.host ?? "127.0.0.1"
   const db = openDatabase(options.dbFile)
   const reopened = (() => {
     createTables(db, areas)
+    // The alt variant lists records newest first (RECORD_ORDER): give that order an index.
+    if (variant === "alt") {
+      db.exec("CREATE INDEX IF NOT EXISTS records_ws_created ON records(workspace_id, created_at, id) WHERE deleted_at IS NULL")
+    }
     return isSeeded(db)
   })()
   // A reopened database already holds ids from the default sequence: start elsewhere.
@@ -107,13 +113,14 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Emul
     timeScale: options.timeScale ?? 1,
     urls,
     objects,
+    // Without an option, the variant's plan (PLAN_LIMITS_DEFAULT); null is unlimited.
     limits: {
-      storageBytes: options.limits?.storageBytes ?? null,
-      perFileBytes: options.limits?.perFileBytes ?? null,
-      seats: options.limits?.seats ?? null
+      storageBytes: options.limits?.storageBytes === undefined ? plan.storageBytes : options.limits.storageBytes,
+      perFileBytes: options.limits?.perFileBytes === undefined ? plan.perFileBytes : options.limits.perFileBytes,
+      seats: options.limits?.seats === undefined ? plan.seats : options.limits.seats
     }
   }
-  const faults = new FaultController(options.faults)
+  const faults = new FaultController(options.faults, variant === "alt" ? "http-date" : "seconds")
   attachFaults(ctx, faults)
   const stats = new StatsRecorder()
   const operations = collectOperations()

@@ -13,7 +13,9 @@ import type { AddressInfo } from "node:net"
 import { authenticateRest, tokenKeyOf } from "./auth.ts"
 import type { EmulatorArea, EmulatorContext, RawRoute, RestOperation } from "./context.ts"
 import type { FaultController, FaultDecision } from "./faults.ts"
+import { altAnswer, altInput } from "./alt/answers.ts"
 import { HttpError, readJsonObject, sendError, sendJson } from "./http.ts"
+import type { EmulatorVariant } from "./options.ts"
 import type { StatsRecorder } from "./stats.ts"
 
 export interface ServerDeps {
@@ -47,14 +49,15 @@ const ARRAY_PARAMS = new Set(["assigneeIds", "tagIds"])
 /**
  * Query parameters as operation input: booleans and numbers are converted when they
  * parse (otherwise left as strings, so validation reports them); array parameters may
- * repeat or be comma separated.
+ * repeat or be comma separated (RESOURCE_QUERY_ENCODING). The alt variant reads an array
+ * from one comma-separated value: a repeated parameter keeps its last value.
  */
-export const queryInput = (params: URLSearchParams): Record<string, unknown> => {
+export const queryInput = (params: URLSearchParams, variant: EmulatorVariant = "reference"): Record<string, unknown> => {
   const input: Record<string, unknown> = {}
   for (const key of new Set(params.keys())) {
     if (ARRAY_PARAMS.has(key)) {
-      input[key] = params
-        .getAll(key)
+      const values = params.getAll(key)
+      input[key] = (variant === "alt" ? values.slice(-1) : values)
         .flatMap((v) => v.split(","))
         .map((v) => v.trim())
         .filter((v) => v !== "")
@@ -118,7 +121,8 @@ const makeAmbiguous = (req: http.IncomingMessage, res: http.ServerResponse): voi
 const applyFault = async (
   decision: FaultDecision,
   req: http.IncomingMessage,
-  res: http.ServerResponse
+  res: http.ServerResponse,
+  variant: EmulatorVariant
 ): Promise<boolean> => {
   if (decision.latencyMs > 0) await sleep(decision.latencyMs)
   switch (decision.action) {
@@ -128,11 +132,12 @@ const applyFault = async (
     case "429":
       sendError(
         res,
-        new HttpError(429, "RATE_LIMITED", "Too many requests", undefined, { "retry-after": decision.retryAfter ?? "1" })
+        new HttpError(429, "RATE_LIMITED", "Too many requests", undefined, { "retry-after": decision.retryAfter ?? "1" }),
+        variant
       )
       return true
     case "500":
-      sendError(res, new HttpError(500, "INTERNAL_SERVER_ERROR", "Internal server error (injected)"))
+      sendError(res, new HttpError(500, "INTERNAL_SERVER_ERROR", "Internal server error (injected)"), variant)
       return true
     case "ambiguous":
       makeAmbiguous(req, res)
@@ -182,10 +187,21 @@ export const startServers = async (
     target: RestTarget
   ): Promise<void> => {
     const principal = authenticateRest(ctx, req)
-    const input = target.source === "body" ? await readJsonObject(req) : queryInput(url.searchParams)
+    const alt = ctx.variant === "alt"
+    let input = target.source === "body" ? await readJsonObject(req, alt) : queryInput(url.searchParams, ctx.variant)
     if (target.extra !== undefined) Object.assign(input, target.extra)
-    const result = op.handle(ctx, principal, input)
-    sendJson(res, 200, result)
+    if (!alt) {
+      sendJson(res, 200, op.handle(ctx, principal, input))
+      return
+    }
+    if (req.method === "PATCH") {
+      // RESOURCE_STYLE_SHAPES, alt: the workspace is a query parameter, as for GET and DELETE.
+      delete input["workspaceId"]
+      const workspaceId = url.searchParams.get("workspaceId")
+      if (workspaceId !== null) input["workspaceId"] = workspaceId
+    }
+    input = altInput(op.name, input)
+    sendJson(res, 200, altAnswer(ctx, op.name, input, op.handle(ctx, principal, input)))
   }
 
   const handleRest = async (
@@ -198,7 +214,7 @@ export const startServers = async (
     const parts = rest.split("/").filter((p) => p !== "")
     if (parts.length === 1 && parts[0] === "openapi.json") {
       trackStats(stats, "openapi.json", res)
-      if (await applyFault(decide(req, "openapi.json", false), req, res)) return
+      if (await applyFault(decide(req, "openapi.json", false), req, res, ctx.variant)) return
       if (method !== "GET") throw new HttpError(405, "METHOD_NOT_ALLOWED", "Use GET")
       sendJson(res, 200, deps.openapi())
       return
@@ -209,10 +225,16 @@ export const startServers = async (
     }
     if (target === null) {
       trackStats(stats, url.pathname, res)
+      // REST_TRANSPORT_DETAILS, alt: an unknown operation is a bad request.
+      if (ctx.variant === "alt" && parts.length === 1) {
+        throw new HttpError(400, "UNKNOWN_OPERATION", `Unknown operation: ${parts[0]}`)
+      }
       throw new HttpError(404, "NOT_FOUND", `No such operation: ${parts.join("/")}`)
     }
     if (target === "method") {
       trackStats(stats, url.pathname, res)
+      // REST_TRANSPORT_DETAILS, alt: a route is a method and a path; another method matches none.
+      if (ctx.variant === "alt") throw new HttpError(404, "NOT_FOUND", `No route for ${method} ${url.pathname}`)
       throw new HttpError(405, "METHOD_NOT_ALLOWED", `Method ${method} is not allowed here`)
     }
     const op = operations.get(target.op)
@@ -221,7 +243,7 @@ export const startServers = async (
       throw new HttpError(404, "NOT_FOUND", `No such operation: ${target.op}`)
     }
     trackStats(stats, op.name, res)
-    if (await applyFault(decide(req, op.name, op.write), req, res)) return
+    if (await applyFault(decide(req, op.name, op.write), req, res, ctx.variant)) return
     await runRest(req, res, url, op, target)
   }
 
@@ -235,7 +257,7 @@ export const startServers = async (
     const isWrite =
       (method === "POST" && url.pathname === "/graphql") || (method === "PUT" && CONFIRM_PATH.test(url.pathname))
     trackStats(stats, path, res)
-    if (await applyFault(decide(req, path, isWrite), req, res)) return
+    if (await applyFault(decide(req, path, isWrite), req, res, ctx.variant)) return
     for (const route of rawRoutes) {
       if (await route(ctx, req, res, url, mount)) return
     }
@@ -246,7 +268,7 @@ export const startServers = async (
     const url = new URL(req.url ?? "/", "http://storage")
     const route = `storage:${url.pathname}`
     trackStats(stats, route, res)
-    if (await applyFault(decide(req, url.pathname, req.method === "PUT"), req, res)) return
+    if (await applyFault(decide(req, url.pathname, req.method === "PUT"), req, res, ctx.variant)) return
     for (const r of storageRoutes) {
       if (await r(ctx, req, res, url, "base")) return
     }
@@ -258,7 +280,7 @@ export const startServers = async (
     (req: http.IncomingMessage, res: http.ServerResponse) => {
       handler(req, res).catch((error: unknown) => {
         if (!(error instanceof HttpError)) console.error("emulator: unexpected error", error)
-        sendError(res, error)
+        sendError(res, error, ctx.variant)
       })
     }
 

@@ -5,7 +5,7 @@
  */
 import type { AccessLevel, EmulatorContext, Principal } from "../context.ts"
 import { orgLevel, type WorkspaceRow } from "../auth.ts"
-import { forbidden, notFound } from "../http.ts"
+import { forbidden, noAccess, notFound } from "../http.ts"
 import { all, get } from "./sql.ts"
 
 export type Need = "read" | "comment" | "write"
@@ -78,7 +78,7 @@ export const requireWorkspace = (
   if (principal.orgId !== null && row.org_id !== principal.orgId) throw notFound("Workspace")
   const level: AccessLevel | null =
     row.member_level ?? (row.org_level === "OWNER" || row.org_level === "ADMIN" ? row.org_level : null)
-  if (level === null) throw forbidden("No access to this workspace")
+  if (level === null) throw noAccess("No access to this workspace")
   if (row.banned) throw forbidden("The organization account is suspended", "COMPANY_BANNED")
   if (!allows(level, need)) throw forbidden(`Access level ${level} cannot do this`)
   return { id: row.id, slug: row.slug, name: row.name, org_id: row.org_id, created_at: row.created_at, updated_at: row.updated_at, level }

@@ -26,17 +26,22 @@ const KIND_FILTER = {
   actions: " AND a.kind = 'ACTION'"
 } as const
 
+/** ACTIVITY_ORDER: newest first; the alt variant's reading, oldest first. */
+const activityOrder = (ctx: EmulatorContext): string =>
+  ctx.variant === "alt" ? "a.created_at ASC, a.id ASC" : "a.created_at DESC, a.id DESC"
+
 const listRecordActivity = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {
   const input = decodeInput(ListRecordActivityInput, body)
   const ws = requireWorkspace(ctx, principal, input.workspaceId, "read")
   const record = get(ctx.db, "SELECT 1 FROM records WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL", input.recordId, ws.id)
   if (record === undefined) throw notFound("Record")
-  const kind = KIND_FILTER[input.type ?? "all"]
+  // REST_TRANSPORT_DETAILS: the alt variant leaves deleted comments out.
+  const kind = KIND_FILTER[input.type ?? "all"] + (ctx.variant === "alt" ? " AND a.deleted_at IS NULL" : "")
   const limit = pageLimit(input.limit, ACTIVITY_DEFAULT_LIMIT, ACTIVITY_MAX_LIMIT)
   const skip = input.skip ?? PAGE_DEFAULT_SKIP
   const rows = all<ActivityRow>(
     ctx.db,
-    `${ACTIVITY_SELECT} WHERE a.record_id = ?${kind} ORDER BY a.created_at DESC, a.id DESC LIMIT ? OFFSET ?`,
+    `${ACTIVITY_SELECT} WHERE a.record_id = ?${kind} ORDER BY ${activityOrder(ctx)} LIMIT ? OFFSET ?`,
     input.recordId,
     limit,
     skip
@@ -64,7 +69,7 @@ const listActivity = (ctx: EmulatorContext, principal: Principal, body: Record<s
   const rows = all<ActivityRow>(
     ctx.db,
     `${ACTIVITY_SELECT} WHERE a.workspace_id IN (SELECT value FROM json_each(?))
-      ORDER BY a.created_at DESC, a.id DESC LIMIT ? OFFSET ?`,
+      ORDER BY ${activityOrder(ctx)} LIMIT ? OFFSET ?`,
     key,
     limit,
     skip

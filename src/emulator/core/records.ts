@@ -41,6 +41,13 @@ import { emit, endOfList, insertRecord, POSITION_STEP, recordAction, syncRecordL
 
 const FROM_RECORDS = `FROM records r`
 
+/**
+ * list-records order (RECORD_ORDER): position then id; the alt variant's other reading,
+ * newest first, is as stable (created_at then id).
+ */
+const recordOrder = (ctx: EmulatorContext): string =>
+  ctx.variant === "alt" ? "r.created_at DESC, r.id DESC" : "r.position, r.id"
+
 /** Escapes LIKE wildcards so a search is literal text. */
 const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
@@ -134,7 +141,7 @@ const applyChurn = (ctx: EmulatorContext, filter: Filter): void => {
     ctx.db,
     `SELECT r.id, r.workspace_id, r.list_id, r.position ${FROM_RECORDS}
       WHERE r.deleted_at IS NULL AND ${filter.where.join(" AND ")}
-      ORDER BY r.position, r.id LIMIT ?`,
+      ORDER BY ${recordOrder(ctx)} LIMIT ?`,
     ...filter.params,
     Math.max(1, churn.deletesPerPage)
   )
@@ -174,21 +181,12 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
     where.push("r.done = ?")
     params.push(input.done ? 1 : 0)
   }
-  if (input.archived !== undefined) {
-    where.push("r.archived = ?")
-    params.push(input.archived ? 1 : 0)
-  }
+  archivedFilter(ctx, filter, input.archived)
   if (input.assigneeIds !== undefined && input.assigneeIds.length > 0) {
-    where.push(
-      "EXISTS (SELECT 1 FROM record_assignees ra WHERE ra.record_id = r.id AND ra.user_id IN (SELECT value FROM json_each(?)))"
-    )
-    params.push(JSON.stringify(input.assigneeIds))
+    idFilter(ctx, filter, "record_assignees", "user_id", input.assigneeIds)
   }
   if (input.tagIds !== undefined && input.tagIds.length > 0) {
-    where.push(
-      "EXISTS (SELECT 1 FROM record_tags rt WHERE rt.record_id = r.id AND rt.tag_id IN (SELECT value FROM json_each(?)))"
-    )
-    params.push(JSON.stringify(input.tagIds))
+    idFilter(ctx, filter, "record_tags", "tag_id", input.tagIds)
   }
   if (input.search !== undefined && input.search !== "") {
     where.push("r.title LIKE ? ESCAPE '\\'")
@@ -196,6 +194,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
   }
   const skip = input.skip ?? PAGE_DEFAULT_SKIP
   const limit = pageLimit(input.limit, PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT)
+  if (ctx.variant === "alt") return listRecordsPage(ctx, filter, skip, limit)
   // The covering indexes hold every summary column: the page, and the rows it skips,
   // come from one index walk without touching the table.
   const index =
@@ -230,6 +229,10 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
     const last = rows[rows.length - 1]!
     rememberBoundary(ctx, condition, params, skip + rows.length, { position: last[7], id: last[0] })
   }
+  return pageOf(ctx, filter, rows, hasNextPage, skip)
+}
+
+const pageOf = (ctx: EmulatorContext, filter: Filter, rows: ReadonlyArray<RecordTuple>, hasNextPage: boolean, skip: number) => {
   const items = summariesOfTuples(ctx.db, rows)
   applyChurn(ctx, filter)
   return {
@@ -241,6 +244,49 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
       endCursor: items[items.length - 1]?.id ?? null
     }
   }
+}
+
+/** A page in the alt variant's order (plain offset: its order has no covering index to walk). */
+const listRecordsPage = (ctx: EmulatorContext, filter: Filter, skip: number, limit: number) => {
+  const rows = allRaw<RecordTuple>(
+    ctx.db,
+    `SELECT ${RECORD_COLUMNS} FROM records r
+      WHERE r.deleted_at IS NULL AND ${filter.where.join(" AND ")}
+      ORDER BY ${recordOrder(ctx)} LIMIT ? OFFSET ?`,
+    ...filter.params,
+    limit + 1,
+    skip
+  )
+  const hasNextPage = rows.length > limit
+  if (hasNextPage) rows.pop()
+  return pageOf(ctx, filter, rows, hasNextPage, skip)
+}
+
+/**
+ * The `archived` filter of list-records and count-records (LIST_RECORDS_DETAILS): when
+ * omitted the reference lists both, the alt variant only live records (as search-records).
+ */
+const archivedFilter = (ctx: EmulatorContext, filter: Filter, archived: boolean | undefined): void => {
+  if (archived !== undefined) {
+    filter.where.push("r.archived = ?")
+    filter.params.push(archived ? 1 : 0)
+  } else if (ctx.variant === "alt") {
+    filter.where.push("r.archived = 0")
+  }
+}
+
+/** `assigneeIds` / `tagIds`: records having any of the ids (reference) or all of them (alt). */
+const idFilter = (ctx: EmulatorContext, filter: Filter, table: string, column: string, ids: ReadonlyArray<string>): void => {
+  const unique = [...new Set(ids)]
+  if (ctx.variant === "alt") {
+    filter.where.push(
+      `(SELECT count(DISTINCT x.${column}) FROM ${table} x WHERE x.record_id = r.id AND x.${column} IN (SELECT value FROM json_each(?))) = ?`
+    )
+    filter.params.push(JSON.stringify(unique), unique.length)
+    return
+  }
+  filter.where.push(`EXISTS (SELECT 1 FROM ${table} x WHERE x.record_id = r.id AND x.${column} IN (SELECT value FROM json_each(?)))`)
+  filter.params.push(JSON.stringify(unique))
 }
 
 const getRecord = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {
@@ -458,15 +504,13 @@ const deleteRecord = (ctx: EmulatorContext, principal: Principal, body: Record<s
 
 const countRecords = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {
   const input = decodeInput(CountRecordsInput, body)
-  const { params, where } = scope(ctx, principal, input.workspaceId)
+  const filter = scope(ctx, principal, input.workspaceId)
+  const { params, where } = filter
   if (input.done !== undefined) {
     where.push("r.done = ?")
     params.push(input.done ? 1 : 0)
   }
-  if (input.archived !== undefined) {
-    where.push("r.archived = ?")
-    params.push(input.archived ? 1 : 0)
-  }
+  archivedFilter(ctx, filter, input.archived)
   const row = get<{ n: number }>(
     ctx.db,
     `SELECT count(*) AS n FROM records r WHERE r.deleted_at IS NULL AND ${where.join(" AND ")}`,

@@ -12,9 +12,17 @@ import { checkHeaderOrgNotBanned } from "./access.ts"
 import { buildExecutableSchema } from "./executable.ts"
 import { asGraphqlRequest, readMultipart, type GraphqlRequest } from "./multipart.ts"
 import type { GqlContext, UploadedPart } from "./request.ts"
+import type { EmulatorVariant } from "../options.ts"
 
-let schema: GraphQLSchema | undefined
-const executableSchema = (): GraphQLSchema => (schema ??= buildExecutableSchema())
+const schemas = new Map<EmulatorVariant, GraphQLSchema>()
+const executableSchema = (variant: EmulatorVariant): GraphQLSchema => {
+  let schema = schemas.get(variant)
+  if (schema === undefined) {
+    schema = buildExecutableSchema(variant)
+    schemas.set(variant, schema)
+  }
+  return schema
+}
 
 type ErrorJson = { message: string; locations?: unknown; path?: unknown; extensions: Record<string, unknown> }
 
@@ -28,6 +36,20 @@ const errorJson = (error: GraphQLError, fallbackCode: string): ErrorJson => {
   return { ...json, extensions: { ...json.extensions, code: json.extensions?.["code"] ?? fallbackCode } }
 }
 
+/**
+ * GRAPHQL_ERROR_CODE_PATH: the code in `extensions.code`; the alt variant carries it as
+ * `errors[i].code`, with no extensions.
+ */
+const forVariant = (variant: EmulatorVariant, body: unknown): unknown => {
+  if (variant !== "alt") return body
+  const b = body as { errors?: Array<ErrorJson> }
+  if (b.errors === undefined) return body
+  return {
+    ...b,
+    errors: b.errors.map(({ extensions, ...rest }) => ({ ...rest, code: extensions?.["code"] }))
+  }
+}
+
 const send = (res: ServerResponse, status: number, body: unknown, close = false) => {
   const text = JSON.stringify(body)
   const headers: Record<string, string | number> = {
@@ -39,8 +61,8 @@ const send = (res: ServerResponse, status: number, body: unknown, close = false)
   res.end(text)
 }
 
-const fail = (res: ServerResponse, status: number, code: string, message: string, close = false) =>
-  send(res, status, { errors: [{ message, extensions: { code } }], data: null }, close)
+const fail = (res: ServerResponse, variant: EmulatorVariant, status: number, code: string, message: string, close = false) =>
+  send(res, status, forVariant(variant, { errors: [{ message, extensions: { code } }], data: null }), close)
 
 /** An answer sent before the body was read: drain what still comes, then drop the connection. */
 const abandonBody = (req: IncomingMessage) => {
@@ -59,11 +81,11 @@ const run = (g: GqlContext, request: GraphqlRequest): ExecutionResult | { errors
     if (e instanceof GraphQLError) return { errors: [errorJson(e, "GRAPHQL_PARSE_FAILED")] }
     throw e
   }
-  const invalid = validate(executableSchema(), document)
+  const invalid = validate(executableSchema(g.ctx.variant), document)
   if (invalid.length > 0) return { errors: invalid.map((e) => errorJson(e, "GRAPHQL_VALIDATION_FAILED")) }
   checkHeaderOrgNotBanned(g)
   const result = execute({
-    schema: executableSchema(),
+    schema: executableSchema(g.ctx.variant),
     document,
     variableValues: request.variables,
     operationName: request.operationName,
@@ -73,7 +95,7 @@ const run = (g: GqlContext, request: GraphqlRequest): ExecutionResult | { errors
   return result
 }
 
-const respond = (res: ServerResponse, result: ExecutionResult | { errors: Array<ErrorJson> }) => {
+const respond = (res: ServerResponse, variant: EmulatorVariant, result: ExecutionResult | { errors: Array<ErrorJson> }) => {
   const body: Record<string, unknown> = {}
   if (result.errors !== undefined && result.errors.length > 0) {
     // Errors before execution (variable coercion) have no data and no path.
@@ -83,7 +105,7 @@ const respond = (res: ServerResponse, result: ExecutionResult | { errors: Array<
     )
   }
   body["data"] = "data" in result && result.data !== undefined ? result.data : null
-  send(res, 200, body)
+  send(res, 200, forVariant(variant, body))
 }
 
 const isMultipart = (req: IncomingMessage) => /^multipart\/form-data\b/i.test(req.headers["content-type"] ?? "")
@@ -92,7 +114,7 @@ export const graphqlRoute: RawRoute = async (ctx: EmulatorContext, req, res, url
   if (mount !== "base" || url.pathname !== "/graphql") return false
   if (req.method !== "POST") {
     res.setHeader("allow", "POST")
-    fail(res, 405, "METHOD_NOT_ALLOWED", "GraphQL is served by POST")
+    fail(res, ctx.variant, 405, "METHOD_NOT_ALLOWED", "GraphQL is served by POST")
     return true
   }
   let principal
@@ -100,7 +122,8 @@ export const graphqlRoute: RawRoute = async (ctx: EmulatorContext, req, res, url
     principal = authenticateApp(ctx, req)
   } catch (e) {
     if (e instanceof HttpError) {
-      fail(res, e.status, "UNAUTHENTICATED", e.message, true)
+      // GRAPHQL_TRANSPORT: 401; in the alt variant every answer is a 200 with the error in `errors`.
+      fail(res, ctx.variant, ctx.variant === "alt" ? 200 : e.status, "UNAUTHENTICATED", e.message, true)
       abandonBody(req)
       return true
     }
@@ -120,7 +143,7 @@ export const graphqlRoute: RawRoute = async (ctx: EmulatorContext, req, res, url
       try {
         json = JSON.parse(raw.toString("utf8"))
       } catch {
-        fail(res, 400, "BAD_REQUEST", "The body must be JSON `{query, variables}` or a multipart upload")
+        fail(res, ctx.variant, 400, "BAD_REQUEST", "The body must be JSON `{query, variables}` or a multipart upload")
         return true
       }
       request = asGraphqlRequest(json)
@@ -128,7 +151,7 @@ export const graphqlRoute: RawRoute = async (ctx: EmulatorContext, req, res, url
   } catch (e) {
     if (e instanceof GraphQLError) {
       const multipart = isMultipart(req)
-      send(res, 200, { errors: [errorJson(e, "BAD_USER_INPUT")], data: null }, multipart)
+      send(res, 200, forVariant(ctx.variant, { errors: [errorJson(e, "BAD_USER_INPUT")], data: null }), multipart)
       if (multipart) abandonBody(req)
       return true
     }
@@ -142,7 +165,7 @@ export const graphqlRoute: RawRoute = async (ctx: EmulatorContext, req, res, url
       if (!(e instanceof GraphQLError)) throw e
       result = { errors: [errorJson(e, "INTERNAL_SERVER_ERROR")] }
     }
-    respond(res, result)
+    respond(res, ctx.variant, result)
   } finally {
     // Objects stored for file parts no resolver turned into files are not kept.
     for (const part of parts) if (!part.claimed) ctx.objects.remove(part.storageKey)

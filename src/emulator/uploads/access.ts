@@ -9,16 +9,19 @@ import type { IncomingMessage } from "node:http"
 import {
   authenticateApp,
   authenticateRest,
+  firstHeader,
   header,
+  orgHeaderNames,
   orgLevel,
   resolveOrganization,
   resolveWorkspace,
   tokenKeyOf,
+  workspaceHeaderNames,
   workspaceLevel
 } from "../auth.ts"
 import type { EmulatorContext } from "../context.ts"
 import { get } from "../core/sql.ts"
-import { badRequest, forbidden, HttpError, unauthorized } from "../http.ts"
+import { badRequest, forbidden, HttpError, noAccess, unauthorized } from "../http.ts"
 import { type FormRow, getForm } from "./files.ts"
 
 export type Mount = "rest" | "base"
@@ -36,17 +39,25 @@ export const formNotFound = () => new HttpError(404, "FORM_NOT_FOUND", "Form not
 export const filesDisabled = () =>
   forbidden("File uploads are disabled for your role in this workspace", "FILES_DISABLED_FOR_ROLE")
 
-/** Organization and workspace headers as sent (either spelling), undefined when absent. */
-const scopeHeaders = (ctx: EmulatorContext, req: IncomingMessage) => ({
-  org: header(req, `${ctx.prefix}-org-id`) ?? header(req, `x-${ctx.prefix}-company-id`),
-  workspace: header(req, `x-${ctx.prefix}-project-id`) ?? header(req, `${ctx.prefix}-workspace-id`)
-})
+/**
+ * Organization and workspace headers as sent, undefined when absent: either spelling on
+ * either mount, or (alt variant, CANONICAL_ORG_HEADER) only the mount's documented names.
+ */
+const scopeHeaders = (ctx: EmulatorContext, req: IncomingMessage, mount: Mount) => {
+  const surface = mount === "rest" ? "rest-uploads" : "app"
+  const workspaceNames = workspaceHeaderNames(ctx, surface)
+  return {
+    org: firstHeader(req, orgHeaderNames(ctx, surface)),
+    // The REST mount's own name first, as it always was.
+    workspace: firstHeader(req, ctx.variant === "alt" ? workspaceNames : [...workspaceNames].reverse())
+  }
+}
 
 /** 401 unless the request carries a known token of the mount's kind. */
 const requireToken = (ctx: EmulatorContext, req: IncomingMessage, mount: Mount): string => {
   if (mount === "rest") {
     if (tokenKeyOf(ctx, req) === null || header(req, "authorization") === undefined) throw unauthorized()
-    return authenticateRestUser(ctx, req)
+    return authenticateRestUser(ctx, req, mount)
   }
   return authenticateApp(ctx, req).userId
 }
@@ -56,14 +67,14 @@ const requireToken = (ctx: EmulatorContext, req: IncomingMessage, mount: Mount):
  * (uploads answer COMPANY_NOT_FOUND), checked before the generic REST authentication
  * turns it into a 403.
  */
-const authenticateRestUser = (ctx: EmulatorContext, req: IncomingMessage): string => {
-  const { org } = scopeHeaders(ctx, req)
+const authenticateRestUser = (ctx: EmulatorContext, req: IncomingMessage, mount: Mount): string => {
+  const { org } = scopeHeaders(ctx, req, mount)
   if (org !== undefined && resolveOrganization(ctx, org) === null) {
     // Token first: an unknown token is 401 whatever else is wrong.
     if (tokenKeyOf(ctx, req) === null) throw unauthorized()
     throw companyNotFound()
   }
-  return authenticateRest(ctx, req).userId
+  return authenticateRest(ctx, req, "rest-uploads").userId
 }
 
 export const filesDisabledFor = (ctx: EmulatorContext, workspaceId: string, userId: string): boolean =>
@@ -105,7 +116,7 @@ export const presignUploader = (ctx: EmulatorContext, req: IncomingMessage, url:
     return { kind: "form", form, orgId: org.id, workspaceId: form.workspaceId }
   }
   const userId = requireToken(ctx, req, mount)
-  const scope = scopeHeaders(ctx, req)
+  const scope = scopeHeaders(ctx, req, mount)
   if (scope.org === undefined || scope.workspace === undefined) throw badRequest(BOTH_IDS_REQUIRED)
   return { kind: "user", userId, ...userScope(ctx, userId, scope.org, scope.workspace) }
 }
@@ -119,11 +130,11 @@ const userScope = (
 ): { orgId: string; workspaceId: string } => {
   const org = resolveOrganization(ctx, orgRef)
   if (org === null) throw companyNotFound()
-  if (orgLevel(ctx, org.id, userId) === null) throw forbidden("The token has no access to this organization")
+  if (orgLevel(ctx, org.id, userId) === null) throw noAccess("The token has no access to this organization")
   if (org.banned) throw forbidden("The organization account is suspended", "COMPANY_BANNED")
   const workspace = resolveWorkspace(ctx, workspaceRef)
   if (workspace === null || workspace.org_id !== org.id) throw projectNotFound()
-  if (workspaceLevel(ctx, workspace.id, userId) === null) throw forbidden("The token has no access to this workspace")
+  if (workspaceLevel(ctx, workspace.id, userId) === null) throw noAccess("The token has no access to this workspace")
   if (filesDisabledFor(ctx, workspace.id, userId)) throw filesDisabled()
   return { orgId: org.id, workspaceId: workspace.id }
 }
@@ -144,7 +155,7 @@ export const confirmer = (ctx: EmulatorContext, req: IncomingMessage, url: URL, 
     return { kind: "form", formId }
   }
   const userId = requireToken(ctx, req, mount)
-  const scope = scopeHeaders(ctx, req)
+  const scope = scopeHeaders(ctx, req, mount)
   if (scope.org !== undefined && resolveOrganization(ctx, scope.org) === null) throw companyNotFound()
   if (scope.workspace !== undefined && resolveWorkspace(ctx, scope.workspace) === null) throw projectNotFound()
   return { kind: "user", userId }
@@ -153,9 +164,9 @@ export const confirmer = (ctx: EmulatorContext, req: IncomingMessage, url: URL, 
 /** May this user confirm a file of this workspace (organization-level files: any member)? */
 export const checkConfirmAccess = (ctx: EmulatorContext, userId: string, workspaceId: string | null, orgId: string) => {
   if (workspaceId === null) {
-    if (orgLevel(ctx, orgId, userId) === null) throw forbidden("The token has no access to this organization")
+    if (orgLevel(ctx, orgId, userId) === null) throw noAccess("The token has no access to this organization")
     return
   }
-  if (workspaceLevel(ctx, workspaceId, userId) === null) throw forbidden("The token has no access to this workspace")
+  if (workspaceLevel(ctx, workspaceId, userId) === null) throw noAccess("The token has no access to this workspace")
   if (filesDisabledFor(ctx, workspaceId, userId)) throw filesDisabled()
 }

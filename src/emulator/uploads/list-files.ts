@@ -8,13 +8,16 @@ import { PAGE_DEFAULT_LIMIT, PAGE_DEFAULT_SKIP, PAGE_MAX_LIMIT, effectiveLimit }
 import { resolveWorkspace, workspaceLevel } from "../auth.ts"
 import type { EmulatorContext, Principal, RestOperation } from "../context.ts"
 import { all, get } from "../core/sql.ts"
-import { badRequest, forbidden, issuesOf, notFound } from "../http.ts"
+import { badRequest, issuesOf, noAccess, notFound } from "../http.ts"
 
 export const ListFilesInput = Schema.Struct({
   workspaceId: Schema.optional(Schema.String),
   skip: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
   limit: Schema.optional(Schema.Int.pipe(Schema.positive()))
 })
+
+/** LIST_FILES_WITHOUT_WORKSPACE, alt: the workspace is required. */
+const AltListFilesInput = Schema.Struct({ ...ListFilesInput.fields, workspaceId: Schema.String })
 
 interface ItemRow {
   id: string
@@ -84,7 +87,7 @@ const scopeOf = (
     const workspace = resolveWorkspace(ctx, workspaceRef)
     if (workspace === null) throw notFound("Workspace")
     if (workspaceLevel(ctx, workspace.id, principal.userId) === null) {
-      throw forbidden("The token has no access to this workspace")
+      throw noAccess("The token has no access to this workspace")
     }
     return { where: "f.workspace_id = ?", args: [workspace.id] }
   }
@@ -100,7 +103,10 @@ const scopeOf = (
 }
 
 export const listFilesPage = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {
-  const decoded = Schema.decodeUnknownEither(ListFilesInput)(body, { errors: "all" })
+  const decoded =
+    ctx.variant === "alt"
+      ? Schema.decodeUnknownEither(AltListFilesInput)(body, { errors: "all" })
+      : Schema.decodeUnknownEither(ListFilesInput)(body, { errors: "all" })
   if (Either.isLeft(decoded)) throw badRequest("Invalid list-files input", issuesOf(decoded.left))
   const input = decoded.right
   const skip = input.skip ?? PAGE_DEFAULT_SKIP
@@ -109,7 +115,9 @@ export const listFilesPage = (ctx: EmulatorContext, principal: Principal, body: 
   const total = get<{ n: number }>(ctx.db, `SELECT count(*) AS n FROM files f WHERE ${scope.where}`, ...scope.args)?.n ?? 0
   const rows = all<ItemRow>(
     ctx.db,
-    `SELECT ${ITEM_COLUMNS} WHERE ${scope.where} ORDER BY f.created_at ASC, f.id ASC LIMIT ? OFFSET ?`,
+    // FILE_ORDER: oldest first; the alt variant's reading, newest first.
+    `SELECT ${ITEM_COLUMNS} WHERE ${scope.where}
+      ORDER BY ${ctx.variant === "alt" ? "f.created_at DESC, f.id DESC" : "f.created_at ASC, f.id ASC"} LIMIT ? OFFSET ?`,
     ...scope.args,
     limit,
     skip

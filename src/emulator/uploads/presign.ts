@@ -4,22 +4,24 @@
  * stored object against the declared size and makes the row CONFIRMED.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { PRESIGN_TTL_SECONDS } from "../../schema/assumptions.ts"
-import { FORM_MAX_FILE_BYTES, GB, PRESIGN_MAX_FILE_BYTES } from "../../schema/limits.ts"
 import type { EmulatorContext } from "../context.ts"
 import { get, sql } from "../core/sql.ts"
 import { badRequest, HttpError, sendJson } from "../http.ts"
 import { checkConfirmAccess, confirmer, type Mount, presignUploader, type Uploader } from "./access.ts"
 import { confirmFile, type FileRow, getFileByUid, insertFile, orgStorageBytes, storageKeyFor } from "./files.ts"
-import { typeOfFilename } from "./mime.ts"
+import { readingOf } from "../readings.ts"
+import { FALLBACK_MIME, typeOfFilename } from "./mime.ts"
 import { presignedPutUrl } from "./signing.ts"
+
+/** Extensions that name binary data as such (their type is octet-stream on purpose). */
+const KNOWN_BINARY = new Set(["bin", "dat"])
 
 /** Custom keys become uids and storage key segments: keep them to a safe alphabet. */
 const CUSTOM_KEY = /^[A-Za-z0-9._-]{1,128}$/
 
-/** Signing window of a presigned PUT, scaled like every documented delay. */
-export const presignTtlMs = (ctx: Pick<EmulatorContext, "timeScale">): number =>
-  PRESIGN_TTL_SECONDS * 1000 * ctx.timeScale
+/** Signing window of a presigned PUT (PRESIGN_TTL_SECONDS), scaled like every documented delay. */
+export const presignTtlMs = (ctx: Pick<EmulatorContext, "timeScale" | "variant">): number =>
+  readingOf(ctx).presignTtlSeconds * 1000 * ctx.timeScale
 
 const planLimitReached = (message: string) => new HttpError(400, "PLAN_LIMIT_REACHED", message)
 
@@ -31,15 +33,18 @@ const parseSize = (raw: string | null): number | null => {
   return Number(raw)
 }
 
-/** The size ceiling of an uploader: 4.8 GB presigned, 500 MB for an anonymous form (R-LIMIT-04/05). */
-const maxBytesOf = (uploader: Pick<Uploader, "kind">): number =>
-  uploader.kind === "form" ? FORM_MAX_FILE_BYTES : PRESIGN_MAX_FILE_BYTES
+/**
+ * The size ceiling of an uploader: 4.8 GB presigned, 500 MB for an anonymous form
+ * (R-LIMIT-04/05), in the variant's units (SIZE_UNITS).
+ */
+const maxBytesOf = (ctx: EmulatorContext, uploader: Pick<Uploader, "kind">): number =>
+  uploader.kind === "form" ? readingOf(ctx).formMaxFileBytes : readingOf(ctx).presignMaxFileBytes
 
-const tooLarge = (uploader: Pick<Uploader, "kind">, size: number) =>
+const tooLarge = (ctx: EmulatorContext, uploader: Pick<Uploader, "kind">, size: number) =>
   badRequest(
     uploader.kind === "form"
-      ? `The file is ${size} bytes; anonymous form uploads accept at most 500 MB (${FORM_MAX_FILE_BYTES} bytes)`
-      : `The file is ${size} bytes; the presigned flow accepts at most ${PRESIGN_MAX_FILE_BYTES / GB} GB (${PRESIGN_MAX_FILE_BYTES} bytes)`,
+      ? `The file is ${size} bytes; anonymous form uploads accept at most 500 MB (${maxBytesOf(ctx, uploader)} bytes)`
+      : `The file is ${size} bytes; the presigned flow accepts at most 4.8 GB (${maxBytesOf(ctx, uploader)} bytes)`,
     [{ path: ["size"], message: "Too large" }]
   )
 
@@ -78,13 +83,14 @@ export const handlePresign = (
     throw badRequest("filename is required", [{ path: ["filename"], message: "Required" }])
   }
   const derived = typeOfFilename(filename)
-  if (derived === null) {
+  // PRESIGN_DETAILS, alt: an extension the service does not know is as undeterminable as none.
+  if (derived === null || (ctx.variant === "alt" && derived.type === FALLBACK_MIME && !KNOWN_BINARY.has(derived.extension))) {
     throw badRequest(`Cannot determine the extension of "${filename}"`, [
       { path: ["filename"], message: "The name needs an extension" }
     ])
   }
   const size = parseSize(url.searchParams.get("size"))
-  if (size !== null && size > maxBytesOf(uploader)) throw tooLarge(uploader, size)
+  if (size !== null && size > maxBytesOf(ctx, uploader)) throw tooLarge(ctx, uploader, size)
 
   const key = url.searchParams.get("key")
   if (key !== null && !CUSTOM_KEY.test(key)) {
@@ -93,8 +99,9 @@ export const handlePresign = (
     ])
   }
   const existing = key === null ? null : getFileByUid(ctx.db, key)
-  // Re-presigning one's own PENDING key refreshes it (a retried step 1); any other use is a clash.
-  if (existing !== null && !mayReissue(existing, uploader)) {
+  // Re-presigning one's own PENDING key refreshes it (a retried step 1); any other use is a
+  // clash, and in the alt variant (PRESIGN_DETAILS) every reuse is.
+  if (existing !== null && (ctx.variant === "alt" || !mayReissue(existing, uploader))) {
     throw new HttpError(400, "KEY_IN_USE", "A file with this key already exists", [{ path: ["key"], message: "In use" }])
   }
   if (size !== null) checkPlanLimits(ctx, uploader.orgId, size, existing?.size ?? 0)
@@ -158,8 +165,10 @@ export const handleConfirm = (
   } else {
     checkConfirmAccess(ctx, who.userId, file.workspaceId, file.orgId)
   }
-  // Confirming twice is harmless (CONFIRM_IDEMPOTENT in assumptions.ts).
+  // Confirming twice is harmless (CONFIRM_IDEMPOTENT in assumptions.ts); the alt variant
+  // reads confirm as the PENDING to CONFIRMED transition only.
   if (file.status === "CONFIRMED") {
+    if (ctx.variant === "alt") throw new HttpError(400, "ALREADY_CONFIRMED", "The file is already confirmed")
     return sendJson(res, 200, { message: "File already confirmed", status: "CONFIRMED" })
   }
   const stat = ctx.objects.stat(file.storageKey)
@@ -171,7 +180,7 @@ export const handleConfirm = (
       `The stored object is ${stat.size} bytes but ${file.declaredSize} bytes were declared`
     )
   }
-  const limit = file.formId === null ? PRESIGN_MAX_FILE_BYTES : FORM_MAX_FILE_BYTES
+  const limit = file.formId === null ? readingOf(ctx).presignMaxFileBytes : readingOf(ctx).formMaxFileBytes
   if (stat.size > limit) throw new HttpError(400, "FILE_TOO_LARGE", `The stored object is over ${limit} bytes`)
   confirmFile(ctx, file.uid, stat.size)
   sendJson(res, 200, { message: "File confirmed", status: "CONFIRMED" })

@@ -5,8 +5,8 @@
  * A filename that is not the file's name is a 404 (SERVE_NAME_MUST_MATCH).
  */
 import type { ServerResponse } from "node:http"
-import { DOWNLOAD_URL_TTL_SECONDS } from "../../schema/assumptions.ts"
 import type { EmulatorContext } from "../context.ts"
+import { readingOf } from "../readings.ts"
 import { sendJson } from "../http.ts"
 import { getFileByUid } from "./files.ts"
 import { isImageMime } from "./mime.ts"
@@ -14,8 +14,8 @@ import { placeholderPng } from "./png.ts"
 import { type Disposition, signedGetUrl } from "./signing.ts"
 
 /** Download URLs live DOWNLOAD_URL_TTL_SECONDS scaled, but never under a second (a redirect must be followable). */
-export const downloadTtlMs = (ctx: Pick<EmulatorContext, "timeScale">): number =>
-  Math.max(1000, DOWNLOAD_URL_TTL_SECONDS * 1000 * ctx.timeScale)
+export const downloadTtlMs = (ctx: Pick<EmulatorContext, "timeScale" | "variant">): number =>
+  Math.max(1000, readingOf(ctx).downloadUrlTtlSeconds * 1000 * ctx.timeScale)
 
 export const THUMBNAIL_SIZES: Readonly<Record<string, number>> = { "50x50": 50, "500x500": 500 }
 
@@ -48,10 +48,12 @@ export const serveFile = (
   const file = uid === null ? null : getFileByUid(ctx.db, uid)
   // Only CONFIRMED files are served (R-FILE-STATUS-07).
   if (file === null || file.status !== "CONFIRMED") return notFound(res)
+  // SERVE_NAME_MUST_MATCH: the alt variant serves the uid whatever name segment follows.
+  const nameMatches = (segment: string): boolean => ctx.variant === "alt" || decode(segment) === file.name
 
   if (segments.length === 3) {
     const size = THUMBNAIL_SIZES[second]
-    if (size === undefined || third === undefined || decode(third) !== file.name) return notFound(res)
+    if (size === undefined || third === undefined || third === "" || !nameMatches(third)) return notFound(res)
     if (!isImageMime(file.type)) return notFound(res, "Thumbnails exist for images only")
     const png = placeholderPng(size, `${file.uid}:${size}`)
     res.writeHead(200, {
@@ -63,7 +65,7 @@ export const serveFile = (
     return
   }
 
-  if (decode(second) !== file.name) return notFound(res)
+  if (!nameMatches(second)) return notFound(res)
   const disposition: Disposition = url.searchParams.get("content-disposition") === "inline" ? "inline" : "attachment"
   const location = signedGetUrl(
     ctx,

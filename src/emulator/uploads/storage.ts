@@ -80,8 +80,9 @@ const putObject = async (ctx: EmulatorContext, req: IncomingMessage, res: Server
   try {
     stored = await ctx.objects.put(key, req)
   } catch {
-    // Nothing landed: release the claim so the same URL can be retried while valid.
-    run(ctx.db, "DELETE FROM presign_uses WHERE sig = ?", sig)
+    // Nothing landed: release the claim so the same URL can be retried while valid; the
+    // alt variant keeps it spent (PRESIGN_SINGLE_USE).
+    if (ctx.variant !== "alt") run(ctx.db, "DELETE FROM presign_uses WHERE sig = ?", sig)
     if (!res.headersSent && !res.destroyed) deny(res, 400, "Upload interrupted")
     return
   } finally {

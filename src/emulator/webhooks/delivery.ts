@@ -4,8 +4,10 @@
  * attempts all fail (R-WEBHOOK-12, R-WEBHOOK-DELIVERY-11..17).
  */
 import { createHmac } from "node:crypto"
-import { WEBHOOK_MIN_TIMEOUT_MS, WEBHOOK_RETRY_BACKOFF_MS } from "../../schema/assumptions.ts"
+import { WEBHOOK_MIN_TIMEOUT_MS } from "../../schema/assumptions.ts"
+import { altEventValue } from "../alt/events.ts"
 import type { DomainEvent, EmulatorContext } from "../context.ts"
+import { readingOf } from "../readings.ts"
 import { isWorkspaceMember, userEmail } from "./membership.ts"
 import { WEBHOOK_ATTEMPTS, WEBHOOK_FIRST_DELAY_MS, WEBHOOK_HEALTH_CHECK_EVENT, WEBHOOK_TIMEOUT_MS } from "./timing.ts"
 import { enabledWebhooks, getWebhook, sendEmail, viewOf, type WebhookRow } from "./store.ts"
@@ -66,7 +68,11 @@ export const startDelivery = (ctx: EmulatorContext): DeliveryEngine => {
   }
 
   const enqueue = (row: WebhookRow, event: string, workspaceId: string | null, prev: unknown, cur: unknown) => {
-    const body = deliveryBody(row, event, prev, cur)
+    // EVENT_VALUE_SHAPES, WEBHOOK_HEALTH_CHECK_BODY: the alt variant's values.
+    const body =
+      ctx.variant === "alt"
+        ? deliveryBody(row, event, altEventValue(ctx.db, event, prev), altEventValue(ctx.db, event, cur))
+        : deliveryBody(row, event, prev, cur)
     const pending: Pending = {
       deliveryId: ctx.ids.id(),
       webhookId: row.id,
@@ -128,9 +134,18 @@ export const startDelivery = (ctx: EmulatorContext): DeliveryEngine => {
     ctx.db
       .prepare("UPDATE webhook_delivery_attempts SET status_code = ?, error = ? WHERE delivery_id = ? AND attempt = ?")
       .run(statusCode, error, p.deliveryId, attempt)
-    if (statusCode !== null && statusCode >= 200 && statusCode < 300) return finish(p, "DELIVERED", attempt)
+    if (statusCode !== null && statusCode >= 200 && statusCode < 300) {
+      // WEBHOOK_STATUS_AFTER_REENABLE, alt: a re-enabled webhook is HEALTHY once a delivery succeeds.
+      if (ctx.variant === "alt") {
+        ctx.db
+          .prepare("UPDATE webhooks SET status = 'HEALTHY', updated_at = ? WHERE id = ? AND enabled = 1 AND status = 'UNHEALTHY'")
+          .run(ctx.clock.iso(), p.webhookId)
+      }
+      return finish(p, "DELIVERED", attempt)
+    }
     if (attempt < WEBHOOK_ATTEMPTS) {
-      const backoff = WEBHOOK_RETRY_BACKOFF_MS[attempt - 1] ?? WEBHOOK_RETRY_BACKOFF_MS[WEBHOOK_RETRY_BACKOFF_MS.length - 1] ?? 0
+      const backoffs = readingOf(ctx).webhookRetryBackoffMs
+      const backoff = backoffs[attempt - 1] ?? backoffs[backoffs.length - 1] ?? 0
       ctx.db.prepare("UPDATE webhook_deliveries SET attempts = ? WHERE id = ?").run(attempt, p.deliveryId)
       return schedule(p, attempt + 1, scale(backoff))
     }

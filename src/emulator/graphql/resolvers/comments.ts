@@ -106,6 +106,9 @@ const attachmentFiles = (g: GqlContext, html: string, orgId: string): Array<File
   const files: Array<FileRow> = []
   for (const a of parseAttachments(html)) {
     const file = getFileByUid(g.ctx.db, a.uid)
+    const usable = file !== null && file.orgId === orgId && file.status === "CONFIRMED"
+    // GRAPHQL_COMMENTS: the alt variant leaves an unusable attachment out instead of refusing.
+    if (!usable && g.ctx.variant === "alt") continue
     if (file === null || file.orgId !== orgId) throw badInput(`Attached file ${a.uid} does not exist`)
     if (file.status !== "CONFIRMED") throw badInput(`Attached file ${a.uid} is not CONFIRMED and cannot be attached`)
     if (!files.some((f) => f.id === file.id)) files.push(file)

@@ -95,10 +95,12 @@ export const roleMutations = {
     if (name === "") throw gqlError("BAD_USER_INPUT", "name must not be empty")
     const id = g.ctx.ids.id()
     const now = g.ctx.clock.iso()
-    const toggles = Object.entries(ROLE_TOGGLES).map(([field, column]) => ({
-      column,
-      value: args.input[field as Toggle] === false ? 0 : 1
-    }))
+    // ROLE_OPERATIONS: an omitted toggle is on; in the alt variant's reading, off.
+    const omitted = g.ctx.variant === "alt" ? 0 : 1
+    const toggles = Object.entries(ROLE_TOGGLES).map(([field, column]) => {
+      const given = args.input[field as Toggle]
+      return { column, value: given === undefined || given === null ? omitted : given ? 1 : 0 }
+    })
     exec(
       g.ctx.db,
       `INSERT INTO workspace_roles (id, workspace_id, name, ${toggles.map((t) => t.column).join(", ")}, created_at, updated_at)

@@ -5,9 +5,9 @@
  * and an email in the outbox (assumptions.ts INVITE_EXISTING_USERS).
  */
 import { ACCESS_LEVELS } from "../../../schema/users.ts"
-import { INVITATION_TTL_DAYS } from "../../../schema/assumptions.ts"
 import { orgLevel, resolveWorkspace, workspaceLevel } from "../../auth.ts"
 import type { AccessLevel, EmulatorContext } from "../../context.ts"
+import { readingOf } from "../../readings.ts"
 import { sendEmail } from "../../webhooks/store.ts"
 import { atLeast, requireOrg, requireWorkspace, type WorkspaceScope } from "../access.ts"
 import { badInput, forbidden, gqlError, projectNotFound } from "../errors.ts"
@@ -137,7 +137,7 @@ const invitationModel = (ctx: EmulatorContext, row: InvitationSql) => ({
 })
 
 const expiryFrom = (ctx: EmulatorContext): string =>
-  new Date(ctx.clock.now() + INVITATION_TTL_DAYS * 24 * 60 * 60 * 1000).toISOString()
+  new Date(ctx.clock.now() + readingOf(ctx).invitationTtlDays * 24 * 60 * 60 * 1000).toISOString()
 
 const invitationById = (ctx: EmulatorContext, id: string): InvitationSql | undefined =>
   one<InvitationSql>(ctx.db, "SELECT * FROM invitations WHERE id = ?", id)
@@ -274,6 +274,10 @@ const inviteToWorkspace = (g: GqlContext, input: InviteInput, scope: WorkspaceSc
     if (isWorkspaceMember(g.ctx, scope.workspace.id, existing.id)) {
       throw gqlError("USER_ALREADY_IN_THE_PROJECT", "The user already belongs to this workspace")
     }
+  }
+  // INVITE_EXISTING_USERS: the reference adds an existing user at once; the alt variant
+  // invites them like a new address.
+  if (existing !== null && g.ctx.variant !== "alt") {
     const inOrg = orgLevel(g.ctx, orgId, existing.id) !== null
     if (!inOrg) checkSeat(g.ctx, orgId)
     g.ctx.db.transaction(() => {
@@ -343,6 +347,10 @@ const inviteToOrganization = (g: GqlContext, input: InviteInput, email: string) 
     if (inOrg && toAdd.length === 0) {
       throw gqlError("USER_ALREADY_IN_THE_PROJECT", "The user already belongs to the organization and the workspaces")
     }
+  }
+  if (existing !== null && g.ctx.variant !== "alt") {
+    const inOrg = orgLevel(g.ctx, orgId, existing.id) !== null
+    const toAdd = workspaceIds.filter((w) => !isWorkspaceMember(g.ctx, w, existing.id))
     if (!inOrg) checkSeat(g.ctx, orgId)
     g.ctx.db.transaction(() => {
       if (!inOrg) addOrgMember(g.ctx, orgId, existing.id, input.accessLevel)
@@ -423,7 +431,8 @@ export const invitationQueries = {
 
 export const userMutations = {
   inviteUser: (_: unknown, args: { input: InviteInput }, g: GqlContext) => {
-    const input = args.input
+    // INVITE_USER_INPUT: the alt schema makes accessLevel optional, MEMBER when omitted.
+    const input: InviteInput = { ...args.input, accessLevel: args.input.accessLevel ?? "MEMBER" }
     const email = input.email.trim()
     const projectRef = input.projectId?.trim() ?? ""
     const companyRef = input.companyId?.trim() ?? ""
@@ -467,7 +476,8 @@ export const userMutations = {
       throw forbidden("An OWNER cannot be removed; transfer ownership first")
     }
     exec(g.ctx.db, "DELETE FROM workspace_members WHERE workspace_id = ? AND user_id = ?", scope.workspace.id, args.input.userId)
-    return { success: true, operationId: g.ctx.ids.id() }
+    // USER_REMOVAL: the alt variant reads a removal as synchronous, with no operation id.
+    return { success: true, operationId: g.ctx.variant === "alt" ? null : g.ctx.ids.id() }
   },
 
   removeOrganizationUser: (_: unknown, args: { input: { companyId: string; userId: string } }, g: GqlContext) => {

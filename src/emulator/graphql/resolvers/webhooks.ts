@@ -4,7 +4,7 @@
  * is per user: a caller sees and changes only the webhooks they created.
  */
 import { WEBHOOK_HEALTH_CHECK } from "../../../schema/webhooks.ts"
-import { WEBHOOKS_PER_ORGANIZATION } from "../../../schema/assumptions.ts"
+import { readingOf } from "../../readings.ts"
 import { getWebhook, viewOf, type WebhookRow } from "../../webhooks/store.ts"
 import { requireOrg, requireWorkspace } from "../access.ts"
 import { badInput, gqlError, projectNotFound } from "../errors.ts"
@@ -82,8 +82,9 @@ export const webhookMutations = {
     const projectIds = scopedWorkspaces(g, org.org.id, args.input.projectIds ?? [])
     const events = [...new Set(args.input.events ?? [])]
     const count = one<{ n: number }>(g.ctx.db, "SELECT count(*) AS n FROM webhooks WHERE organization_id = ?", org.org.id)!.n
-    if (count >= WEBHOOKS_PER_ORGANIZATION) {
-      throw gqlError("PLAN_LIMIT_REACHED", `Webhook limit reached: ${count} of ${WEBHOOKS_PER_ORGANIZATION} in this organization`)
+    const limit = readingOf(g.ctx).webhooksPerOrganization
+    if (count >= limit) {
+      throw gqlError("PLAN_LIMIT_REACHED", `Webhook limit reached: ${count} of ${limit} in this organization`)
     }
     const id = g.ctx.ids.id()
     const now = g.ctx.clock.iso()
@@ -128,9 +129,10 @@ export const webhookMutations = {
       values.push(JSON.stringify(scopedWorkspaces(g, row.organization_id, input.projectIds)))
     }
     // Re-enabling a disabled or UNHEALTHY webhook makes it HEALTHY and probes it
-    // (R-WEBHOOK-14, assumptions.ts WEBHOOK_STATUS_AFTER_REENABLE).
+    // (R-WEBHOOK-14, assumptions.ts WEBHOOK_STATUS_AFTER_REENABLE); in the alt variant it
+    // stays UNHEALTHY until a delivery succeeds (the delivery engine heals it).
     const reenable = input.enabled === true && (row.enabled !== 1 || row.status === "UNHEALTHY")
-    if (input.enabled === true) sets.push("enabled = 1, status = 'HEALTHY'")
+    if (input.enabled === true) sets.push(g.ctx.variant === "alt" ? "enabled = 1" : "enabled = 1, status = 'HEALTHY'")
     if (input.enabled === false) sets.push("enabled = 0")
     sets.push("updated_at = ?")
     values.push(g.ctx.clock.iso())
@@ -151,7 +153,8 @@ export const webhookMutations = {
   disableWebhook: (_: unknown, args: { id: string }, g: GqlContext) => {
     const row = own(g, args.id)
     exec(g.ctx.db, "UPDATE webhooks SET enabled = 0, status = 'UNHEALTHY', updated_at = ? WHERE id = ?", g.ctx.clock.iso(), row.id)
-    return webhookModel(getWebhook(g.ctx, row.id)!)
+    // WEBHOOK_INPUTS: the alt schema's disableWebhook returns Boolean.
+    return g.ctx.variant === "alt" ? true : webhookModel(getWebhook(g.ctx, row.id)!)
   },
 
   deleteWebhook: (_: unknown, args: { id: string }, g: GqlContext) => {

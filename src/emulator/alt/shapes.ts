@@ -1,0 +1,209 @@
+/**
+ * The alt variant's shapes: every object with the keys the documents name and no other,
+ * and the other plausible reading of each value the documents leave open
+ * (src/schema/assumptions.ts, each entry's "Alternative:"). The reference serializers
+ * build the full objects; these functions rewrite them.
+ */
+import type Database from "better-sqlite3"
+import { all } from "../core/sql.ts"
+
+type Json = Record<string, unknown>
+
+/** WORKSPACE_SHAPE: `{id, name}`. */
+export const altWorkspace = (w: Json) => ({ id: w["id"], name: w["name"] })
+
+/** LIST_SHAPE: `{id, title}`, the keys of `todoList` and create-record's `list`. */
+export const altList = (l: Json) => ({ id: l["id"], title: l["title"] })
+
+/** USER_SHAPE: `{id, email, fullName}`. */
+export const altUser = (u: Json) => ({ id: u["id"], email: u["email"], fullName: u["fullName"] })
+
+/** TAG_COLOR_NULLABLE: the color is always a string, "" when the tag has none. */
+export const altTag = (t: Json) => ({ id: t["id"], title: t["title"], color: typeof t["color"] === "string" ? t["color"] : "" })
+
+/** CUSTOM_FIELD_TYPES: other names for the types the documents do not name (CHECKBOX is named). */
+export const ALT_CUSTOM_FIELD_TYPE_NAMES: Readonly<Record<string, string>> = {
+  TEXT: "TEXT_SINGLE",
+  SELECT_SINGLE: "DROPDOWN",
+  SELECT_MULTI: "MULTI_SELECT"
+}
+
+export const altCustomFieldType = (type: unknown): unknown =>
+  typeof type === "string" ? (ALT_CUSTOM_FIELD_TYPE_NAMES[type] ?? type) : type
+
+/** The reference name of a type sent in either reading (inputs accept both). */
+export const referenceCustomFieldType = (type: unknown): unknown => {
+  if (typeof type !== "string") return type
+  const entry = Object.entries(ALT_CUSTOM_FIELD_TYPE_NAMES).find(([, alt]) => alt === type)
+  return entry === undefined ? type : entry[0]
+}
+
+/** ACTIVITY_ACTION_TYPES: other names for every action the documents do not name (UPDATE_TITLE is named). */
+export const ALT_ACTION_TYPE_NAMES: Readonly<Record<string, string>> = {
+  CREATE: "CREATE_TODO",
+  UPDATE_DESCRIPTION: "UPDATE_TEXT",
+  UPDATE_DONE: "UPDATE_DONE_STATUS",
+  UPDATE_ARCHIVED: "UPDATE_ARCHIVE_STATUS",
+  UPDATE_STARTED_AT: "UPDATE_START_DATE",
+  UPDATE_DUE_DATE: "UPDATE_DUED_DATE",
+  UPDATE_COLOR: "CHANGE_COLOR",
+  ADD_ASSIGNEE: "ASSIGN_USER",
+  REMOVE_ASSIGNEE: "UNASSIGN_USER",
+  ADD_TAG: "TAG_ADDED",
+  REMOVE_TAG: "TAG_REMOVED",
+  MOVE: "MOVE_TODO",
+  UPDATE_CUSTOM_FIELD: "UPDATE_CUSTOM_FIELD_VALUE"
+}
+
+/** ACTIVITY_TYPENAMES: names the reference never sends. */
+export const ALT_ACTIVITY_TYPENAMES = { comment: "RecordComment", action: "RecordAction" } as const
+
+const ACTIVITY_KEYS = [
+  "__typename",
+  "id",
+  "html",
+  "createdAt",
+  "deletedAt",
+  "commentUser",
+  "type",
+  "oldValue",
+  "newValue",
+  "automated",
+  "actionUser",
+  "affectedBy",
+  "customField"
+] as const
+
+/** An activity item with the documented keys only, alt typenames and action types. */
+export const altActivityItem = (item: Json): Json => {
+  const out: Json = {}
+  for (const key of ACTIVITY_KEYS) out[key] = item[key]
+  const comment = item["type"] === null || item["type"] === undefined
+  out["__typename"] = comment ? ALT_ACTIVITY_TYPENAMES.comment : ALT_ACTIVITY_TYPENAMES.action
+  if (typeof item["type"] === "string") out["type"] = ALT_ACTION_TYPE_NAMES[item["type"]] ?? item["type"]
+  return out
+}
+
+/** FILE_ITEM_REFS: `folder` and `todo` as `{id}`. */
+export const altFileItem = (f: Json): Json => {
+  const folder = f["folder"] as Json | null
+  const todo = f["todo"] as Json | null
+  return { ...f, folder: folder === null ? null : { id: folder["id"] }, todo: todo === null ? null : { id: todo["id"] } }
+}
+
+/** All-day flags of records, by id (the summaries do not carry them). */
+export type AllDayFlags = ReadonlyMap<string, { readonly started: boolean; readonly dued: boolean }>
+
+export const allDayFlags = (db: Database.Database, ids: ReadonlyArray<string>): AllDayFlags => {
+  const flags = new Map<string, { started: boolean; dued: boolean }>()
+  if (ids.length === 0) return flags
+  for (const row of all<{ id: string; s: number; d: number }>(
+    db,
+    "SELECT id, started_all_day AS s, dued_all_day AS d FROM records WHERE id IN (SELECT value FROM json_each(?))",
+    JSON.stringify(ids)
+  )) {
+    flags.set(row.id, { started: row.s === 1, dued: row.d === 1 })
+  }
+  return flags
+}
+
+/** ALL_DAY_READ_FORM: an all-day date as a floating date-time, `YYYY-MM-DDT00:00:00` (no zone). */
+const floating = (iso: unknown, allDay: boolean | undefined): unknown =>
+  allDay === true && typeof iso === "string" ? `${iso.slice(0, 10)}T00:00:00` : iso
+
+const SUMMARY_KEYS = [
+  "id",
+  "uid",
+  "title",
+  "done",
+  "archived",
+  "position",
+  "startedAt",
+  "duedAt",
+  "color",
+  "createdAt",
+  "updatedAt",
+  "todoList",
+  "users",
+  "tags"
+] as const
+
+/** A record summary (list-records item) with the alt readings of its values. */
+export const altRecordSummary = (s: Json, flags: AllDayFlags): Json => {
+  const out: Json = {}
+  for (const key of SUMMARY_KEYS) out[key] = s[key]
+  const f = flags.get(s["id"] as string)
+  out["startedAt"] = floating(s["startedAt"], f?.started)
+  out["duedAt"] = floating(s["duedAt"], f?.dued)
+  out["tags"] = (s["tags"] as Array<Json>).map(altTag)
+  return out
+}
+
+/** A search result: tags with a string color (no dates to rewrite). */
+export const altSearchResult = (s: Json): Json => ({ ...s, tags: (s["tags"] as Array<Json>).map(altTag) })
+
+interface TableRowJson {
+  readonly position: number
+  readonly cells: ReadonlyArray<{ readonly columnId: string; readonly value: unknown }>
+}
+
+const cellsByColumn = (cells: ReadonlyArray<{ columnId: string; value: unknown }>) =>
+  Object.fromEntries(cells.map((c) => [c.columnId, c.value]))
+
+/** RECORD_DETAIL_DETAILS and CUSTOM_FIELD_TYPES for one custom field of a record detail. */
+const altCustomField = (f: Json): Json => {
+  const rows = f["tableRows"] as ReadonlyArray<TableRowJson> | null
+  const totals = f["tableTotals"] as ReadonlyArray<{ columnId: string; value: unknown }> | null
+  return {
+    id: f["id"],
+    name: f["name"],
+    type: altCustomFieldType(f["type"]),
+    text: f["text"],
+    number: f["number"],
+    checked: f["checked"],
+    customFieldOptions: f["customFieldOptions"],
+    tableColumns: f["tableColumns"] ?? [],
+    tableRows: rows === null ? [] : rows.map((r) => ({ position: r.position, cells: cellsByColumn(r.cells) })),
+    tableTotals: totals === null ? [] : cellsByColumn(totals)
+  }
+}
+
+const isSet = (f: Json): boolean =>
+  f["text"] !== null ||
+  f["number"] !== null ||
+  f["checked"] !== null ||
+  (f["customFieldOptions"] as ReadonlyArray<unknown>).length > 0 ||
+  ((f["tableRows"] as ReadonlyArray<unknown> | null)?.length ?? 0) > 0
+
+interface ChecklistJson {
+  readonly checklistItems: ReadonlyArray<{ readonly done: boolean }>
+}
+
+/**
+ * A record detail (get-record) with the alt readings: `timezone` named even when unset,
+ * checklist counts of checklists (completed: every item done), only the custom fields
+ * set on the record, table contents keyed by column.
+ */
+export const altRecordDetail = (d: Json, flags: AllDayFlags): Json => {
+  const checklists = d["checklists"] as ReadonlyArray<ChecklistJson>
+  return {
+    ...altRecordSummary(d, flags),
+    text: d["text"],
+    html: d["html"],
+    timezone: d["timezone"] === "" ? "UTC" : d["timezone"],
+    cover: d["cover"],
+    commentCount: d["commentCount"],
+    checklistCount: checklists.length,
+    checklistCompletedCount: checklists.filter((c) => c.checklistItems.length > 0 && c.checklistItems.every((i) => i.done)).length,
+    isRepeating: d["isRepeating"],
+    checklists: d["checklists"],
+    customFields: (d["customFields"] as ReadonlyArray<Json>).filter(isSet).map(altCustomField)
+  }
+}
+
+/** A custom field definition (extras listing and create answer). */
+export const altCustomFieldDefinition = (f: Json): Json => ({ ...f, type: altCustomFieldType(f["type"]) })
+
+/** LIST_RECORDS_DETAILS: cursors are opaque strings, not item ids. */
+export const opaqueCursor = (id: unknown): unknown =>
+  typeof id === "string" ? Buffer.from(`record:${id}`, "utf8").toString("base64url") : id
