@@ -58,7 +58,14 @@ export interface MigratePlan {
 export interface MigrateResult {
   readonly plan: MigratePlan
   readonly dryRun: boolean
-  readonly import?: { readonly rows: number; readonly created: number; readonly skipped: number; readonly rejected: number }
+  readonly import?: {
+    readonly rows: number
+    readonly created: number
+    readonly skipped: number
+    readonly rejected: number
+    /** What the service could not take (operations beyond the documents), one line each. */
+    readonly notices?: ReadonlyArray<string>
+  }
   readonly files?: { readonly files: number; readonly copied: number; readonly skipped: number; readonly failed: number; readonly bytes: number }
   readonly rejectsFile?: string
 }
@@ -150,7 +157,13 @@ export const migrate = (
     const result: MigrateResult = {
       plan,
       dryRun: false,
-      import: { rows: imported.rows, created: imported.created, skipped: imported.skipped, rejected: imported.rejected },
+      import: {
+        rows: imported.rows,
+        created: imported.created,
+        skipped: imported.skipped,
+        rejected: imported.rejected,
+        ...(imported.notices.length > 0 ? { notices: imported.notices } : {})
+      },
       ...(files !== undefined
         ? { files: { files: files.files, copied: files.copied, skipped: files.skipped, failed: files.failed, bytes: files.bytes } }
         : {}),
@@ -169,7 +182,8 @@ export const summarize = (r: MigrateResult): string =>
     ? `dry run: ${r.plan.rows} rows, ${r.plan.toCreate} records to create, ${r.plan.alreadyImported} already imported, ` +
       `${r.plan.rejected} rejected; ${r.plan.files} file(s) (${r.plan.bytes} bytes) to upload; nothing was sent`
     : `${r.import?.created ?? 0} record(s) created, ${r.import?.skipped ?? 0} already imported; ` +
-      `${r.files?.copied ?? 0} file(s) uploaded, ${r.files?.skipped ?? 0} already uploaded`
+      `${r.files?.copied ?? 0} file(s) uploaded, ${r.files?.skipped ?? 0} already uploaded` +
+      (r.import?.notices !== undefined ? `; ${r.import.notices.join("; ")}` : "")
 
 const USAGE =
   `migrate --workspace ID --csv FILE --preset ${PRESET_NAMES.join("|")} --state DIR [--files DIR] [--dry-run] [--accept-rejects] [--json]`

@@ -137,7 +137,9 @@ export const summarize = (r: WorkspaceCopyResult): string =>
       `${r.records.planned.moves} to move, ${r.records.planned.deletes} to delete, ${r.records.unchanged} unchanged; nothing was sent to the target`
     : `records: ${r.records.created} created, ${r.records.updated} updated, ${r.records.deleted} deleted, ${r.records.unchanged} unchanged; ` +
       `files: ${r.files?.copied ?? 0} copied, ${r.files?.skipped ?? 0} already copied` +
-      (r.records.unknownAssignees.length > 0 ? `; assignees without a target user: ${r.records.unknownAssignees.join(", ")}` : "")
+      (r.records.unknownAssignees.length > 0 ? `; assignees without a target user: ${r.records.unknownAssignees.join(", ")}` : "") +
+      // What the target service could not take (operations beyond the documents).
+      (r.records.notices.length > 0 ? `; ${r.records.notices.join("; ")}` : "")
 
 const USAGE = "workspace-copy --from SOURCE_WORKSPACE --to TARGET_WORKSPACE --state DIR [--delete-missing] [--dry-run] [--json]"
 
