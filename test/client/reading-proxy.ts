@@ -13,6 +13,8 @@ export interface ReadingProxyOptions {
   readonly unavailable?: ReadonlyArray<string>
   /** Rewrites the JSON answer of a REST operation (2xx answers only). */
   readonly rewrite?: (operation: string, body: unknown, requestBody: unknown) => unknown
+  /** Answers a request itself (not forwarded) when this returns an answer, e.g. a 400 for an input it does not take. */
+  readonly refuse?: (operation: string, requestBody: unknown) => { readonly status: number; readonly body: unknown } | undefined
 }
 
 export interface ReadingProxy {
@@ -61,9 +63,12 @@ export const startReadingProxy = async (target: string, options: ReadingProxyOpt
       const operation = operationOf(req.method ?? "GET", req.url ?? "/")
       operations.push(operation)
       bodies.push({ operation, body: parse(body) })
-      if (unavailable.has(operation)) {
-        const text = JSON.stringify({ error: { code: "NOT_FOUND", message: `Unknown operation ${operation}` } })
-        res.writeHead(404, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+      const refused = unavailable.has(operation)
+        ? { status: 404, body: { error: { code: "NOT_FOUND", message: `Unknown operation ${operation}` } } }
+        : options.refuse?.(operation, parse(body))
+      if (refused !== undefined) {
+        const text = JSON.stringify(refused.body)
+        res.writeHead(refused.status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
         res.end(text)
         return
       }
