@@ -580,7 +580,8 @@ export const USER_QUERIES = "projectId defaults to the header; first 50/100; ass
  * one BAD_USER_INPUT. Invitation has also `createdAt`, `accepted`, `project`,
  * `organization`, `role`.
  * Alternative: an existing user gets a pending invitation like a new address (nothing is
- * added until it is accepted).
+ * added until it is accepted), except the organization OWNER, whom R-INVITE-10 adds at
+ * once, as ADMIN.
  */
 export const INVITE_EXISTING_USERS = "added directly, invitation row accepted" as const
 
@@ -631,7 +632,8 @@ export const GRAPHQL_COMMENTS = "other categories use the workspace header; bad 
  * `removeChecklistItemAssignee(input: {checklistItemId, userId})` return the ChecklistItem
  * `{id, title, done, position, startedAt, duedAt, checklistId, todoId, assignees}`; the
  * event values are the item plus `checklistId`, `recordId` and `assignees`.
- * Alternative: no such mutations: the interfaces do not change checklist item assignees.
+ * Alternative: no such GraphQL mutations; REST `update-checklist-item` takes
+ * `assigneeIds` (replacing the item's assignees, like update-record's) and fires the events.
  */
 export const CHECKLIST_ITEM_ASSIGNEES = "GraphQL add/removeChecklistItemAssignee" as const
 
@@ -970,7 +972,7 @@ export const CHOICES = {
   INVITE_EXISTING_USERS: {
     kind: "service",
     alternative:
-      "an existing user gets a pending invitation like a new address (nothing is added until it is accepted)."
+      "an existing user gets a pending invitation like a new address (nothing is added until it is accepted), except the organization OWNER, whom R-INVITE-10 adds at once, as ADMIN."
   },
   USER_REMOVAL: {
     kind: "service",
@@ -990,7 +992,7 @@ export const CHOICES = {
   CHECKLIST_ITEM_ASSIGNEES: {
     kind: "service",
     alternative:
-      "no such mutations: the interfaces do not change checklist item assignees."
+      "no such GraphQL mutations; REST `update-checklist-item` takes `assigneeIds` (replacing the item's assignees, like update-record's) and fires the events."
   },
   WEBHOOK_MANAGEMENT: {
     kind: "service",

@@ -51,6 +51,29 @@ describe("worksync emulator faults from flags", () => {
 })
 
 describe("worksync emulator --variant", () => {
+  const countKeys = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
+    const { child, firstLine } = await startCli(["emulator", "--port", "0", ...args], { env })
+    try {
+      const info = JSON.parse(firstLine) as { restUrl: string; token: string }
+      const res = await fetch(`${info.restUrl}/v1/count-records`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${info.token}`, "content-type": "application/json" },
+        body: "{}"
+      })
+      return Object.keys((await res.json()) as object)
+    } finally {
+      child.kill("SIGTERM")
+      await waitForExit(child)
+    }
+  }
+
+  it("--variant alt serves the other reading (count-records answers {totalCount}); without the flag WORKSYNC_EMULATOR_VARIANT decides; the flag wins", async () => {
+    expect(await countKeys([], { WORKSYNC_EMULATOR_VARIANT: "" })).toEqual(["count"])
+    expect(await countKeys(["--variant", "alt"])).toEqual(["totalCount"])
+    expect(await countKeys([], { WORKSYNC_EMULATOR_VARIANT: "alt" })).toEqual(["totalCount"])
+    expect(await countKeys(["--variant", "reference"], { WORKSYNC_EMULATOR_VARIANT: "alt" })).toEqual(["count"])
+  })
+
   it("an unknown WORKSYNC_EMULATOR_VARIANT is a usage error (exit 64) naming the accepted values", async () => {
     const r = await runCli(["emulator", "--port", "0"], { env: { WORKSYNC_EMULATOR_VARIANT: "bogus" } })
     expect(r.code).toBe(64)

@@ -9,7 +9,7 @@ import { ok, rpc } from "./rest-support.ts"
 
 describe("startEmulator", () => {
   it("the default seed is one organization, one OWNER with tokens, one workspace with one list", async () => {
-    const h = await startEmulator()
+    const h = await startEmulator({ variant: "reference" })
     try {
       expect(h.restUrl).toBe(`${h.baseUrl}/rest`)
       expect(h.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
@@ -26,7 +26,7 @@ describe("startEmulator", () => {
   })
 
   it("describe() gives exactly the CLI contract's JSON line", async () => {
-    const h = await startEmulator()
+    const h = await startEmulator({ variant: "reference" })
     try {
       const line = describeHandle(h)
       expect(Object.keys(line)).toEqual(["restUrl", "baseUrl", "token", "tokenId", "tokenSecret", "org", "workspaces"])
@@ -38,8 +38,8 @@ describe("startEmulator", () => {
   })
 
   it("seeds are deterministic: the same options give the same ids and content", async () => {
-    const a = await startEmulator({ seed: "demo", clockStart: Date.UTC(2025, 0, 1) })
-    const b = await startEmulator({ seed: "demo", clockStart: Date.UTC(2025, 0, 1) })
+    const a = await startEmulator({ variant: "reference", seed: "demo", clockStart: Date.UTC(2025, 0, 1) })
+    const b = await startEmulator({ variant: "reference", seed: "demo", clockStart: Date.UTC(2025, 0, 1) })
     try {
       expect(b.org).toBe(a.org)
       expect(b.token).toBe(a.token)
@@ -59,7 +59,7 @@ describe("startEmulator", () => {
     expect(parseSeed(40)).toEqual({ kind: "sized", workspaces: 3, recordsPerWorkspace: 40 })
     expect(parseSeed("2x7")).toEqual({ kind: "sized", workspaces: 2, recordsPerWorkspace: 7 })
     expect(() => parseSeed("lots")).toThrow()
-    const h = await startEmulator({ seed: "2x150" })
+    const h = await startEmulator({ variant: "reference", seed: "2x150" })
     try {
       expect(h.workspaces).toHaveLength(2)
       expect(await ok(rpc(h, "count-records", {}))).toEqual({ count: 300 })
@@ -73,11 +73,11 @@ describe("startEmulator", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "emulator-db-"))
     const dbFile = path.join(dir, "state.sqlite")
     try {
-      const first = await startEmulator({ dbFile, seed: "demo" })
+      const first = await startEmulator({ variant: "reference", dbFile, seed: "demo" })
       const created = await ok(rpc(first, "create-record", { workspaceId: first.workspaces[0], title: "survives restart" }))
       const token = first.token
       await first.close()
-      const second = await startEmulator({ dbFile, seed: "demo" })
+      const second = await startEmulator({ variant: "reference", dbFile, seed: "demo" })
       try {
         expect(second.token).toBe(token)
         const d = await ok(rpc(second, "get-record", { workspaceId: second.workspaces[0], recordId: created.id }))
@@ -94,7 +94,7 @@ describe("startEmulator", () => {
   })
 
   it("close() stops both servers and is idempotent", async () => {
-    const h = await startEmulator()
+    const h = await startEmulator({ variant: "reference" })
     await Promise.all([h.close(), h.close()])
     await expect(fetch(`${h.restUrl}/v1/openapi.json`)).rejects.toThrow()
     await expect(fetch(`${h.storageUrl}/`)).rejects.toThrow()
@@ -119,7 +119,7 @@ describe("startEmulator", () => {
 
 describe("admin helpers", () => {
   it("createUser, setWorkspaceLevel, touchRecords, deleteRecords, banOrganization, setSeatLimit", async () => {
-    const h = await startEmulator({ seed: { workspaces: 1, recordsPerWorkspace: 10 } })
+    const h = await startEmulator({ variant: "reference", seed: { workspaces: 1, recordsPerWorkspace: 10 } })
     try {
       const ws = h.workspaces[0]!
       const user = h.admin.createUser({ email: "new@load.test", firstName: "New", lastName: "User", workspaces: { [ws]: "VIEW_ONLY" } })

@@ -11,7 +11,7 @@ let h: EmulatorHandle
 let ws: string
 
 beforeAll(async () => {
-  h = await startEmulator({ seed: { workspaces: 1, recordsPerWorkspace: 60 } })
+  h = await startEmulator({ variant: "reference", seed: { workspaces: 1, recordsPerWorkspace: 60 } })
   ws = h.workspaces[0]!
 })
 afterEach(() => h.faults.reset())

@@ -8,7 +8,7 @@ let ws: string
 let record: string
 
 beforeAll(async () => {
-  h = await startEmulator()
+  h = await startEmulator({ variant: "reference" })
   ws = h.workspaces[0]!
   record = (await rest(h, "create-record", { workspaceId: ws, title: "Commented" })).body.id
 })

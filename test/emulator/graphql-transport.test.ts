@@ -7,7 +7,7 @@ let h: EmulatorHandle
 let slug: string
 
 beforeAll(async () => {
-  h = await startEmulator({ timeScale: 0.01 })
+  h = await startEmulator({ variant: "reference", timeScale: 0.01 })
   slug = (h.ctx.db.prepare("SELECT slug FROM workspaces WHERE id = ?").get(h.workspaces[0]) as { slug: string }).slug
 })
 afterAll(() => h.close())

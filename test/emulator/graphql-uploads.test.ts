@@ -11,7 +11,7 @@ let ws: string
 let wsSlug: string
 
 beforeAll(async () => {
-  h = await startEmulator({ timeScale: 0.01 })
+  h = await startEmulator({ variant: "reference", timeScale: 0.01 })
   ws = h.workspaces[0]!
   wsSlug = (h.ctx.db.prepare("SELECT slug FROM workspaces WHERE id = ?").get(ws) as { slug: string }).slug
 })

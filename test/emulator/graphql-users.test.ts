@@ -7,7 +7,7 @@ let h: EmulatorHandle
 let ws: string
 
 beforeAll(async () => {
-  h = await startEmulator()
+  h = await startEmulator({ variant: "reference" })
   ws = h.workspaces[0]!
 })
 afterAll(() => h.close())

@@ -9,7 +9,7 @@ let ws: string
 let busy: string
 
 beforeAll(async () => {
-  h = await startEmulator({ seed: "demo" })
+  h = await startEmulator({ variant: "reference", seed: "demo" })
   ws = h.workspaces[0]!
   busy = (await ok(rpc(h, "search-records", { workspaceId: ws, query: "Draft the launch announcement" })))[0].id
 })

@@ -8,7 +8,7 @@ let h: EmulatorHandle
 let ws: string
 
 beforeAll(async () => {
-  h = await startEmulator({ seed: "demo" })
+  h = await startEmulator({ variant: "reference", seed: "demo" })
   ws = h.workspaces[0]!
 })
 afterAll(() => h.close())
@@ -158,7 +158,7 @@ describe("REST authentication", () => {
   })
 
   it("another header prefix renames every header (<p>-org-id, x-<p>-company-id)", async () => {
-    const other = await startEmulator({ headerPrefix: "acme" })
+    const other = await startEmulator({ variant: "reference", headerPrefix: "acme" })
     try {
       const viaPrefix = await rpc(other, "list-workspaces", {}, { org: null, headers: { "acme-org-id": other.org } })
       expect(viaPrefix.status).toBe(200)

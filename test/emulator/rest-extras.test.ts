@@ -14,7 +14,7 @@ let recordId: string
 const events: Array<DomainEvent> = []
 
 beforeAll(async () => {
-  h = await startEmulator({ seed: "demo" })
+  h = await startEmulator({ variant: "reference", seed: "demo" })
   ws = h.workspaces[0]!
   recordId = (await ok(rpc(h, "create-record", { workspaceId: ws, title: "extras target" }))).id
   h.ctx.events.subscribe((e) => events.push(e))

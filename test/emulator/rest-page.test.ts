@@ -7,7 +7,7 @@ let h: EmulatorHandle
 let ws: string
 
 beforeAll(async () => {
-  h = await startEmulator({ seed: { workspaces: 1, recordsPerWorkspace: 250 } })
+  h = await startEmulator({ variant: "reference", seed: { workspaces: 1, recordsPerWorkspace: 250 } })
   ws = h.workspaces[0]!
 })
 afterAll(() => h.close())

@@ -13,7 +13,7 @@ let users: Array<{ id: string }>
 const events: Array<DomainEvent> = []
 
 beforeAll(async () => {
-  h = await startEmulator({ seed: "demo" })
+  h = await startEmulator({ variant: "reference", seed: "demo" })
   ws = h.workspaces[0]!
   ws2 = h.workspaces[1]!
   lists = (await ok(rpc(h, "list-lists", { workspaceId: ws }))).items

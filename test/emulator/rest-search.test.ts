@@ -7,7 +7,7 @@ let h: EmulatorHandle
 let ws: string
 
 beforeAll(async () => {
-  h = await startEmulator({ seed: "demo" })
+  h = await startEmulator({ variant: "reference", seed: "demo" })
   ws = h.workspaces[0]!
 })
 afterAll(() => h.close())

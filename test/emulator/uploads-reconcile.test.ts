@@ -13,7 +13,7 @@ let seededPending: Array<string>
 
 beforeAll(async () => {
   // 15 min x 0.001 = 0.9 s signing window.
-  h = await startEmulator({ seed: "demo", timeScale: 0.001 })
+  h = await startEmulator({ variant: "reference", seed: "demo", timeScale: 0.001 })
   ws = h.workspaces[0]!
   seededPending = (h.ctx.db.prepare("SELECT uid FROM files WHERE status = 'PENDING'").all() as Array<{ uid: string }>).map(
     (r) => r.uid

@@ -31,7 +31,7 @@ const seedDigest = async (e: EmulatorHandle): Promise<Array<string>> => {
 let seededAtStart: Array<string>
 
 beforeAll(async () => {
-  h = await startEmulator({ seed: "demo" })
+  h = await startEmulator({ variant: "reference", seed: "demo" })
   ws = h.workspaces[0]!
   seededAtStart = await seedDigest(h)
 })
@@ -437,7 +437,7 @@ describe("seeded files", () => {
   })
 
   it("seeded contents are deterministic: the same seed gives the same files and bytes", async () => {
-    const other = await startEmulator({ seed: "demo" })
+    const other = await startEmulator({ variant: "reference", seed: "demo" })
     try {
       expect(await seedDigest(other)).toEqual(seededAtStart)
     } finally {
@@ -446,7 +446,7 @@ describe("seeded files", () => {
   })
 
   it("sized seeds get a handful of files per workspace", async () => {
-    const sized = await startEmulator({ seed: "3x2" })
+    const sized = await startEmulator({ variant: "reference", seed: "3x2" })
     try {
       for (const workspaceId of sized.workspaces) {
         const n = (sized.ctx.db.prepare("SELECT count(*) AS n FROM files WHERE workspace_id = ?").get(workspaceId) as { n: number }).n

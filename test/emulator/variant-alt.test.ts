@@ -746,9 +746,23 @@ const probes: Partial<Record<ChoiceName, Probe>> = {
     alt: "ok"
   },
   CHECKLIST_ITEM_ASSIGNEES: {
-    run: (h) => gqlOutcome(h, `mutation { addChecklistItemAssignee(input: { checklistItemId: "x", userId: "y" }) { id } }`),
-    reference: "NOT_FOUND",
-    alt: "GRAPHQL_VALIDATION_FAILED"
+    rules: "R-WEBHOOK-EVENT-02, R-WEBHOOK-EVENT-08",
+    run: async (h) => {
+      const workspaceId = ws(h)
+      const checklist = await ok(rpc(h, "create-checklist", { workspaceId, recordId: await newRecord(h), title: "who" }))
+      const item = await ok(rpc(h, "create-checklist-item", { workspaceId, checklistId: checklist.id, title: "task" }))
+      await ok(rpc(h, "update-checklist-item", { workspaceId, checklistItemId: item.id, assigneeIds: [h.ownerUserId] }))
+      const viaRest = (h.ctx.db.prepare("SELECT count(*) AS n FROM checklist_item_assignees WHERE item_id = ?").get(item.id) as { n: number }).n
+      const graphql = await gqlOutcome(
+        h,
+        `mutation($i: String!, $u: String!) { addChecklistItemAssignee(input: { checklistItemId: $i, userId: $u }) { id } }`,
+        { i: item.id, u: h.ownerUserId },
+        { "svc-workspace-id": workspaceId }
+      )
+      return { viaRest, graphql }
+    },
+    reference: { viaRest: 0, graphql: "ok" },
+    alt: { viaRest: 1, graphql: "GRAPHQL_VALIDATION_FAILED" }
   },
   WEBHOOK_MANAGEMENT: {
     rules: "R-WEBHOOK-08",

@@ -12,7 +12,7 @@ const SCALE = 0.01
 let h: EmulatorHandle
 
 beforeAll(async () => {
-  h = await startEmulator({ timeScale: SCALE })
+  h = await startEmulator({ variant: "reference", timeScale: SCALE })
 })
 afterAll(() => h.close())
 
@@ -158,7 +158,7 @@ describe("timing and retries", () => {
   it("R-WEBHOOK-DELIVERY-11: each event is queued with a 5-second delay before the first attempt (R-LIMIT-07)", async () => {
     expect(WEBHOOK_FIRST_DELAY_MS).toBe(5_000)
     // A slower emulator, so the queued state is observable right after the write.
-    const slow = await startEmulator({ timeScale: 0.2 })
+    const slow = await startEmulator({ variant: "reference", timeScale: 0.2 })
     try {
       const recv = await receiver()
       const created = await fetch(`${slow.baseUrl}/graphql`, {

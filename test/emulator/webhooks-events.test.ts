@@ -14,7 +14,7 @@ let h: EmulatorHandle
 let enumValues: Array<string>
 
 beforeAll(async () => {
-  h = await startEmulator({ timeScale: 0.01 })
+  h = await startEmulator({ variant: "reference", timeScale: 0.01 })
   const r = await gql(h, `{ __type(name: "WebhookEvent") { enumValues { name } } }`)
   enumValues = r.body.data?.["__type"].enumValues.map((v: { name: string }) => v.name)
 })

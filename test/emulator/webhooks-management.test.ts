@@ -5,7 +5,7 @@ import { codeOf, eventually, gql, makeUser, receiver, rest, type Caller } from "
 let h: EmulatorHandle
 
 beforeAll(async () => {
-  h = await startEmulator({ timeScale: 0.01 })
+  h = await startEmulator({ variant: "reference", timeScale: 0.01 })
 })
 afterAll(() => h.close())
 
@@ -146,7 +146,7 @@ describe("webhook resource", () => {
   })
 
   it("R-WEBHOOK-13: a delivery already queued is dropped when the webhook is disabled before it is due", async () => {
-    const slow = await startEmulator({ timeScale: 0.2 })
+    const slow = await startEmulator({ variant: "reference", timeScale: 0.2 })
     try {
       const recv = await receiver()
       const headers = { "content-type": "application/json", "svc-token-id": slow.tokenId, "svc-token-secret": slow.tokenSecret, "svc-org-id": slow.org }

@@ -3,7 +3,8 @@ import { Schema } from "effect"
 import { DateInput } from "../../schema/dates.ts"
 import { openStruct } from "../../schema/open.ts"
 import type { EmulatorContext, Principal, RestOperation } from "../context.ts"
-import { notFound } from "../http.ts"
+import { badRequest, notFound } from "../http.ts"
+import { workspaceLevel } from "../auth.ts"
 import { requireWorkspace } from "./access.ts"
 import { toStoredDate } from "./dates.ts"
 import { requireRecordExists } from "./lookup.ts"
@@ -208,6 +209,8 @@ const updateChecklistItem = (ctx: EmulatorContext, principal: Principal, body: R
   touchRecord(ctx, row.record_id, now)
   const after = itemJson(get<ItemRow>(ctx.db, `SELECT ${ITEM_COLUMNS} FROM checklist_items WHERE id = ?`, row.id)!)
   const extra = { checklistId: row.checklist_id, recordId: row.record_id }
+  // CHECKLIST_ITEM_ASSIGNEES, alt: assignees change here (replaced, like update-record's), not over GraphQL.
+  if (ctx.variant === "alt" && body["assigneeIds"] !== undefined) replaceAssignees(ctx, ws.id, row, after, extra, body["assigneeIds"])
   const announce = (event: string) => emit(ctx, event, ws.id, { ...before, ...extra }, { ...after, ...extra })
   if (after.title !== before.title) announce("TODO_CHECKLIST_ITEM_NAME_CHANGED")
   if (after.done !== before.done) announce("TODO_CHECKLIST_ITEM_DONE_STATUS_UPDATED")
@@ -221,6 +224,47 @@ const updateChecklistItem = (ctx: EmulatorContext, principal: Principal, body: R
     )
   }
   return after
+}
+
+const assigneesOf = (ctx: EmulatorContext, itemId: string): Array<string> =>
+  all<{ user_id: string }>(ctx.db, "SELECT user_id FROM checklist_item_assignees WHERE item_id = ? ORDER BY position, user_id", itemId).map(
+    (r) => r.user_id
+  )
+
+const assigneeJson = (ctx: EmulatorContext, ids: ReadonlyArray<string>) =>
+  ids.flatMap((id) => {
+    const u = get<{ id: string; first_name: string; last_name: string; email: string }>(
+      ctx.db,
+      "SELECT id, first_name, last_name, email FROM users WHERE id = ?",
+      id
+    )
+    return u === undefined ? [] : [{ id: u.id, fullName: `${u.first_name} ${u.last_name}`.trim(), email: u.email }]
+  })
+
+/** Replaces a checklist item's assignees; one event per user added or removed. */
+const replaceAssignees = (
+  ctx: EmulatorContext,
+  workspaceId: string,
+  row: ItemRow,
+  item: ReturnType<typeof itemJson>,
+  extra: { checklistId: string; recordId: string },
+  given: unknown
+): void => {
+  if (!Array.isArray(given) || !given.every((id): id is string => typeof id === "string")) {
+    throw badRequest("assigneeIds must be a list of user ids", [{ path: ["assigneeIds"], message: "Expected an array of strings" }])
+  }
+  const next = [...new Set(given)]
+  if (next.some((id) => workspaceLevel(ctx, workspaceId, id) === null)) throw notFound("Assignee")
+  const current = assigneesOf(ctx, row.id)
+  const value = (ids: ReadonlyArray<string>) => ({ ...item, ...extra, assignees: assigneeJson(ctx, ids) })
+  ctx.db.transaction(() => {
+    run(ctx.db, "DELETE FROM checklist_item_assignees WHERE item_id = ?", row.id)
+    next.forEach((id, i) => run(ctx.db, "INSERT INTO checklist_item_assignees (item_id, user_id, position) VALUES (?, ?, ?)", row.id, id, i))
+  })()
+  const added = next.filter((u) => !current.includes(u)).length
+  const removed = current.filter((u) => !next.includes(u)).length
+  for (let i = 0; i < added; i++) emit(ctx, "TODO_CHECKLIST_ITEM_ASSIGNEE_ADDED", workspaceId, value(current), value(next))
+  for (let i = 0; i < removed; i++) emit(ctx, "TODO_CHECKLIST_ITEM_ASSIGNEE_REMOVED", workspaceId, value(current), value(next))
 }
 
 const deleteChecklistItem = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {

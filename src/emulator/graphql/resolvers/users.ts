@@ -276,8 +276,9 @@ const inviteToWorkspace = (g: GqlContext, input: InviteInput, scope: WorkspaceSc
     }
   }
   // INVITE_EXISTING_USERS: the reference adds an existing user at once; the alt variant
-  // invites them like a new address.
-  if (existing !== null && g.ctx.variant !== "alt") {
+  // invites them like a new address, except the organization OWNER, whom the document
+  // adds at once as ADMIN (R-INVITE-10).
+  if (existing !== null && (g.ctx.variant !== "alt" || orgLevel(g.ctx, orgId, existing.id) === "OWNER")) {
     const inOrg = orgLevel(g.ctx, orgId, existing.id) !== null
     if (!inOrg) checkSeat(g.ctx, orgId)
     g.ctx.db.transaction(() => {
@@ -316,7 +317,9 @@ const inviteToWorkspace = (g: GqlContext, input: InviteInput, scope: WorkspaceSc
     return true
   }
   const alreadyPending = one(g.ctx.db, "SELECT 1 FROM invitations WHERE lower(email) = lower(?) AND org_id = ? AND status = 'PENDING'", email, orgId)
-  if (alreadyPending === undefined) checkSeat(g.ctx, orgId)
+  // An organization member (invited to a workspace in the alt variant) already holds a seat.
+  const member = existing !== null && orgLevel(g.ctx, orgId, existing.id) !== null
+  if (alreadyPending === undefined && !member) checkSeat(g.ctx, orgId)
   const id = insertInvitation(g, {
     email,
     level: input.accessLevel,
