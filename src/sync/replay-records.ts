@@ -263,30 +263,37 @@ const refusedArchived = (e: ExecFailure): boolean => {
   return (issues ?? []).some((i) => /(^|[./])archived$/.test(i.path)) || /\barchived\b/.test(detail ?? "")
 }
 
-const updateExecutor = (client: RestClientApi, notice: (line: string) => void): Executor => ({
-  kind: OP_KINDS.recordUpdate,
-  execute: (op, journal) =>
-    Effect.gen(function*() {
-      const p = yield* decode(RecordUpdatePayload, op)
-      const recordId = yield* recordIdOf(p, journal)
-      const fields = Object.fromEntries(Object.entries(p.fields).filter(([, v]) => v !== undefined))
-      const send = (f: Record<string, unknown>) =>
-        client.updateRecord({ workspaceId: p.workspaceId, recordId, ...f } as Parameters<RestClientApi["updateRecord"]>[0])
-      // The answer is not shown by the documents: nothing is read from it.
-      const archivedSet = yield* send(fields).pipe(
-        Effect.as(true),
-        Effect.catchIf(
-          (e) => "archived" in fields && refusedArchived(e),
-          () => {
-            const { archived: _, ...rest } = fields
-            notice(`${notAvailableLine("archived", { operation: "update-record archived" })}; records keep their archived state`)
-            return Effect.as(Object.keys(rest).length > 0 ? send(rest) : Effect.void, false)
-          }
+const updateExecutor = (client: RestClientApi, notice: (line: string) => void): Executor => {
+  // Once refused, `archived` is no longer sent in this replay.
+  let archivedRefused = false
+  return {
+    kind: OP_KINDS.recordUpdate,
+    execute: (op, journal) =>
+      Effect.gen(function*() {
+        const p = yield* decode(RecordUpdatePayload, op)
+        const recordId = yield* recordIdOf(p, journal)
+        const wanted = Object.fromEntries(Object.entries(p.fields).filter(([, v]) => v !== undefined))
+        const fields = Object.fromEntries(Object.entries(wanted).filter(([k]) => !(archivedRefused && k === "archived")))
+        const send = (f: Record<string, unknown>) =>
+          client.updateRecord({ workspaceId: p.workspaceId, recordId, ...f } as Parameters<RestClientApi["updateRecord"]>[0])
+        // The answer is not shown by the documents: nothing is read from it.
+        const archivedSet = yield* send(fields).pipe(
+          Effect.as(true),
+          Effect.catchIf(
+            (e) => "archived" in fields && refusedArchived(e),
+            () => {
+              const { archived: _, ...rest } = fields
+              archivedRefused = true
+              notice(`${notAvailableLine("archived", { operation: "update-record archived" })}; records keep their archived state`)
+              return Effect.as(Object.keys(rest).length > 0 ? send(rest) : Effect.void, false)
+            }
+          )
         )
-      )
-      return { result: { id: recordId, ...("archived" in fields && !archivedSet ? { archivedLeftOut: true } : {}) }, mappings: [] }
-    })
-})
+        const leftOut = "archived" in wanted && !("archived" in fields && archivedSet)
+        return { result: { id: recordId, ...(leftOut ? { archivedLeftOut: true } : {}) }, mappings: [] }
+      })
+  }
+}
 
 const moveExecutor = (client: RestClientApi): Executor => ({
   kind: OP_KINDS.recordMove,

@@ -29,10 +29,24 @@ export const collect = <A, E>(layer: Layer.Layer<ClientServices>, stream: Stream
 export const runWith = <A, E>(layer: Layer.Layer<ClientServices>, effect: Effect.Effect<A, E, ClientServices>) =>
   Effect.runPromise(Effect.provide(effect, layer))
 
-/** Live record ids of a workspace straight from the emulator's database, in list order. */
+/** The order list-records gives (assumptions.ts RECORD_ORDER): position then id, or newest first in the alt reading. */
+const recordOrder = (emu: EmulatorHandle): string => (emu.variant === "alt" ? "created_at DESC, id DESC" : "position, id")
+
+/** Live record ids of a workspace (archived ones included) straight from the emulator's database, in list order. */
 export const liveIds = (emu: EmulatorHandle, workspaceId: string): Array<string> =>
-  (emu.ctx.db.prepare("SELECT id FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY position, id")
+  (emu.ctx.db.prepare(`SELECT id FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY ${recordOrder(emu)}`)
     .pluck().all(workspaceId) as Array<string>)
+
+/**
+ * What list-records lists without an `archived` filter, in its order: every live record
+ * (the reference reading), or only those not archived (the alt reading; the documents
+ * leave it open).
+ */
+export const listedIds = (emu: EmulatorHandle, workspaceId?: string): Array<string> =>
+  (emu.ctx.db.prepare(
+    `SELECT id FROM records WHERE deleted_at IS NULL${workspaceId === undefined ? "" : " AND workspace_id = @ws"}
+     ${emu.variant === "alt" ? " AND archived = 0" : ""} ORDER BY ${recordOrder(emu)}`
+  ).pluck().all(workspaceId === undefined ? {} : { ws: workspaceId }) as Array<string>)
 
 export const countBy = (ids: ReadonlyArray<string>): Map<string, number> => {
   const m = new Map<string, number>()

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { listRecordsStream } from "../../src/streams/records.ts"
 import { stableRecordScan } from "../../src/streams/stable-scan.ts"
-import { clientFor, collect, countBy, liveIds, runWith } from "./helpers.ts"
+import { clientFor, collect, countBy, listedIds, runWith } from "./helpers.ts"
 
 let emu: EmulatorHandle
 beforeAll(async () => {
@@ -33,11 +33,11 @@ const throughout = (before: ReadonlyArray<string>, after: ReadonlyArray<string>)
 describe("stable scan under churn", () => {
   it("R-REST-PAGE-01 R-REST-PAGE-04: deletions at the front during the scan: every record that existed throughout is present exactly once", async () => {
     const ws = emu.workspaces[0]!
-    const before = liveIds(emu, ws)
+    const before = listedIds(emu, ws)
     // 5 deletions per list-records call: more than the windows' overlap, so gaps open.
     emu.faults.configure({ churn: { insertsPerPage: 0, deletesPerPage: 5 } })
     const { ids, report } = await scan(ws, 4)
-    const after = liveIds(emu, ws)
+    const after = listedIds(emu, ws)
     const counts = countBy(ids)
     const stayed = throughout(before, after)
     expect(stayed.length).toBeGreaterThan(200)
@@ -50,20 +50,20 @@ describe("stable scan under churn", () => {
 
   it("control: plain offset paging under the same churn loses records that existed throughout", async () => {
     const ws = emu.workspaces[1]!
-    const before = liveIds(emu, ws)
+    const before = listedIds(emu, ws)
     emu.faults.configure({ churn: { insertsPerPage: 0, deletesPerPage: 2 } })
     const ids = await collect(clientFor(emu), listRecordsStream({ workspaceId: ws }, { concurrency: 1 }))
     const got = new Set(ids.map((r) => r.id))
-    const missing = throughout(before, liveIds(emu, ws)).filter((id) => !got.has(id))
+    const missing = throughout(before, listedIds(emu, ws)).filter((id) => !got.has(id))
     expect(missing.length).toBeGreaterThan(0)
   })
 
   it("R-REST-PAGE-01: insertions and deletions together: no record that existed throughout is missing or repeated", async () => {
     const ws = emu.workspaces[2]!
-    const before = liveIds(emu, ws)
+    const before = listedIds(emu, ws)
     emu.faults.configure({ churn: { insertsPerPage: 3, deletesPerPage: 1 } })
     const { ids, report } = await scan(ws, 3)
-    const after = liveIds(emu, ws)
+    const after = listedIds(emu, ws)
     const counts = countBy(ids)
     expect(throughout(before, after).filter((id) => counts.get(id) !== 1)).toEqual([])
     expect([...counts.values()].every((n) => n === 1)).toBe(true)
@@ -74,7 +74,7 @@ describe("stable scan under churn", () => {
   it("without churn the scan equals the workspace and needs no re-reads", async () => {
     const ws = emu.workspaces[3]!
     const { ids, report } = await scan(ws, 4)
-    expect(ids).toEqual(liveIds(emu, ws))
+    expect(ids).toEqual(listedIds(emu, ws))
     expect(report).toMatchObject({ gapsRepaired: 0, rereadPages: 0, duplicates: 0, verificationPasses: 0 })
   })
 })

@@ -33,6 +33,15 @@ const recordsOf = (ws: string): Array<Row> =>
     )
     .all(ws) as Array<Row>)
 
+/**
+ * The target holds the source's records. The alt reading's update-record takes only its
+ * documented fields: `archived` cannot be restored there (the result says so).
+ */
+const expectRestored = (target: string, source: string) => {
+  const comparable = (rows: Array<Row>) => (handle.variant === "alt" ? rows.map(({ archived: _, ...r }) => r) : rows)
+  expect(comparable(recordsOf(target))).toEqual(comparable(recordsOf(source)))
+}
+
 describe("restore (snapshot run -> workspace, through the journal)", () => {
   it("R-REST-RECORD-29 R-REST-RECORD-50: creates what is missing, then only changes; a second restore sends nothing", async () => {
     const dir = tmpDir("ws-restore-")
@@ -57,7 +66,8 @@ describe("restore (snapshot run -> workspace, through the journal)", () => {
     expect(first.records).toBeGreaterThan(5)
     expect(first.created).toBe(first.records)
     expect(first.failed + first.unknown).toBe(0)
-    expect(recordsOf(target)).toEqual(recordsOf(source))
+    expectRestored(target, source)
+    if (handle.variant === "alt") expect(first.notices.join("\n")).toContain("archived: not available from this service")
 
     handle.resetStats()
     const second = await go()
@@ -77,8 +87,9 @@ describe("restore (snapshot run -> workspace, through the journal)", () => {
     const third = await go()
     expect(third.planned).toEqual({ creates: 0, updates: 1, moves: 1, deletes: 0 })
     expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
-    expect(handle.stats().byRoute["update-record"] ?? 0).toBe(1)
-    expect(recordsOf(target)).toEqual(recordsOf(source))
+    // The alt reading refuses `archived` once per run; the update is then sent without it.
+    expect(handle.stats().byRoute["update-record"] ?? 0).toBe(handle.variant === "alt" ? 2 : 1)
+    expectRestored(target, source)
   })
 
   it("R-REST-RECORD-53 R-REST-RECORD-54: with deleteMissing, a record deleted at the source is deleted on the target once; without it, it stays", async () => {
