@@ -81,14 +81,18 @@ export class ServerError extends Data.TaggedError("ServerError")<{
   }
 }
 
-/** A status the documents do not list for this call (e.g. 404 on REST). */
+/**
+ * A status the documents do not list for this call (e.g. 404 on REST, which another
+ * reading of the documents uses for "not found": see `isNotFound`).
+ */
 export class UnexpectedStatus extends Data.TaggedError("UnexpectedStatus")<{
   readonly operation: string
   readonly status: number
   readonly detail: string
 }> {
   override get message(): string {
-    return redact(`${this.operation}: unexpected HTTP ${this.status}${this.detail ? `: ${clip(this.detail)}` : ""}`)
+    const what = this.status === 404 ? "not found (HTTP 404)" : `unexpected HTTP ${this.status}`
+    return redact(`${this.operation}: ${what}${this.detail ? `: ${clip(this.detail)}` : ""}`)
   }
 }
 
