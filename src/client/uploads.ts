@@ -109,6 +109,9 @@ export interface UploadsApi {
 
 export class Uploads extends Context.Tag("worksync/Uploads")<Uploads, UploadsApi>() {}
 
+/** A confirm refused because the file is confirmed already (its code or message says so). */
+const ALREADY_CONFIRMED = /already[ _-]?confirmed/i
+
 /** Presign/confirm/serve answers: 400/401/403/404 are upload rejections. */
 const uploadFailure = (
   operation: string,
@@ -122,7 +125,9 @@ const uploadFailure = (
   }
   if (answer.status >= 500) return new ServerError({ operation, status: answer.status, detail: parts.message })
   if (answer.status === 400 && onConfirm !== null) {
-    return new UploadSizeMismatch({ operation, uid: onConfirm, detail: parts.message })
+    // The code is kept in the detail: it may say the file is confirmed already.
+    const detail = parts.code !== null && !parts.message.includes(parts.code) ? `${parts.code}: ${parts.message}` : parts.message
+    return new UploadSizeMismatch({ operation, uid: onConfirm, detail })
   }
   if (answer.status === 400 || answer.status === 401 || answer.status === 403 || answer.status === 404) {
     return new UploadRejected({ operation, status: answer.status, code: parts.code, detail: parts.message })
@@ -177,7 +182,7 @@ export const makeUploads = (
       Effect.suspend(() => exchange(client, build(), operation, config.requestTimeoutMs)),
       (answer, now) => uploadFailure(operation, answer, now, confirmUid)
     )
-    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, inputSummary: summary }).pipe(
+    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, maxWaitMs: config.maxRetryWaitMs, inputSummary: summary }).pipe(
       Effect.flatMap((answer) => parseJson(operation, answer.text)),
       Effect.flatMap((json) => decodeWith(operation, schema, json))
     )
@@ -221,6 +226,14 @@ export const makeUploads = (
       ConfirmResponse,
       input.uid,
       `uid=${input.uid}`
+    ).pipe(
+      // What confirming a CONFIRMED file answers is not shown (assumptions.ts
+      // CONFIRM_IDEMPOTENT): a refusal that says so (e.g. after a confirm whose answer
+      // was lost) means the file is confirmed, not that its bytes must go again.
+      Effect.catchIf(
+        (e) => e._tag === "UploadSizeMismatch" && ALREADY_CONFIRMED.test(e.detail),
+        (): Effect.Effect<ConfirmResponse> => Effect.succeed({ message: "already confirmed", status: "CONFIRMED" })
+      )
     )
   }
 
@@ -326,7 +339,7 @@ export const makeUploads = (
       const text = yield* Effect.orElseSucceed(response.text, () => "")
       return yield* Effect.fail(uploadFailure(operation, { status: response.status, headers: {}, text }, now, null))
     })
-    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, inputSummary: url.split("?")[0] ?? "" })
+    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, maxWaitMs: config.maxRetryWaitMs, inputSummary: url.split("?")[0] ?? "" })
   }
 
   const download = (uid: string, name: string): Stream.Stream<Uint8Array, UploadError> => {

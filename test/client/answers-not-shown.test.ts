@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { isNotFound, notAvailableLine } from "../../src/client/errors.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
+import { Uploads } from "../../src/client/uploads.ts"
 import { json, layerFor, type Recorded, run, runFailure, startRecordingServer, type RecordingServer } from "./helpers.ts"
 
 let server: RecordingServer | undefined
@@ -115,6 +116,21 @@ describe("operations beyond the documents: not available from this service", () 
     })
     const tag = await call(layer, (c) => c.createTag({ workspaceId: "w", title: "urgent" }))
     expect(tag.id).toBe("t2")
+  })
+})
+
+describe("confirm of a file confirmed already (CONFIRM_IDEMPOTENT is not shown)", () => {
+  it("R-UPLOAD-PRESIGN-16: a 400 saying the file is confirmed already is a confirmed file; a size mismatch stays one", async () => {
+    server = await startRecordingServer((req, res) =>
+      req.url.includes("/u-done/")
+        ? json(res, 400, { error: { code: "ALREADY_CONFIRMED", message: "The file is already confirmed" } })
+        : json(res, 400, { error: { code: "SIZE_MISMATCH", message: "stored size differs from the declared size" } })
+    )
+    const layer = layerFor({ restUrl: `${server.url}/rest`, baseUrl: server.url, token: "t", tokenId: "i", tokenSecret: "s", org: ORG })
+    const done = await run(layer, Effect.flatMap(Uploads, (u) => u.confirm({ uid: "u-done", workspaceId: "w", via: "rest" })))
+    expect(done.status).toBe("CONFIRMED")
+    const e = await runFailure(layer, Effect.flatMap(Uploads, (u) => u.confirm({ uid: "u-short", workspaceId: "w", via: "rest" })))
+    expect(e._tag).toBe("UploadSizeMismatch")
   })
 })
 
