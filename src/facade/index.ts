@@ -166,7 +166,11 @@ export interface Worksync {
   readonly diff: (options: RunRange) => ReturnType<typeof diffSnapshot>
   readonly changes: (options: RunRange) => AsyncIterable<Change>
   readonly export: (options: ExportOptions) => Promise<ExportResult>
-  /** Record summaries of list-records, paged (at most 100 a page) and in the service's order. */
+  /**
+   * Record summaries of list-records, paged (at most 100 a page) and in the service's
+   * order. Without `archived` in the filter, whether archived records come is the
+   * service's choice (the documents leave it open): pass `archived` to decide.
+   */
   readonly records: (filter?: Omit<ListRecordsInput, "skip" | "limit">) => AsyncIterable<RecordSummary>
   readonly workspaces: () => AsyncIterable<Workspace>
   readonly lists: (workspaceId: string) => AsyncIterable<{ readonly id: string; readonly title: string }>

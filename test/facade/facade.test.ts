@@ -55,7 +55,9 @@ const collect = async <A>(it: AsyncIterable<A>): Promise<Array<A>> => {
 describe("Promise facade", () => {
   it("R-REST-PAGE-04: records() pages list-records to the end as an AsyncIterable, each record once", async () => {
     const workspaceId = emu.workspaces[0]!
-    const records = await collect(ws.records({ workspaceId }))
+    // Whether list-records without `archived` includes archived records is left open by
+    // the documents: both values are asked for, as a backup does.
+    const records = [...await collect(ws.records({ workspaceId, archived: false })), ...await collect(ws.records({ workspaceId, archived: true }))]
     expect(records).toHaveLength(230)
     expect(new Set(records.map((r) => r.id)).size).toBe(230)
     expect((await collect(ws.workspaces())).map((w) => w.id).sort()).toEqual([...emu.workspaces].sort())
