@@ -16,7 +16,11 @@ const countOpenRecords = async (restUrl: string, token: string, workspaceId: str
     body: JSON.stringify({ workspaceId, done: false })
   })
   if (!response.ok) throw new Error(`count-records answered ${response.status}`)
-  return ((await response.json()) as { count: number }).count
+  // The documents do not show this answer: `{count}`, `{totalCount}` or a bare number.
+  const body = (await response.json()) as number | { count?: number; totalCount?: number }
+  const count = typeof body === "number" ? body : body.count ?? body.totalCount
+  if (count === undefined) throw new Error("count-records answered no count")
+  return count
 }
 
 describe("my ETL against the worksync emulator", () => {
