@@ -18,7 +18,7 @@ export const options = {
   ...connectionOptions,
   snapshot: Options.text("snapshot").pipe(Options.withDescription("SQLite snapshot file (created if missing)")),
   workspace: Options.text("workspace").pipe(
-    Options.withDescription("workspace id or slug to back up (repeatable); default: every workspace"),
+    Options.withDescription("workspace id to back up, or its slug when the service lists slugs (repeatable); default: every workspace"),
     Options.repeated
   ),
   full: Options.boolean("full").pipe(
