@@ -10,6 +10,7 @@ import {
   DEFAULT_CONFIG_FILE,
   type ProfileField,
   profileThenEnv,
+  secondsProfileThenEnv,
   secretProfileThenEnv,
   secretTargetProfile,
   targetProfile
@@ -38,6 +39,10 @@ export interface ConnectionFlags {
   readonly tokenSecret: Option.Option<Redacted.Redacted<string>>
   readonly org: Option.Option<string>
   readonly headerPrefix: Option.Option<string>
+  /** `--max-retry-wait SECONDS`: the longest Retry-After waited (the source's, for both ends). */
+  readonly maxRetryWait?: Option.Option<number>
+  /** `--body-idle-timeout SECONDS`: a download that brings no byte for this long has stalled. */
+  readonly bodyIdleTimeout?: Option.Option<number>
 }
 
 /**
@@ -65,6 +70,20 @@ export const connectionOptions = {
   tokenSecret: secretFromEnv("token-secret", "WORKSYNC_TOKEN_SECRET", "GraphQL token secret", "tokenSecret"),
   org: fromEnv("org", "WORKSYNC_ORG", "organization id or slug", "org"),
   headerPrefix: fromEnv("header-prefix", "WORKSYNC_HEADER_PREFIX", "header prefix, default svc", "headerPrefix"),
+  maxRetryWait: Options.integer("max-retry-wait").pipe(
+    Options.withFallbackConfig(secondsProfileThenEnv("maxRetryWait", "WORKSYNC_MAX_RETRY_WAIT", true)),
+    Options.withDescription(
+      "longest wait a 429 Retry-After may ask for, in seconds (default 120); a longer one fails the run at once, and a rerun resumes (profile key maxRetryWait, env WORKSYNC_MAX_RETRY_WAIT)"
+    ),
+    Options.optional
+  ),
+  bodyIdleTimeout: Options.float("body-idle-timeout").pipe(
+    Options.withFallbackConfig(secondsProfileThenEnv("bodyIdleTimeout", "WORKSYNC_BODY_IDLE_TIMEOUT", false)),
+    Options.withDescription(
+      "seconds without a byte after which a download has stalled and is retried (default 30; profile key bodyIdleTimeout, env WORKSYNC_BODY_IDLE_TIMEOUT)"
+    ),
+    Options.optional
+  ),
   ...configOptions
 }
 

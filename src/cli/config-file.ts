@@ -31,8 +31,20 @@ export const DEFAULT_CONFIG_FILE = "worksync.config.json"
  * would otherwise load (`worksync --help` from cron). The messages are those Schema's
  * array formatter gives for the same shape.
  */
-export const PROFILE_FIELDS = ["restUrl", "baseUrl", "token", "tokenId", "tokenSecret", "org", "headerPrefix"] as const
+export const PROFILE_FIELDS = [
+  "restUrl",
+  "baseUrl",
+  "token",
+  "tokenId",
+  "tokenSecret",
+  "org",
+  "headerPrefix",
+  "maxRetryWait",
+  "bodyIdleTimeout"
+] as const
 export type ProfileField = (typeof PROFILE_FIELDS)[number]
+/** Keys holding seconds: written as a number or a string (`"maxRetryWait": 600`). */
+const SECONDS_FIELDS: ReadonlyArray<ProfileField> = ["maxRetryWait", "bodyIdleTimeout"]
 export type Profile = { readonly [K in ProfileField]?: string }
 
 export interface ConfigFile {
@@ -110,7 +122,13 @@ const decodeProfile = (value: unknown, at: ReadonlyArray<string>): Either.Either
   for (const field of PROFILE_FIELDS) {
     if (!Object.hasOwn(value, field) || value[field] === undefined) continue
     const v = value[field]
-    if (typeof v !== "string") return Either.left({ path: [...at, field], message: "Expected string" })
+    if (typeof v === "number" && SECONDS_FIELDS.includes(field)) {
+      profile[field] = String(v)
+      continue
+    }
+    if (typeof v !== "string") {
+      return Either.left({ path: [...at, field], message: SECONDS_FIELDS.includes(field) ? "Expected number" : "Expected string" })
+    }
     profile[field] = v
   }
   return Either.right(profile)
@@ -254,6 +272,25 @@ export const secretProfileThenEnv = (field: ProfileField, env: string): Config.C
   Config.suspend(() => {
     const value = fromProfile("source", field)
     return value !== undefined ? Config.succeed(Redacted.make(value)) : Config.redacted(env)
+  })
+
+/**
+ * Fallback of a flag in seconds: the profile's value, else the environment variable; a
+ * value that is not a number of seconds (whole ones when `whole`) is a usage error
+ * naming where it came from.
+ */
+export const secondsProfileThenEnv = (field: ProfileField, env: string, whole: boolean): Config.Config<number> =>
+  Config.suspend(() => {
+    const value = fromProfile("source", field)
+    const where = value !== undefined ? `${field} of profile ${processConfig().profileName ?? ""}` : env
+    return (value !== undefined ? Config.succeed(value) : Config.string(env)).pipe(
+      Config.mapOrFail((text) => {
+        const t = text.trim()
+        return (whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(t)
+          ? Either.right(Number(t))
+          : Either.left(ConfigError.InvalidData([], `${where}=${t}: expected a number of ${whole ? "whole " : ""}seconds`))
+      })
+    )
   })
 
 /** Fallback of a `--to-*` flag: the `--to-profile` profile's value (no environment variable). */

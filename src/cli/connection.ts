@@ -111,6 +111,14 @@ export const clientLayerFromFlags = (
       yield* requireFlag(flags.tokenId, flag("token-id"), env("TOKEN_ID"), "the GraphQL token id")
       yield* requireFlag(flags.tokenSecret, flag("token-secret"), env("TOKEN_SECRET"), "the GraphQL token secret")
     }
+    const maxRetryWait = Option.getOrUndefined(flags.maxRetryWait ?? Option.none())
+    if (maxRetryWait !== undefined && maxRetryWait < 0) {
+      return yield* Effect.fail(usageError(`--max-retry-wait ${maxRetryWait}: must be 0 or more seconds`))
+    }
+    const bodyIdleTimeout = Option.getOrUndefined(flags.bodyIdleTimeout ?? Option.none())
+    if (bodyIdleTimeout !== undefined && !(bodyIdleTimeout > 0)) {
+      return yield* Effect.fail(usageError(`--body-idle-timeout ${bodyIdleTimeout}: must be more than 0 seconds`))
+    }
     // Loaded on use: the HTTP stack (undici) is most of the CLI's start-up cost, and
     // `--help` or a bad invocation never needs it.
     const { clientLayer } = yield* Effect.promise(() => import("../client/layer.ts"))
@@ -121,7 +129,9 @@ export const clientLayerFromFlags = (
       tokenId: flags.tokenId,
       tokenSecret: flags.tokenSecret,
       org: flags.org,
-      ...Option.match(flags.headerPrefix, { onNone: () => ({}), onSome: (headerPrefix) => ({ headerPrefix }) })
+      ...Option.match(flags.headerPrefix, { onNone: () => ({}), onSome: (headerPrefix) => ({ headerPrefix }) }),
+      ...(maxRetryWait === undefined ? {} : { maxRetryWaitMs: maxRetryWait * 1000 }),
+      ...(bodyIdleTimeout === undefined ? {} : { bodyIdleTimeoutMs: Math.max(1, Math.round(bodyIdleTimeout * 1000)) })
     })
   })
 
@@ -133,5 +143,8 @@ export const targetFlags = (source: ConnectionFlags, target: ConnectionFlags): C
   tokenId: Option.orElse(target.tokenId, () => source.tokenId),
   tokenSecret: Option.orElse(target.tokenSecret, () => source.tokenSecret),
   org: Option.orElse(target.org, () => source.org),
-  headerPrefix: Option.orElse(target.headerPrefix, () => source.headerPrefix)
+  headerPrefix: Option.orElse(target.headerPrefix, () => source.headerPrefix),
+  // How long to wait is the run's choice, not an account's: both ends take the source's.
+  maxRetryWait: source.maxRetryWait ?? Option.none(),
+  bodyIdleTimeout: source.bodyIdleTimeout ?? Option.none()
 })

@@ -4,9 +4,10 @@
  * secret from free text as a last line of defence for error messages.
  */
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
+import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -58,11 +59,25 @@ export interface ConnectionConfig {
   readonly headerPrefix: string
   /** Per-attempt timeout of one HTTP request (not counting time queued in the limiter). */
   readonly requestTimeoutMs: number
+  /**
+   * The longest wait the service may ask for (429 Retry-After) that is honoured. A longer
+   * one is not waited at all: the call fails at once with RetryWaitTooLong, and the
+   * limiter does not pause the other calls for it either.
+   */
+  readonly maxRetryWaitMs: number
+  /**
+   * A streamed answer body (a download) that brings no byte for this long has stalled:
+   * it fails with an idle Timeout, which callers retry like any timeout.
+   */
+  readonly bodyIdleTimeoutMs: number
   readonly limiter: LimiterSettings
   readonly retry: RetrySettings
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+/** The command-line contract's default for `--max-retry-wait` (120 s). */
+export const DEFAULT_MAX_RETRY_WAIT_MS = 120_000
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 30_000
 
 export const DEFAULT_LIMITER: LimiterSettings = {
   maxInFlight: 8,
@@ -89,6 +104,8 @@ export interface ConnectionInput {
   readonly org?: string | Option.Option<string> | undefined
   readonly headerPrefix?: string | undefined
   readonly requestTimeoutMs?: number | undefined
+  readonly maxRetryWaitMs?: number | undefined
+  readonly bodyIdleTimeoutMs?: number | undefined
   readonly limiter?: Partial<LimiterSettings> | undefined
   readonly retry?: Partial<RetrySettings> | undefined
 }
@@ -124,6 +141,8 @@ export const makeConnectionConfig = (input: ConnectionInput): ConnectionConfig =
     org: toOpt(input.org),
     headerPrefix: input.headerPrefix ?? DEFAULT_HEADER_PREFIX,
     requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    maxRetryWaitMs: input.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS,
+    bodyIdleTimeoutMs: input.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS,
     limiter: {
       ...limiter,
       // A user ceiling below the default start means starting at the ceiling.
@@ -141,6 +160,7 @@ const stripUndefined = <T extends object>(o: T): { [K in keyof T]: Exclude<T[K],
 const isFullConfig = (c: ConnectionInput | ConnectionConfig): c is ConnectionConfig =>
   "limiter" in c && c.limiter !== undefined && "maxInFlight" in c.limiter &&
   "retry" in c && c.retry !== undefined && "capDelayMs" in c.retry &&
+  typeof c.maxRetryWaitMs === "number" && typeof c.bodyIdleTimeoutMs === "number" &&
   Option.isOption(c.token) && Option.isOption(c.tokenId) && Option.isOption(c.org) && typeof c.headerPrefix === "string"
 
 export const connectionLayer = (config: ConnectionInput | ConnectionConfig): Layer.Layer<Connection> =>
@@ -153,6 +173,21 @@ export const connectionLayer = (config: ConnectionInput | ConnectionConfig): Lay
   })
 
 const optString = (name: string) => Config.option(Config.string(name))
+
+/** Whole or decimal seconds (`120`, `0.5`) as milliseconds; unset or empty gives none. */
+const optSeconds = (name: string) =>
+  Config.option(
+    Config.string(name).pipe(
+      Config.mapOrFail((text) => {
+        const t = text.trim()
+        if (t === "") return Either.right(undefined)
+        const n = Number(t)
+        return /^\d+(\.\d+)?$/.test(t) && Number.isFinite(n)
+          ? Either.right(Math.round(n * 1000))
+          : Either.left(ConfigError.InvalidData([], `${name}=${t}: expected a number of seconds (e.g. 120)`))
+      })
+    )
+  )
 const optSecret = (name: string) => Config.option(Config.redacted(name))
 
 /**
@@ -168,6 +203,8 @@ export const connectionConfigFromEnv: Effect.Effect<ConnectionConfig, ConfigErro
     const tokenSecret = yield* optSecret("WORKSYNC_TOKEN_SECRET")
     const org = yield* optString("WORKSYNC_ORG")
     const headerPrefix = yield* optString("WORKSYNC_HEADER_PREFIX")
+    const maxRetryWaitMs = yield* optSeconds("WORKSYNC_MAX_RETRY_WAIT")
+    const bodyIdleTimeoutMs = yield* optSeconds("WORKSYNC_BODY_IDLE_TIMEOUT")
     const nonEmpty = (o: Option.Option<Redacted.Redacted<string>>) =>
       Option.filter(o, (r) => Redacted.value(r) !== "")
     return makeConnectionConfig({
@@ -177,7 +214,9 @@ export const connectionConfigFromEnv: Effect.Effect<ConnectionConfig, ConfigErro
       tokenId: Option.filter(tokenId, (s) => s !== ""),
       tokenSecret: nonEmpty(tokenSecret),
       org: Option.filter(org, (s) => s !== ""),
-      headerPrefix: Option.getOrUndefined(Option.filter(headerPrefix, (s) => s !== ""))
+      headerPrefix: Option.getOrUndefined(Option.filter(headerPrefix, (s) => s !== "")),
+      maxRetryWaitMs: Option.getOrUndefined(maxRetryWaitMs),
+      bodyIdleTimeoutMs: Option.getOrUndefined(bodyIdleTimeoutMs)
     })
   }
 )

@@ -70,6 +70,40 @@ export class RateLimited extends Data.TaggedError("RateLimited")<{
   }
 }
 
+/** A wait as people read it: `45 s`, `2 min 5 s`, `3 h 0 min`, `2 d 4 h`. */
+export const formatWait = (ms: number): string => {
+  const total = Math.ceil(Math.max(0, ms) / 1000)
+  const d = Math.floor(total / 86_400)
+  const h = Math.floor((total % 86_400) / 3600)
+  const m = Math.floor((total % 3600) / 60)
+  const s = total % 60
+  if (d > 0) return `${d} d ${h} h`
+  if (h > 0) return `${h} h ${m} min`
+  if (m > 0) return `${m} min ${s} s`
+  return `${s} s`
+}
+
+/**
+ * 429 with a Retry-After longer than the connection's `maxRetryWaitMs` (the CLI's
+ * `--max-retry-wait`): not waited, so one answer cannot stall the whole process for hours.
+ * Nothing was applied; a later rerun resumes.
+ */
+export class RetryWaitTooLong extends Data.TaggedError("RetryWaitTooLong")<{
+  readonly operation: string
+  /** What the service asked for. */
+  readonly requestedMs: number
+  /** The most this connection waits. */
+  readonly maxMs: number
+}> {
+  override get message(): string {
+    // The limit in the flag's own unit, so the line says what to pass to wait longer.
+    const max = String(Math.round(this.maxMs) / 1000)
+    return redact(
+      `${this.operation}: the service asked to wait ${formatWait(this.requestedMs)} (Retry-After), more than --max-retry-wait ${max} s; rerun later to resume`
+    )
+  }
+}
+
 /** 5xx from the service. */
 export class ServerError extends Data.TaggedError("ServerError")<{
   readonly operation: string
@@ -198,13 +232,19 @@ export class TransportError extends Data.TaggedError("TransportError")<{
   }
 }
 
-/** No answer within the per-request timeout. */
+/**
+ * No answer within the per-request timeout; with `idleBody`, an answer whose body (a
+ * download) stalled: no byte came for `timeoutMs`.
+ */
 export class Timeout extends Data.TaggedError("Timeout")<{
   readonly operation: string
   readonly timeoutMs: number
+  readonly idleBody?: boolean
 }> {
   override get message(): string {
-    return `${this.operation}: no answer within ${this.timeoutMs} ms`
+    return this.idleBody === true
+      ? redact(`${this.operation}: the answer stalled: no bytes for ${this.timeoutMs} ms`)
+      : redact(`${this.operation}: no answer within ${this.timeoutMs} ms`)
   }
 }
 
@@ -283,6 +323,7 @@ export type HttpFailure =
   | Forbidden
   | ValidationFailed
   | RateLimited
+  | RetryWaitTooLong
   | ServerError
   | UnexpectedStatus
   | TransportError
@@ -328,6 +369,7 @@ const TAGS: ReadonlySet<string> = new Set([
   "Forbidden",
   "ValidationFailed",
   "RateLimited",
+  "RetryWaitTooLong",
   "ServerError",
   "UnexpectedStatus",
   "TransportError",

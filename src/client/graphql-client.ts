@@ -248,6 +248,16 @@ const NotFalse = Schema.transform(Schema.Unknown, Schema.Boolean, {
   encode: (b) => b
 })
 
+/**
+ * The service returns a scalar where the document selected fields (graphql-js words it
+ * "must not have a selection"): a validation failure, so nothing ran.
+ */
+const selectionOnScalar = (e: GraphqlCallError): boolean =>
+  e._tag === "GraphqlError" && /must not have a selection|has no subfields/i.test(e.serverMessage)
+
+/** `mutation name(...) { field(...) { ... } }` without the field's selection set. */
+const withoutSelection = (document: string): string => document.replace(/\)\s*\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}\s*\}\s*$/, ") }")
+
 const MaybeRole = answerIfShaped(ProjectUserRole)
 const MaybeRoles = answerIfShaped(Schema.Array(ProjectUserRole))
 const MaybeWebhook = answerIfShaped(Webhook)
@@ -388,7 +398,7 @@ export const makeGraphqlClient = (
       Effect.suspend(() => exchange(client, build(), operation, config.requestTimeoutMs)),
       (answer, now) => graphqlFailure(operation, answer, now)
     )
-    return withRetry(attempt, { operation, idempotent, settings: config.retry, inputSummary: summary }).pipe(
+    return withRetry(attempt, { operation, idempotent, settings: config.retry, maxWaitMs: config.maxRetryWaitMs, inputSummary: summary }).pipe(
       Effect.flatMap((answer) => parseJson(operation, answer.text)),
       Effect.flatMap((json): Effect.Effect<A, GraphqlError | DecodeError> => {
         const gql = graphqlErrorOf(operation, json)
@@ -451,6 +461,24 @@ export const makeGraphqlClient = (
   }
 
   const org = (companyId: string | undefined): string | undefined => companyId ?? Option.getOrUndefined(config.org)
+
+  /**
+   * A mutation whose return the documents do not show: the object when the service
+   * returns one; when it returns a scalar instead (the selection is refused before
+   * anything runs), the same mutation without a selection, and none.
+   */
+  const maybeObject = <A>(
+    document: string,
+    variables: Readonly<Record<string, unknown>>,
+    key: string,
+    schema: Schema.Schema<Option.Option<A>, unknown, never>,
+    options?: ExecuteOptions
+  ): Effect.Effect<Option.Option<A>, GraphqlCallError> =>
+    execute(document, variables, Schema.Record({ key: Schema.String, value: Schema.Unknown }), options).pipe(
+      // `schema` reads any value (none when it is not the object), so this never fails.
+      Effect.map((data) => Schema.decodeUnknownSync(schema)(data[key])),
+      Effect.catchIf(selectionOnScalar, () => execute(withoutSelection(document), variables, Schema.Unknown, options).pipe(Effect.as(Option.none<A>())))
+    )
 
   const uploadFile = (input: UploadFileInput) =>
     Effect.zipRight(
@@ -566,9 +594,7 @@ export const makeGraphqlClient = (
         Effect.map((d) => d.createWorkspaceUserRole)
       ),
     updateWorkspaceUserRole: (input) =>
-      execute(UPDATE_ROLE, { input: compact({ ...input }) }, field("updateWorkspaceUserRole", MaybeRole), {
-        idempotent: true
-      }).pipe(Effect.map((d) => d.updateWorkspaceUserRole)),
+      maybeObject(UPDATE_ROLE, { input: compact({ ...input }) }, "updateWorkspaceUserRole", MaybeRole, { idempotent: true }),
     deleteWorkspaceUserRole: (id) =>
       execute(DELETE_ROLE, { id }, field("deleteWorkspaceUserRole", NotFalse), { idempotent: true }).pipe(
         Effect.map((d) => d.deleteWorkspaceUserRole)
@@ -579,18 +605,10 @@ export const makeGraphqlClient = (
       execute(ROLES, { projectId }, field("workspaceUserRoles", MaybeRoles), { workspaceId: projectId }).pipe(
         Effect.map((d) => d.workspaceUserRoles)
       ),
-    createWebhook: (input) =>
-      execute(CREATE_WEBHOOK, { input: compact({ ...input }) }, field("createWebhook", MaybeWebhook)).pipe(
-        Effect.map((d) => d.createWebhook)
-      ),
+    createWebhook: (input) => maybeObject(CREATE_WEBHOOK, { input: compact({ ...input }) }, "createWebhook", MaybeWebhook),
     updateWebhook: (input) =>
-      execute(UPDATE_WEBHOOK, { input: compact({ ...input }) }, field("updateWebhook", MaybeWebhook), { idempotent: true }).pipe(
-        Effect.map((d) => d.updateWebhook)
-      ),
-    disableWebhook: (id) =>
-      execute(DISABLE_WEBHOOK, { id }, field("disableWebhook", MaybeWebhook), { idempotent: true }).pipe(
-        Effect.map((d) => d.disableWebhook)
-      ),
+      maybeObject(UPDATE_WEBHOOK, { input: compact({ ...input }) }, "updateWebhook", MaybeWebhook, { idempotent: true }),
+    disableWebhook: (id) => maybeObject(DISABLE_WEBHOOK, { id }, "disableWebhook", MaybeWebhook, { idempotent: true }),
     deleteWebhook: (id) =>
       execute(DELETE_WEBHOOK, { id }, field("deleteWebhook", NotFalse), { idempotent: true }).pipe(
         Effect.map((d) => d.deleteWebhook)

@@ -28,7 +28,9 @@
  * - The rate grows only while callers actually wait on it (the bucket is at most half
  *   full), so a job limited by its own concurrency does not inflate it.
  * - Every 429's Retry-After pauses every caller, and no tokens accrue during the pause:
- *   its end does not release a burst.
+ *   its end does not release a burst. A Retry-After beyond `maxWaitMs` (the connection's
+ *   `maxRetryWaitMs`) pauses nobody: its own call fails at once (RetryWaitTooLong), and
+ *   holding every other call for hours on one answer would stall the whole process.
  *
  * Built from Effect primitives, so waiting is interruptible.
  */
@@ -37,7 +39,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import { Connection, type LimiterSettings } from "./config.ts"
+import { Connection, DEFAULT_MAX_RETRY_WAIT_MS, type LimiterSettings } from "./config.ts"
 
 export interface LimiterStats {
   /** Requests let through. */
@@ -113,7 +115,10 @@ const grown = (rate: number, ceiling: number | null, increase: number): number =
   return rate + (increase * pace * ceiling) / rate
 }
 
-export const makeLimiter = (settings: LimiterSettings): Effect.Effect<LimiterApi> =>
+export const makeLimiter = (
+  settings: LimiterSettings,
+  maxWaitMs: number = DEFAULT_MAX_RETRY_WAIT_MS
+): Effect.Effect<LimiterApi> =>
   Effect.gen(function*() {
     const maxInFlight = Math.max(1, Math.floor(settings.maxInFlight))
     const semaphore = yield* Effect.makeSemaphore(maxInFlight)
@@ -195,10 +200,12 @@ export const makeLimiter = (settings: LimiterSettings): Effect.Effect<LimiterApi
     const onRateLimited = (retryAfterMs: number | null): Effect.Effect<void> =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
+        // A wait beyond the cap is not honoured (its call fails at once): no pause for it.
+        const wait = retryAfterMs !== null && retryAfterMs <= maxWaitMs ? retryAfterMs : null
         yield* Ref.update(counters, (c) => ({ ...c, rateLimited: c.rateLimited + 1 }))
         yield* Ref.update(bucket, (b0) => {
           const b = refill(b0, now)
-          const pausedUntil = retryAfterMs !== null ? Math.max(b.pausedUntil, now + retryAfterMs) : b.pausedUntil
+          const pausedUntil = wait !== null ? Math.max(b.pausedUntil, now + wait) : b.pausedUntil
           // No saved-up burst right after being told to slow down.
           const paused = { ...b, tokens: 0, pausedUntil }
           if (!settings.adaptive || now < b.cutWindowEnd) return paused
@@ -214,7 +221,7 @@ export const makeLimiter = (settings: LimiterSettings): Effect.Effect<LimiterApi
             ...paused,
             rate,
             ceiling: slowStart ? rate : b.rate,
-            cutWindowEnd: now + Math.max(MIN_CUT_WINDOW_MS, retryAfterMs ?? 0)
+            cutWindowEnd: now + Math.max(MIN_CUT_WINDOW_MS, wait ?? 0)
           }
         })
       })
@@ -237,5 +244,5 @@ export const makeLimiter = (settings: LimiterSettings): Effect.Effect<LimiterApi
 
 export const limiterLayer: Layer.Layer<Limiter, never, Connection> = Layer.effect(
   Limiter,
-  Effect.flatMap(Connection, (c) => makeLimiter(c.limiter))
+  Effect.flatMap(Connection, (c) => makeLimiter(c.limiter, c.maxRetryWaitMs))
 )

@@ -289,6 +289,7 @@ export const makeRestClient = (
         operation,
         idempotent,
         settings: config.retry,
+        maxWaitMs: config.maxRetryWaitMs,
         inputSummary: summarizeInput(body)
       }).pipe(
         Effect.matchEffect({
@@ -451,6 +452,9 @@ export const makeRestClient = (
             operation: "PATCH /v1/records/{id}",
             method: "PATCH",
             path: `/v1/records/${enc(recordId)}`,
+            // Where the workspace goes is not shown (assumptions.ts RESOURCE_STYLE_SHAPES):
+            // in the body like update-record's, and in the query like GET's and DELETE's.
+            query: { workspaceId: body.workspaceId },
             body,
             idempotent: true
           },

@@ -2,7 +2,9 @@
  * The one retry policy of the code base (an Effect Schedule); nothing else retries.
  *
  * - 429 is always retried: the service refused the call, nothing was applied. The wait is
- *   the Retry-After the service gave (seconds or HTTP-date), else exponential backoff.
+ *   the Retry-After the service gave (seconds or HTTP-date), else exponential backoff. A
+ *   Retry-After beyond the connection's `maxRetryWaitMs` is not waited: the call fails at
+ *   once with `RetryWaitTooLong` (a rerun resumes), rather than stalling for hours.
  * - 5xx, timeouts and dropped connections are retried only for calls safe to repeat
  *   (reads; update/move/delete to a fixed value; confirm; presign).
  * - For a call NOT safe to repeat (a create), those same failures are ambiguous: the
@@ -18,7 +20,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type { RetrySettings } from "./config.ts"
-import { OutcomeUnknown } from "./errors.ts"
+import { OutcomeUnknown, RetryWaitTooLong } from "./errors.ts"
 
 /** Just enough of an error to classify it (every ClientError qualifies). */
 export interface Classifiable {
@@ -73,16 +75,27 @@ export const parseRetryAfter = (value: string | undefined | null, nowMs: number)
   return Math.max(0, at - nowMs)
 }
 
-/** Retry-After is honoured, but not beyond this. */
-export const MAX_RETRY_AFTER_MS = 5 * 60_000
+/**
+ * A 429 asking for a longer wait than `maxWaitMs` becomes `RetryWaitTooLong` (not
+ * retried); anything else is returned as it is.
+ */
+export const beyondMaxWait = <E extends Classifiable>(e: E, maxWaitMs: number): E | RetryWaitTooLong =>
+  e._tag === "RateLimited" && typeof e.retryAfterMs === "number" && e.retryAfterMs > maxWaitMs
+    ? new RetryWaitTooLong({ operation: operationOf(e), requestedMs: e.retryAfterMs, maxMs: maxWaitMs })
+    : e
 
-/** The delay before the next attempt after `e`, given the backoff's proposal. */
+const operationOf = (e: Classifiable): string => {
+  const op = (e as { readonly operation?: unknown }).operation
+  return typeof op === "string" ? op : "request"
+}
+
+/**
+ * The delay before the next attempt after `e`, given the backoff's proposal. A
+ * Retry-After reaching here is at most `maxRetryWaitMs` (see `beyondMaxWait`).
+ */
 const delayFor = (e: Classifiable, backoff: Duration.Duration, settings: RetrySettings): Duration.Duration => {
-  const capped = Duration.min(backoff, Duration.millis(settings.capDelayMs))
-  if (e._tag === "RateLimited" && typeof e.retryAfterMs === "number") {
-    return Duration.millis(Math.min(MAX_RETRY_AFTER_MS, e.retryAfterMs))
-  }
-  return capped
+  if (e._tag === "RateLimited" && typeof e.retryAfterMs === "number") return Duration.millis(e.retryAfterMs)
+  return Duration.min(backoff, Duration.millis(settings.capDelayMs))
 }
 
 /**
@@ -106,21 +119,25 @@ export interface RetryOptions {
   readonly settings: RetrySettings
   /** Secret-free summary of the input, for OutcomeUnknown. */
   readonly inputSummary: string
+  /** The longest Retry-After waited (the connection's `maxRetryWaitMs`). */
+  readonly maxWaitMs: number
 }
 
 /**
  * Runs one attempt under the policy. An ambiguous failure of a call not safe to repeat
- * becomes `OutcomeUnknown` (with the attempt's start time) and ends the retries.
+ * becomes `OutcomeUnknown` (with the attempt's start time) and ends the retries; a 429
+ * asking for more than `maxWaitMs` becomes `RetryWaitTooLong` and ends them too.
  */
 export const withRetry = <A, E extends Classifiable, R>(
   attempt: Effect.Effect<A, E, R>,
   options: RetryOptions
-): Effect.Effect<A, E | OutcomeUnknown, R> => {
-  const once: Effect.Effect<A, E | OutcomeUnknown, R> = options.idempotent
-    ? attempt
+): Effect.Effect<A, E | OutcomeUnknown | RetryWaitTooLong, R> => {
+  const checked = Effect.mapError(attempt, (e) => beyondMaxWait(e, options.maxWaitMs))
+  const once: Effect.Effect<A, E | OutcomeUnknown | RetryWaitTooLong, R> = options.idempotent
+    ? checked
     : Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
       Effect.catchIf(
-        attempt,
+        checked,
         (e): e is E => isAmbiguousFailure(e),
         (e) =>
           Effect.fail(
@@ -132,7 +149,7 @@ export const withRetry = <A, E extends Classifiable, R>(
             })
           )
       ))
-  return Effect.retry(once, retrySchedule<E | OutcomeUnknown>(options.settings, options.idempotent))
+  return Effect.retry(once, retrySchedule<E | OutcomeUnknown | RetryWaitTooLong>(options.settings, options.idempotent))
 }
 
 const SECRET_KEY = /token|secret|password|authorization/i

@@ -18,6 +18,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -35,7 +36,7 @@ import {
   RateLimited,
   ServerError,
   StoragePutFailed,
-  type Timeout,
+  Timeout,
   TransportError,
   UnexpectedStatus,
   UploadRejected,
@@ -343,7 +344,8 @@ export const makeUploads = (
   }
 
   const download = (uid: string, name: string): Stream.Stream<Uint8Array, UploadError> => {
-    const operation = "download file"
+    // The file's name in every failure, so a copy's summary says which file it was.
+    const operation = `download ${JSON.stringify(name)}`
     const first = downloadUrl(uid, name)
     return Stream.unwrap(
       Effect.gen(function*() {
@@ -361,8 +363,12 @@ export const makeUploads = (
           url = new URL(location, url).toString()
           response = yield* head(operation, url, false)
         }
+        const idleMs = config.bodyIdleTimeoutMs
         return response.stream.pipe(
-          Stream.mapError((e) => new TransportError({ operation, detail: e.reason === "Decode" ? "download interrupted" : e.message, sent: true }))
+          Stream.mapError((e) => new TransportError({ operation, detail: e.reason === "Decode" ? "download interrupted" : e.message, sent: true })),
+          // The headers are timed above; a body that stops coming must end too, or the
+          // download waits forever. Ending the stream aborts the request.
+          Stream.timeoutFail(() => new Timeout({ operation, timeoutMs: idleMs, idleBody: true }), Duration.millis(idleMs))
         )
       })
     )

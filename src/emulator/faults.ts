@@ -1,13 +1,14 @@
 /**
  * Fault injection, all off by default: a per-token rate limit (token bucket), latency,
  * random 500s, dropped connections, ambiguous writes (committed, answer lost), churn
- * under list-records, and scripted one-shot faults for deterministic tests.
+ * under list-records, answers whose body stalls after the headers (stall-body.ts), and
+ * scripted one-shot faults for deterministic tests.
  */
 import type { EmulatorContext } from "./context.ts"
 import { Prng } from "./ids.ts"
 import type { ChurnOptions, FaultOptions } from "./options.ts"
 
-export type FaultKind = "429" | "500" | "drop" | "ambiguous" | "latency"
+export type FaultKind = "429" | "500" | "drop" | "ambiguous" | "latency" | "stall-body"
 
 /** A scripted fault: the next `times` (default 1) requests on `route` get `kind`. */
 export interface FaultInjection {
@@ -27,7 +28,7 @@ export interface FaultInjection {
 
 export interface FaultDecision {
   readonly latencyMs: number
-  readonly action: "none" | "429" | "500" | "drop" | "ambiguous"
+  readonly action: "none" | "429" | "500" | "drop" | "ambiguous" | "stall-body"
   readonly retryAfter?: string
 }
 
@@ -100,6 +101,7 @@ export class FaultController {
       !(o.latencyMs && o.latencyMs > 0) &&
       !(o.failRate && o.failRate > 0) &&
       !(o.dropRate && o.dropRate > 0) &&
+      !(o.stallRate && o.stallRate > 0) &&
       !(o.ambiguousWriteRate && o.ambiguousWriteRate > 0)
     )
   }
@@ -129,10 +131,19 @@ export class FaultController {
     const rate = this.options.rateLimit ?? 0
     if (rate > 0 && tokenKey !== null) {
       const wait = this.takeToken(tokenKey, rate)
-      if (wait > 0) return { latencyMs, action: "429", retryAfter: this.retryAfterValue(Math.max(1, Math.ceil(wait))) }
+      if (wait > 0) {
+        const chosen = this.options.retryAfter
+        const retryAfter = typeof chosen === "string"
+          ? chosen
+          : this.retryAfterValue(chosen ?? Math.max(1, Math.ceil(wait)))
+        return { latencyMs, action: "429", retryAfter }
+      }
     }
     if ((this.options.dropRate ?? 0) > 0 && this.prng.float() < this.options.dropRate!) return { latencyMs, action: "drop" }
     if ((this.options.failRate ?? 0) > 0 && this.prng.float() < this.options.failRate!) return { latencyMs, action: "500" }
+    if (!isWrite && (this.options.stallRate ?? 0) > 0 && this.prng.float() < this.options.stallRate!) {
+      return { latencyMs, action: "stall-body" }
+    }
     if (isWrite && (this.options.ambiguousWriteRate ?? 0) > 0 && this.prng.float() < this.options.ambiguousWriteRate!) {
       return { latencyMs, action: "ambiguous" }
     }
@@ -143,8 +154,9 @@ export class FaultController {
     const index = this.scripted.findIndex((s) => {
       const r = s.injection.route
       const matches = typeof r === "string" ? r === route : r.test(route)
-      // An ambiguous write only makes sense on a write; reads pass through untouched.
-      return matches && (s.injection.kind !== "ambiguous" || isWrite)
+      // An ambiguous write only makes sense on a write, a stalled body on a read (a
+      // download); other requests pass through untouched.
+      return matches && (s.injection.kind !== "ambiguous" || isWrite) && (s.injection.kind !== "stall-body" || !isWrite)
     })
     if (index < 0) return undefined
     const script = this.scripted[index]!

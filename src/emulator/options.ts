@@ -27,6 +27,16 @@ export interface FaultOptions {
   readonly rateLimit?: number | undefined
   /** Form of Retry-After on 429: whole seconds (default) or an HTTP-date. */
   readonly retryAfterForm?: "seconds" | "http-date" | undefined
+  /**
+   * Retry-After of the rate limit's 429s instead of the time until a token is free:
+   * seconds (e.g. 10800, three hours), or a raw header value (a far-future HTTP date).
+   */
+  readonly retryAfter?: number | string | undefined
+  /**
+   * Fraction of read answers (GETs, storage downloads, REST reads) that send their headers
+   * and half their body, then stall until the client gives up.
+   */
+  readonly stallRate?: number | undefined
   /** Added before answering every request. */
   readonly latencyMs?: number | undefined
   /** Fraction of requests answered 500. */

@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net"
 import { authenticateRest, tokenKeyOf } from "./auth.ts"
 import type { EmulatorArea, EmulatorContext, RawRoute, RestOperation } from "./context.ts"
 import type { FaultController, FaultDecision } from "./faults.ts"
+import { stallBody } from "./stall-body.ts"
 import { altAnswer, altInput } from "./alt/answers.ts"
 import { HttpError, readJsonObject, sendError, sendJson } from "./http.ts"
 import type { EmulatorVariant } from "./options.ts"
@@ -141,6 +142,9 @@ const applyFault = async (
       return true
     case "ambiguous":
       makeAmbiguous(req, res)
+      return false
+    case "stall-body":
+      stallBody(res)
       return false
     default:
       return false

@@ -62,6 +62,74 @@ describe("rate limit", () => {
   })
 })
 
+describe("long waits asked for", () => {
+  it("R-REST-ERR-05: retryAfter sets the rate limit's Retry-After: hours in seconds, a far-future HTTP date, or a raw value", async () => {
+    const limitedOnce = async (): Promise<string | null> => {
+      for (let i = 0; i < 4; i++) {
+        const a = await rpc(h, "list-workspaces", {})
+        if (a.status === 429) return a.headers.get("retry-after")
+      }
+      return null
+    }
+    h.faults.configure({ rateLimit: 1, retryAfter: 3 * 3600 })
+    expect(await limitedOnce()).toBe("10800")
+    h.faults.configure({ rateLimit: 1, retryAfter: 3 * 3600, retryAfterForm: "http-date" })
+    const date = Date.parse((await limitedOnce())!)
+    expect(date).toBeGreaterThan(Date.now() + 3 * 3600_000 - 60_000)
+    h.faults.configure({ rateLimit: 1, retryAfter: "Fri, 01 Jan 2100 00:00:00 GMT" })
+    expect(await limitedOnce()).toBe("Fri, 01 Jan 2100 00:00:00 GMT")
+  })
+})
+
+/** Reads a fetch answer's body until `want` bytes came; hangs (the test times out) if fewer ever come. */
+const readAtLeast = async (res: Response, want: number): Promise<number> => {
+  const reader = res.body!.getReader()
+  let got = 0
+  while (got < want) {
+    const { done, value } = await reader.read()
+    if (done) break
+    got += value.length
+  }
+  return got
+}
+
+describe("stalled bodies", () => {
+  it("stall-body: the headers and half the body go out, then nothing; writes pass untouched; one-shot", { timeout: 10_000 }, async () => {
+    h.faults.inject({ route: "create-record", kind: "stall-body" })
+    expect((await rpc(h, "create-record", { workspaceId: ws, title: "not stalled" })).status).toBe(200)
+    expect(h.faults.pending()).toBe(1)
+    h.faults.inject({ route: "list-records", kind: "stall-body" })
+    const controller = new AbortController()
+    const stalled = await fetch(`${h.restUrl}/v1/list-records`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${h.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ workspaceId: ws, limit: 20 }),
+      signal: controller.signal
+    })
+    expect(stalled.status).toBe(200)
+    const length = Number(stalled.headers.get("content-length"))
+    expect(length).toBeGreaterThan(100)
+    expect(await readAtLeast(stalled, Math.floor(length / 2))).toBe(Math.floor(length / 2))
+    controller.abort()
+    // Spent; the one scripted on the write is still waiting for a read that never comes.
+    expect(h.faults.pending()).toBe(1)
+    expect((await rpc(h, "list-records", { workspaceId: ws, limit: 20 })).status).toBe(200)
+  })
+
+  it("stallRate stalls reads (here every one) and answers writes", { timeout: 10_000 }, async () => {
+    h.faults.configure({ stallRate: 1 })
+    expect((await rpc(h, "create-record", { workspaceId: ws, title: "answered" })).status).toBe(200)
+    const controller = new AbortController()
+    const stalled = await fetch(`${h.restUrl}/v1/records?workspaceId=${ws}&limit=20`, {
+      headers: { authorization: `Bearer ${h.token}` },
+      signal: controller.signal
+    })
+    const length = Number(stalled.headers.get("content-length"))
+    expect(await readAtLeast(stalled, Math.floor(length / 2))).toBe(Math.floor(length / 2))
+    controller.abort()
+  })
+})
+
 describe("server errors and lost answers", () => {
   it("R-REST-ERR-06: failRate answers 500s; times limits a scripted fault", async () => {
     h.faults.configure({ failRate: 1 })
