@@ -151,3 +151,25 @@ describe("typed GraphQL operations against the emulator", () => {
     expect(registered.name).toBe("copy.txt")
   })
 })
+
+describe("GraphQL against the emulator's alt variant (the other reading of what the documents leave open)", () => {
+  // R-WEBHOOK-01 R-WEBHOOK-08 R-WEBHOOK-11 R-WEBHOOK-13 R-ROLE-02 R-ROLE-05
+  it("R-WEBHOOK-01/08/11/13, R-ROLE-02/05: webhook and role operations whose returns are not shown work as scalars too", async () => {
+    const alt = await startTestEmulator({ seed: "demo", variant: "alt" })
+    try {
+      const g = <A, E>(f: (c: GraphqlClient["Type"]) => Effect.Effect<A, E>) => run(layerFor(alt), Effect.flatMap(GraphqlClient, f))
+      const hook = Option.getOrThrow(await g((c) => c.createWebhook({ url: "http://127.0.0.1:9/hook" })))
+      expect(typeof hook.secret).toBe("string")
+      // disableWebhook returns Boolean in this reading: the selection is dropped, the call done.
+      expect(Option.isNone(await g((c) => c.disableWebhook(hook.id)))).toBe(true)
+      expect(Option.getOrThrow(await g((c) => c.webhook(hook.id))).enabled).toBe(false)
+      expect(await g((c) => c.deleteWebhook(hook.id))).toBe(true)
+      const role = await g((c) => c.createWorkspaceUserRole({ projectId: alt.workspaces[0]!, name: "Reader", canCreateRecords: false }))
+      const updated = await g((c) => c.updateWorkspaceUserRole({ id: role.id, name: "Reader 2" }))
+      expect(Option.map(updated, (r) => r.name)).toEqual(Option.some("Reader 2"))
+      expect(await g((c) => c.deleteWorkspaceUserRole(role.id))).toBe(true)
+    } finally {
+      await alt.close()
+    }
+  })
+})

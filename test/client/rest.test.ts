@@ -252,3 +252,20 @@ describe("RestClient request form (recorded by a test server)", () => {
     expect(out.totalCount).toBeGreaterThan(0)
   })
 })
+
+describe("RestClient against the emulator's alt variant (the other reading of what the documents leave open)", () => {
+  // R-REST-CALL-11
+  it("R-REST-CALL-11: PATCH /v1/records/{id} updates whether the service reads the workspace from the body or the query", async () => {
+    const alt = await startTestEmulator({ seed: "demo", variant: "alt" })
+    try {
+      const w = alt.workspaces[0]!
+      const id = alt.ctx.db.prepare("SELECT id FROM records WHERE workspace_id = ? AND deleted_at IS NULL LIMIT 1").pluck().get(w) as string
+      const out = await run(layerFor(alt), Effect.flatMap(RestClient, (c) => c.resource.updateRecord({ workspaceId: w, recordId: id, title: "patched in alt" })))
+      // This reading answers {success: true}: no detail, and none needed.
+      expect(Option.isNone(out)).toBe(true)
+      expect(alt.ctx.db.prepare("SELECT title FROM records WHERE id = ?").pluck().get(id)).toBe("patched in alt")
+    } finally {
+      await alt.close()
+    }
+  })
+})
