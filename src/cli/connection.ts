@@ -5,16 +5,15 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type { ClientServices } from "../client/layer.ts"
-import { describeError, isClientError, isNotFound } from "../client/errors.ts"
+import { describeError, isClientError } from "../client/errors.ts"
+import { isNotFound } from "../client/predicates.ts"
 import type { ConnectionFlags } from "./common-options.ts"
 import { configProblem, DEFAULT_CONFIG_FILE } from "./config-file.ts"
 import { CliExit, registerDescriber, usageError } from "./exit.ts"
 
 registerDescriber((e) => (isClientError(e) ? `${describeError(e)}${nextStepSuffix(e)}` : undefined))
-
-const tagOf = (e: unknown): string | undefined =>
-  typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" ? e._tag : undefined
 
 /**
  * What to do next about the failures only the user can fix (token, URL, ids), found
@@ -23,14 +22,15 @@ const tagOf = (e: unknown): string | undefined =>
 export const nextStep = (error: unknown): string | undefined => {
   let e: unknown = error
   for (let depth = 0; depth < 6 && e !== undefined && e !== null; depth++) {
-    const tag = tagOf(e)
     const code = (e as { code?: unknown }).code
-    if (tag === "Unauthorized" || (tag === "GraphqlError" && code === "UNAUTHENTICATED")) {
+    if (Predicate.isTagged(e, "Unauthorized") || (Predicate.isTagged(e, "GraphqlError") && code === "UNAUTHENTICATED")) {
       return "the token was refused: check --token / --token-id / --token-secret (or WORKSYNC_TOKEN..., or the profile in the config file)"
     }
-    if (tag === "Forbidden") return "the token has no access there: check --org and the workspace id, or use a token of a member"
-    if (tag === "TransportError") return "the service could not be reached: check --rest-url / --base-url and the network, then rerun"
-    if (tag === "Timeout") return "the service did not answer in time: check --rest-url, or rerun later"
+    if (Predicate.isTagged(e, "Forbidden")) return "the token has no access there: check --org and the workspace id, or use a token of a member"
+    if (Predicate.isTagged(e, "TransportError")) {
+      return "the service could not be reached: check --rest-url / --base-url and the network, then rerun"
+    }
+    if (Predicate.isTagged(e, "Timeout")) return "the service did not answer in time: check --rest-url, or rerun later"
     if (isNotFound(e)) return "an id does not exist: check the workspace id or slug"
     e = (e as { cause?: unknown }).cause
   }

@@ -49,7 +49,26 @@ export class Forbidden extends Data.TaggedError("Forbidden")<{
   }
 }
 
-/** 422: the operation ran but failed its own validation (also: ids that do not resolve). */
+/**
+ * Not found: an id a documented operation was given does not resolve. The documents'
+ * status table has 422 with code `NOT_FOUND` (our reading, assumptions.ts
+ * NOT_FOUND_STATUS); another reading answers 404. Both are this error (decoding policy
+ * 7). An extra operation's 404 is `NotAvailable` instead, never this.
+ */
+export class NotFound extends Data.TaggedError("NotFound")<{
+  readonly operation: string
+  readonly status: number
+  /** The error code the service sent (`NOT_FOUND` in our reading), if any. */
+  readonly code: string | null
+  readonly detail: string
+}> {
+  override get message(): string {
+    const how = this.code !== null ? `HTTP ${this.status}, ${this.code}` : `HTTP ${this.status}`
+    return redact(`${this.operation}: not found (${how})${this.detail ? `: ${clip(this.detail)}` : ""}`)
+  }
+}
+
+/** 422: the operation ran but failed its own validation (an id that does not resolve is `NotFound`). */
 export class ValidationFailed extends Data.TaggedError("ValidationFailed")<{
   readonly operation: string
   readonly code: string
@@ -115,18 +134,14 @@ export class ServerError extends Data.TaggedError("ServerError")<{
   }
 }
 
-/**
- * A status the documents do not list for this call (e.g. 404 on REST, which another
- * reading of the documents uses for "not found": see `isNotFound`).
- */
+/** A status the documents do not list for this call (a REST 404 is `NotFound`). */
 export class UnexpectedStatus extends Data.TaggedError("UnexpectedStatus")<{
   readonly operation: string
   readonly status: number
   readonly detail: string
 }> {
   override get message(): string {
-    const what = this.status === 404 ? "not found (HTTP 404)" : `unexpected HTTP ${this.status}`
-    return redact(`${this.operation}: ${what}${this.detail ? `: ${clip(this.detail)}` : ""}`)
+    return redact(`${this.operation}: unexpected HTTP ${this.status}${this.detail ? `: ${clip(this.detail)}` : ""}`)
   }
 }
 
@@ -149,16 +164,8 @@ export class NotAvailable extends Data.TaggedError("NotAvailable")<{
 export const notAvailableLine = (feature: string, e: { readonly operation: string }): string =>
   redact(`${feature}: not available from this service (${e.operation})`)
 
-/**
- * "Not found" from a documented operation: 422 with code `NOT_FOUND` (our reading,
- * assumptions.ts NOT_FOUND_STATUS) or 404 (the other one; the status table has no 404).
- * An extra operation's 404 is `NotAvailable` instead, never this.
- */
-export const isNotFound = (e: unknown): boolean => {
-  if (typeof e !== "object" || e === null) return false
-  const { _tag, code, status } = e as { _tag?: unknown; code?: unknown; status?: unknown }
-  return (_tag === "ValidationFailed" && code === "NOT_FOUND") || (_tag === "UnexpectedStatus" && status === 404)
-}
+/** "Not found" from a documented operation (`NotFound`); the predicates live in predicates.ts. */
+export { isNotFound } from "./predicates.ts"
 
 /** Every code of the GraphQL errors table. */
 export const GRAPHQL_ERROR_CODES = [
@@ -321,6 +328,7 @@ export type HttpFailure =
   | InvalidInput
   | Unauthorized
   | Forbidden
+  | NotFound
   | ValidationFailed
   | RateLimited
   | RetryWaitTooLong
@@ -367,6 +375,7 @@ const TAGS: ReadonlySet<string> = new Set([
   "InvalidInput",
   "Unauthorized",
   "Forbidden",
+  "NotFound",
   "ValidationFailed",
   "RateLimited",
   "RetryWaitTooLong",

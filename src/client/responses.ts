@@ -15,6 +15,7 @@ import {
   InvalidInput,
   type Issue,
   NotAvailable,
+  NotFound,
   RateLimited,
   ServerError,
   type Timeout,
@@ -71,8 +72,13 @@ export const restFailure = (operation: string, answer: Answer, nowMs: number): H
       return new Unauthorized({ operation, detail: parts.message })
     case 403:
       return new Forbidden({ operation, code: parts.code, detail: parts.message })
+    case 404:
+      // Not in the status table; another reading's "not found" (decoding policy 7).
+      return new NotFound({ operation, status: 404, code: parts.code, detail: parts.message })
     case 422:
-      return new ValidationFailed({ operation, code: parts.code ?? "VALIDATION_FAILED", serverMessage: parts.message })
+      return parts.code === "NOT_FOUND"
+        ? new NotFound({ operation, status: 422, code: parts.code, detail: parts.message })
+        : new ValidationFailed({ operation, code: parts.code ?? "VALIDATION_FAILED", serverMessage: parts.message })
     case 429:
       return new RateLimited({ operation, retryAfterMs: parseRetryAfter(answer.headers["retry-after"], nowMs) })
     default:

@@ -13,7 +13,7 @@
  *   create; a 5xx, a timeout or a drop after sending surfaces as `OutcomeUnknown` and is
  *   not retried, so a caller (the journal) can check before writing again.
  *
- * The classification is exported so the journal applies the same judgement.
+ * The classification (predicates.ts) is exported so the journal applies the same judgement.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -21,48 +21,17 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type { RetrySettings } from "./config.ts"
 import { OutcomeUnknown, RetryWaitTooLong } from "./errors.ts"
+import { type Classifiable, isAmbiguousFailure, isRetryable } from "./predicates.ts"
 
-/** Just enough of an error to classify it (every ClientError qualifies). */
-export interface Classifiable {
-  readonly _tag: string
-  readonly sent?: boolean
-  readonly retryAfterMs?: number | null
-  readonly message: string
-}
-
-/** The service (or our checks) definitely did not apply the call. */
-export const isDefiniteFailure = (e: Classifiable): boolean => {
-  switch (e._tag) {
-    case "TransportError":
-      return e.sent === false
-    case "ServerError":
-    case "Timeout":
-    case "DecodeError":
-    case "OutcomeUnknown":
-      return false
-    default:
-      return true
-  }
-}
-
-/** The call may or may not have been applied: a 5xx, a timeout, a drop after sending. */
-export const isAmbiguousFailure = (e: Classifiable): boolean =>
-  e._tag === "ServerError" || e._tag === "Timeout" || (e._tag === "TransportError" && e.sent !== false)
-
-/** Whether the policy retries `e` for a call that is (or is not) safe to repeat. */
-export const isRetryable = (e: Classifiable, idempotent: boolean): boolean => {
-  if (e._tag === "RateLimited") return true
-  if (e._tag === "TransportError" && e.sent === false) return true
-  return idempotent && isAmbiguousFailure(e)
-}
-
-/**
- * For a write, what a failure says about whether it was applied:
- * "not-applied" (safe to send again), or "unknown" (look before sending again).
- * A DecodeError means the service answered 2xx with a shape we could not read: treat as unknown.
- */
-export type WriteOutcome = "not-applied" | "unknown"
-export const writeOutcome = (e: Classifiable): WriteOutcome => (isDefiniteFailure(e) ? "not-applied" : "unknown")
+// The classification lives in predicates.ts; re-exported here, where callers met it first.
+export {
+  type Classifiable,
+  isAmbiguousFailure,
+  isDefiniteFailure,
+  isRetryable,
+  type WriteOutcome,
+  writeOutcome
+} from "./predicates.ts"
 
 /** Parses a Retry-After value (delta seconds or HTTP-date) into milliseconds from `nowMs`. */
 export const parseRetryAfter = (value: string | undefined | null, nowMs: number): number | null => {

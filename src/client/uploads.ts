@@ -270,13 +270,10 @@ export const makeUploads = (
       if (contentType !== undefined) req = HttpClientRequest.setHeader(req, "content-type", contentType)
       return exchange(client, req, operation, transferTimeout(config.requestTimeoutMs, size))
     }).pipe(
-      Effect.catchAll((e: TransportError | Timeout) =>
-        Effect.fail(
-          e._tag === "TransportError" && !e.sent
-            ? failed(null, "not-stored", e.detail)
-            : failed(null, "unknown", e.message)
-        )
-      ),
+      Effect.catchTags({
+        TransportError: (e) => Effect.fail(e.sent ? failed(null, "unknown", e.message) : failed(null, "not-stored", e.detail)),
+        Timeout: (e) => Effect.fail(failed(null, "unknown", e.message))
+      }),
       Effect.flatMap((answer) => {
         if (answer.status >= 200 && answer.status < 300) return Effect.void
         const detail = errorPartsOf(answer.text).message

@@ -23,6 +23,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { ABORT_TAGS } from "../client/predicates.ts"
 import { isAmbiguousFailure } from "../client/retry.ts"
 import type { JournalApi, JournalError, JournalStateError, Mapping, NewOp, Op } from "../store/journal.ts"
 import { batchedTransitions } from "../store/journal-batch.ts"
@@ -99,7 +100,8 @@ export interface ReplayReport {
 
 type ReplayError = JournalError | JournalStateError | ReplayAborted
 
-const DEFAULT_ABORT = ["Unauthorized"]
+/** The token refused, a wait asked for beyond --max-retry-wait: no other op would get through. */
+const DEFAULT_ABORT = ABORT_TAGS
 
 /** Runs every pending op of the journal with the executors. */
 export const replay = <R>(

@@ -93,8 +93,9 @@ describe("operations beyond the documents: not available from this service", () 
   it("R-REST-ERR-04: a documented operation's 404 is not-found, like 422 NOT_FOUND", async () => {
     const layer = await serve({ "get-record": (_req, res) => json(res, 404, { error: "Not Found" }) })
     const e = await runFailure(layer, Effect.flatMap(RestClient, (c) => c.getRecord({ workspaceId: "w", recordId: "gone" })))
-    expect(e._tag).toBe("UnexpectedStatus")
+    expect(e._tag).toBe("NotFound")
     expect(isNotFound(e)).toBe(true)
+    expect(e.message).toBe("get-record: not found (HTTP 404): Not Found")
   })
 
   it("create-list falls back to the documented POST /v1/lists; neither is NotAvailable (create-list)", async () => {

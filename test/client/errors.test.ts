@@ -52,10 +52,11 @@ describe("REST error mapping (emulator)", () => {
     expect(e._tag).toBe("Forbidden")
   })
 
-  it("R-REST-ERR-04: an id that does not resolve is ValidationFailed (422) with its code", async () => {
+  it("R-REST-ERR-04: an id that does not resolve is NotFound (422 NOT_FOUND)", async () => {
     const e = await runFailure(layerFor(emu), Effect.flatMap(RestClient, (c) => c.getRecord({ workspaceId: ws, recordId: "000000000000000000000000" })))
-    expect(e._tag).toBe("ValidationFailed")
-    if (e._tag === "ValidationFailed") expect(e.code).toBe("NOT_FOUND")
+    expect(e._tag).toBe("NotFound")
+    if (e._tag === "NotFound") expect([e.status, e.code]).toEqual([422, "NOT_FOUND"])
+    expect(e.message).toMatch(/^get-record: not found \(HTTP 422, NOT_FOUND\)/)
   })
 
   it("R-REST-ERR-05: 429 is RateLimited with the Retry-After in ms", async () => {
@@ -173,7 +174,7 @@ describe("no token in any error message", () => {
       failures.push(await runFailure(layer, Effect.flatMap(Uploads, (u) => u.presign({ filename: "a.txt", workspaceId: "w", via: "app" }))))
       const tags = new Set(failures.map((f) => (f as { _tag: string })._tag))
       expect([...tags].sort()).toEqual(
-        ["Forbidden", "GraphqlError", "InvalidInput", "RateLimited", "ServerError", "Unauthorized", "UnexpectedStatus", "UploadRejected", "ValidationFailed"].sort()
+        ["Forbidden", "GraphqlError", "InvalidInput", "NotFound", "RateLimited", "ServerError", "Unauthorized", "UploadRejected", "ValidationFailed"].sort()
       )
       for (const f of failures) {
         const texts = [(f as Error).message, Errors.describeError(f), String(f), JSON.stringify(f)]
@@ -198,6 +199,8 @@ describe("no token in any error message", () => {
       new Errors.Unauthorized({ operation: op, detail: s }),
       new Errors.Forbidden({ operation: op, code: s, detail: s }),
       new Errors.ValidationFailed({ operation: op, code: s, serverMessage: s }),
+      new Errors.NotFound({ operation: op, status: 404, code: s, detail: s }),
+      new Errors.RetryWaitTooLong({ operation: `${op} ${s}`, requestedMs: 10_800_000, maxMs: 120_000 }),
       new Errors.RateLimited({ operation: op, retryAfterMs: 1000 }),
       new Errors.ServerError({ operation: op, status: 500, detail: s }),
       new Errors.UnexpectedStatus({ operation: op, status: 404, detail: s }),

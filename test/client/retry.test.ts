@@ -138,7 +138,7 @@ describe("reads are retried", () => {
     expect(emu.stats().byRoute["delete-record"]).toBe(2)
     // A first-attempt NOT_FOUND is still an error.
     const e = await runFailure(layerFor(emu), Effect.flatMap(RestClient, (c) => c.deleteRecord({ workspaceId: ws, recordId: created.id })))
-    expect(e._tag).toBe("ValidationFailed")
+    expect(e._tag).toBe("NotFound")
   })
 
   it("retries stop after maxRetries and surface the last error", async () => {
@@ -156,7 +156,7 @@ describe("reads are retried", () => {
   it("a 422 is never retried", async () => {
     emu.resetStats()
     const e = await runFailure(layerFor(emu), Effect.flatMap(RestClient, (c) => c.getRecord({ workspaceId: ws, recordId: "000000000000000000000000" })))
-    expect(e._tag).toBe("ValidationFailed")
+    expect(e._tag).toBe("NotFound")
     expect(emu.stats().byRoute["get-record"]).toBe(1)
   })
 })

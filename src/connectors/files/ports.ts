@@ -69,16 +69,4 @@ export const needsReupload = (e: unknown): boolean => {
 }
 
 /** The answer was lost or the service stumbled: the same request may simply be repeated. */
-export const isTransient = (e: unknown): boolean => {
-  switch (tagOf(e)) {
-    case "OutcomeUnknown":
-    case "TransportError":
-    case "Timeout":
-    case "ServerError":
-    case "RateLimited":
-    case "StoragePutFailed":
-      return true
-    default:
-      return false
-  }
-}
+export { isTransient } from "../../client/predicates.ts"
