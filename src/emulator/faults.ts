@@ -7,8 +7,9 @@
 import type { EmulatorContext } from "./context.ts"
 import { Prng } from "./ids.ts"
 import type { ChurnOptions, FaultOptions } from "./options.ts"
+import { type HeldWrite, LateCommits, type ReleaseOn } from "./write-faults.ts"
 
-export type FaultKind = "429" | "500" | "drop" | "ambiguous" | "latency" | "stall-body"
+export type FaultKind = "429" | "500" | "drop" | "ambiguous" | "latency" | "stall-body" | "garble" | "late-commit"
 
 /** A scripted fault: the next `times` (default 1) requests on `route` get `kind`. */
 export interface FaultInjection {
@@ -24,12 +25,18 @@ export interface FaultInjection {
   readonly retryAfter?: number | string
   /** Delay of a scripted "latency" fault. */
   readonly latencyMs?: number
+  /** "late-commit": commit on the `count`-th later request of `route` (else on `lateCommits.releaseAll()`). */
+  readonly releaseOn?: ReleaseOn
 }
 
 export interface FaultDecision {
   readonly latencyMs: number
-  readonly action: "none" | "429" | "500" | "drop" | "ambiguous" | "stall-body"
+  readonly action: "none" | "429" | "500" | "drop" | "ambiguous" | "stall-body" | "garble" | "late-commit"
   readonly retryAfter?: string
+  /** "late-commit": the held write (see write-faults.ts). */
+  readonly held?: HeldWrite
+  /** Writes this request releases ("late-commit"); the request waits until they committed. */
+  readonly before?: Promise<void>
 }
 
 interface Bucket {
@@ -49,6 +56,8 @@ export class FaultController {
   private prng: Prng
   private scripted: Array<Scripted> = []
   private buckets = new Map<string, Bucket>()
+  /** Writes answered 504 and not committed yet ("late-commit"). */
+  readonly lateCommits = new LateCommits()
   /** Retry-After form when the options name none (the alt variant: an HTTP date, RATE_LIMIT_MODEL). */
   private readonly retryAfterDefault: "seconds" | "http-date"
 
@@ -75,6 +84,8 @@ export class FaultController {
     this.options = {}
     this.scripted = []
     this.buckets.clear()
+    // Held writes commit now rather than never.
+    void this.lateCommits.releaseAll()
   }
 
   /** Scripts a one-shot (or `times`-shot) fault. */
@@ -97,6 +108,7 @@ export class FaultController {
     const o = this.options
     return (
       this.scripted.length === 0 &&
+      this.lateCommits.size === 0 &&
       !(o.rateLimit && o.rateLimit > 0) &&
       !(o.latencyMs && o.latencyMs > 0) &&
       !(o.failRate && o.failRate > 0) &&
@@ -114,11 +126,19 @@ export class FaultController {
   /** Decides the fault (if any) of one request. */
   decide(route: string, tokenKey: string | null, isWrite: boolean): FaultDecision {
     if (this.idle) return NONE
+    const before = this.lateCommits.onRequest(route)
+    if (before !== undefined) return { ...this.decideNow(route, tokenKey, isWrite), before }
+    return this.decideNow(route, tokenKey, isWrite)
+  }
+
+  private decideNow(route: string, tokenKey: string | null, isWrite: boolean): FaultDecision {
     let latencyMs = this.options.latencyMs ?? 0
     const script = this.takeScripted(route, isWrite)
     if (script !== undefined) {
       const { injection } = script
-      if (injection.kind === "latency") {
+      if (injection.kind === "late-commit") {
+        return { latencyMs, action: "late-commit", held: this.lateCommits.hold(injection.releaseOn) }
+      } else if (injection.kind === "latency") {
         latencyMs += injection.latencyMs ?? 1000
       } else if (injection.kind === "429") {
         const retryAfter =
@@ -156,7 +176,8 @@ export class FaultController {
       const matches = typeof r === "string" ? r === route : r.test(route)
       // An ambiguous write only makes sense on a write, a stalled body on a read (a
       // download); other requests pass through untouched.
-      return matches && (s.injection.kind !== "ambiguous" || isWrite) && (s.injection.kind !== "stall-body" || !isWrite)
+      const writeOnly = s.injection.kind === "ambiguous" || s.injection.kind === "garble" || s.injection.kind === "late-commit"
+      return matches && (!writeOnly || isWrite) && (s.injection.kind !== "stall-body" || !isWrite)
     })
     if (index < 0) return undefined
     const script = this.scripted[index]!

@@ -14,6 +14,7 @@ import { authenticateRest, tokenKeyOf } from "./auth.ts"
 import type { EmulatorArea, EmulatorContext, RawRoute, RestOperation } from "./context.ts"
 import type { FaultController, FaultDecision } from "./faults.ts"
 import { stallBody } from "./stall-body.ts"
+import { answerThenCommitLate, garbleAnswer } from "./write-faults.ts"
 import { altAnswer, altInput } from "./alt/answers.ts"
 import { HttpError, readJsonObject, sendError, sendJson } from "./http.ts"
 import type { EmulatorVariant } from "./options.ts"
@@ -125,6 +126,7 @@ const applyFault = async (
   res: http.ServerResponse,
   variant: EmulatorVariant
 ): Promise<boolean> => {
+  if (decision.before !== undefined) await decision.before
   if (decision.latencyMs > 0) await sleep(decision.latencyMs)
   switch (decision.action) {
     case "drop":
@@ -145,6 +147,12 @@ const applyFault = async (
       return false
     case "stall-body":
       stallBody(res)
+      return false
+    case "garble":
+      garbleAnswer(res)
+      return false
+    case "late-commit":
+      await answerThenCommitLate(req, res, variant, decision.held!)
       return false
     default:
       return false
