@@ -120,7 +120,9 @@ export class FaultController {
 
   churn(): ChurnOptions | null {
     const churn = this.options.churn
-    return churn !== undefined && (churn.insertsPerPage > 0 || churn.deletesPerPage > 0) ? churn : null
+    return churn !== undefined && (churn.insertsPerPage > 0 || churn.deletesPerPage > 0 || (churn.movesPerPage ?? 0) > 0)
+      ? churn
+      : null
   }
 
   /** Decides the fault (if any) of one request. */

@@ -19,6 +19,11 @@ export interface ChurnOptions {
   readonly insertsPerPage: number
   /** Records deleted from the front on each list-records call. */
   readonly deletesPerPage: number
+  /**
+   * Records moved on each list-records call from the back of the order into another list,
+   * before the page just served (core/moves.ts). Default 0.
+   */
+  readonly movesPerPage?: number | undefined
 }
 
 /** Fault injection; all off by default. */

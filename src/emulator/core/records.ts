@@ -36,6 +36,7 @@ import {
 } from "./serialize.ts"
 import { all, allRaw, get, run } from "./sql.ts"
 import { pageBoundary, rememberBoundary } from "./page-boundaries.ts"
+import { applyMoves } from "./moves.ts"
 import { decodeInput, pageLimit } from "./validate.ts"
 import { emit, endOfList, insertRecord, POSITION_STEP, recordAction, syncRecordLinks } from "./writes.ts"
 
@@ -235,6 +236,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
 const pageOf = (ctx: EmulatorContext, filter: Filter, rows: ReadonlyArray<RecordTuple>, hasNextPage: boolean, skip: number) => {
   const items = summariesOfTuples(ctx.db, rows)
   applyChurn(ctx, filter)
+  applyMoves(ctx, filter.where, filter.params, recordOrder(ctx), skip + rows.length)
   return {
     items,
     pageInfo: {
