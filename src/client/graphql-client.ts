@@ -10,14 +10,12 @@
  * show (role reads and updates, every webhook operation but `webhooks`) answer an
  * Option (the shape when it is one) or, for deletes, true unless the answer is `false`.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import {
   type AttachmentElement,
@@ -62,11 +60,11 @@ import {
   Unauthorized,
   UnexpectedStatus
 } from "./errors.ts"
-import { Limiter, type LimiterApi } from "./limiter.ts"
 import { buildMultipart, type UploadSource } from "./multipart.ts"
-import { errorPartsOf, limitedAttempt } from "./responses.ts"
-import { parseRetryAfter, summarizeInput, withRetry } from "./retry.ts"
-import { type Answer, decodeWith, exchange, parseJson, plainClient } from "./transport.ts"
+import { Pipeline, type PipelineApi } from "./pipeline.ts"
+import { errorPartsOf } from "./responses.ts"
+import { parseRetryAfter, summarizeInput } from "./retry.ts"
+import { type Answer, decodeWith, parseJson } from "./transport.ts"
 
 export type GraphqlCallError = HttpFailure | GraphqlError | OutcomeUnknown | LimitExceeded | InputRejected
 
@@ -368,23 +366,13 @@ export const checkMultipartLimits = (
 const compact = <T extends object>(o: T): T =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T
 
-export const makeGraphqlClient = (
-  config: ConnectionConfig,
-  limiter: LimiterApi,
-  httpClient: HttpClient.HttpClient
-): GraphqlClientApi => {
-  const client = plainClient(httpClient)
+export const makeGraphqlClient = (config: ConnectionConfig, pipeline: PipelineApi): GraphqlClientApi => {
   const names = headerNames(config.headerPrefix)
   const url = `${config.baseUrl}/graphql`
 
-  const authHeaders = (workspaceId: string | undefined): Record<string, string> => {
-    const h: Record<string, string> = {}
-    if (Option.isSome(config.tokenId)) h[names.tokenId] = config.tokenId.value
-    if (Option.isSome(config.tokenSecret)) h[names.tokenSecret] = Redacted.value(config.tokenSecret.value)
-    if (Option.isSome(config.org)) h[names.orgId] = config.org.value
-    if (workspaceId !== undefined) h[names.workspaceId] = workspaceId
-    return h
-  }
+  /** The workspace header of workspace-scoped operations; the credentials come from the pipeline. */
+  const scopeHeaders = (workspaceId: string | undefined): Record<string, string> =>
+    workspaceId === undefined ? {} : { [names.workspaceId]: workspaceId }
 
   const run = <A, I>(
     operation: string,
@@ -392,13 +380,14 @@ export const makeGraphqlClient = (
     dataSchema: Schema.Schema<A, I, never>,
     idempotent: boolean,
     summary: string
-  ): Effect.Effect<A, GraphqlCallError> => {
-    const attempt = limitedAttempt(
-      limiter,
-      Effect.suspend(() => exchange(client, build(), operation, config.requestTimeoutMs)),
-      (answer, now) => graphqlFailure(operation, answer, now)
-    )
-    return withRetry(attempt, { operation, idempotent, settings: config.retry, maxWaitMs: config.maxRetryWaitMs, inputSummary: summary }).pipe(
+  ): Effect.Effect<A, GraphqlCallError> =>
+    pipeline.call(pipeline.app, {
+      operation,
+      request: build,
+      idempotent,
+      inputSummary: summary,
+      failureOf: (answer, now) => graphqlFailure(operation, answer, now)
+    }).pipe(
       Effect.flatMap((answer) => parseJson(operation, answer.text)),
       Effect.flatMap((json): Effect.Effect<A, GraphqlError | DecodeError> => {
         const gql = graphqlErrorOf(operation, json)
@@ -412,7 +401,6 @@ export const makeGraphqlClient = (
         )
       })
     )
-  }
 
   const execute = <A, I>(
     query: string,
@@ -426,7 +414,7 @@ export const makeGraphqlClient = (
       operation,
       () =>
         HttpClientRequest.post(url).pipe(
-          HttpClientRequest.setHeaders(authHeaders(options?.workspaceId)),
+          HttpClientRequest.setHeaders(scopeHeaders(options?.workspaceId)),
           HttpClientRequest.bodyText(body, "application/json")
         ),
       dataSchema,
@@ -450,7 +438,7 @@ export const makeGraphqlClient = (
         // A fresh body (and boundary) per attempt: file streams are re-read from the start.
         const body = buildMultipart({ query, variables }, files)
         return HttpClientRequest.post(url).pipe(
-          HttpClientRequest.setHeaders(authHeaders(options?.workspaceId)),
+          HttpClientRequest.setHeaders(scopeHeaders(options?.workspaceId)),
           HttpClientRequest.bodyStream(body.stream, { contentType: body.contentType, contentLength: body.contentLength })
         )
       },
@@ -618,12 +606,9 @@ export const makeGraphqlClient = (
   }
 }
 
-export const graphqlClientLayer: Layer.Layer<GraphqlClient, never, Connection | Limiter | HttpClient.HttpClient> = Layer.effect(
+export const graphqlClientLayer: Layer.Layer<GraphqlClient, never, Connection | Pipeline> = Layer.effect(
   GraphqlClient,
   Effect.gen(function*() {
-    const config = yield* Connection
-    const limiter = yield* Limiter
-    const http = yield* HttpClient.HttpClient
-    return makeGraphqlClient(config, limiter, http)
+    return makeGraphqlClient(yield* Connection, yield* Pipeline)
   })
 )

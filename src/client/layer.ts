@@ -1,7 +1,7 @@
 /**
  * Everything the client offers in one layer: `Effect.provide(clientLayer(cfg))` gives
- * Connection, Limiter, RestClient, GraphqlClient, Uploads and the HttpClient (undici,
- * keep-alive pool sized to the limiter).
+ * Connection, Limiter, Pipeline, RestClient, GraphqlClient, Uploads and the HttpClient
+ * (undici, keep-alive pool sized to the limiter).
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -12,6 +12,7 @@ import { Agent } from "undici"
 import { Connection, connectionFromEnv, type ConnectionConfig, type ConnectionInput, connectionLayer } from "./config.ts"
 import { GraphqlClient, graphqlClientLayer } from "./graphql-client.ts"
 import { Limiter, limiterLayer } from "./limiter.ts"
+import { Pipeline, pipelineLayer } from "./pipeline.ts"
 import { RestClient, restClientLayer } from "./rest-client.ts"
 import { Uploads, uploadsLayer } from "./uploads.ts"
 
@@ -46,14 +47,18 @@ export const httpClientLayer: Layer.Layer<HttpClient.HttpClient, never, Connecti
   Layer.provide(dispatcherLayer)
 )
 
-export type ClientServices = Connection | Limiter | RestClient | GraphqlClient | Uploads | HttpClient.HttpClient
+export type ClientServices = Connection | Limiter | Pipeline | RestClient | GraphqlClient | Uploads | HttpClient.HttpClient
 
-/** Everything above over an existing Connection. */
+/** Everything above over an existing Connection: one limiter, one pipeline, three clients on it. */
 export const clientLayerFromConnection: Layer.Layer<ClientServices, never, Connection> = Layer.mergeAll(
   restClientLayer,
   graphqlClientLayer,
   uploadsLayer
-).pipe(Layer.provideMerge(Layer.merge(limiterLayer, httpClientLayer)), Layer.provideMerge(Layer.service(Connection)))
+).pipe(
+  Layer.provideMerge(pipelineLayer),
+  Layer.provideMerge(Layer.merge(limiterLayer, httpClientLayer)),
+  Layer.provideMerge(Layer.service(Connection))
+)
 
 export const clientLayer = (config: ConnectionInput | ConnectionConfig): Layer.Layer<ClientServices> =>
   clientLayerFromConnection.pipe(Layer.provide(connectionLayer(config)))

@@ -1,9 +1,7 @@
 /**
- * Reading answers of the service: the parts of an error body, the tagged error of a REST
- * status, and one limiter-guarded attempt. Shared by the REST, GraphQL and upload clients.
+ * Reading answers of the service: the parts of an error body and the tagged error of a
+ * REST status. Shared by the REST, GraphQL and upload clients.
  */
-import * as Clock from "effect/Clock"
-import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { formatPath } from "../schema/decode.ts"
@@ -18,13 +16,10 @@ import {
   NotFound,
   RateLimited,
   ServerError,
-  type Timeout,
-  type TransportError,
   Unauthorized,
   UnexpectedStatus,
   ValidationFailed
 } from "./errors.ts"
-import type { LimiterApi } from "./limiter.ts"
 import { parseRetryAfter } from "./retry.ts"
 import type { Answer } from "./transport.ts"
 
@@ -111,26 +106,3 @@ export const beyondDocumentsFailure = (operation: string, answer: Answer, nowMs:
   isUnknownOperationAnswer(answer)
     ? new NotAvailable({ operation, status: answer.status, detail: errorPartsOf(answer.text).message })
     : restFailure(operation, answer, nowMs)
-
-/**
- * One attempt through the limiter; reports the answer to the limiter (429 → back off,
- * other answers below 500 → speed up) and maps non-2xx answers with `failureOf`.
- */
-export const limitedAttempt = <F extends { readonly _tag: string }>(
-  limiter: LimiterApi,
-  send: Effect.Effect<Answer, TransportError | Timeout>,
-  failureOf: (answer: Answer, nowMs: number) => F
-): Effect.Effect<Answer, F | TransportError | Timeout> =>
-  Effect.gen(function*() {
-    const answer = yield* limiter.withPermit(send)
-    const now = yield* Clock.currentTimeMillis
-    if (answer.status === 429) {
-      const failure = failureOf(answer, now)
-      yield* limiter.onRateLimited(failure instanceof RateLimited ? failure.retryAfterMs : null)
-      return yield* Effect.fail(failure)
-    }
-    if (answer.status < 500) yield* limiter.onSuccess
-    if (answer.status >= 200 && answer.status < 300) return answer
-    return yield* Effect.fail(failureOf(answer, now))
-  })
-

@@ -1,21 +1,20 @@
 /**
  * The REST client: every call is `POST {restUrl}/v1/<operation>` with a JSON body (`{}`
  * when there is no input), or one of the resource-style paths for records, workspaces and
- * lists. Every attempt passes the shared Limiter; the one retry policy decides repeats.
+ * lists. Every call goes through the connection's pipeline (pipeline.ts): its headers,
+ * the shared Limiter and the one retry policy.
  * Answers are decoded with the schemas of src/schema (extra keys kept; a bad field fails
  * with a DecodeError naming its path), following the decoding policy of
  * docs/architecture.md: documented fields are required, the rest optional and raw, and
  * answers the documents do not show are read for what they offer, never required.
  * Operations beyond the documents fail with NotAvailable when the service lacks them.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ActivityPage } from "../schema/activity.ts"
 import { formatIssues, formatPath } from "../schema/decode.ts"
@@ -46,7 +45,7 @@ import {
   UpdateRecordAnswer
 } from "../schema/records.ts"
 import { type List, ListsResponse, type Tag, TagsResponse, Workspace, WorkspacesPage } from "../schema/workspaces.ts"
-import { Connection, type ConnectionConfig, headerNames } from "./config.ts"
+import { Connection, type ConnectionConfig } from "./config.ts"
 import {
   ConflictingInput,
   DecodeError,
@@ -56,10 +55,10 @@ import {
   NotAvailable,
   type OutcomeUnknown
 } from "./errors.ts"
-import { Limiter, type LimiterApi } from "./limiter.ts"
-import { beyondDocumentsFailure, limitedAttempt, restFailure } from "./responses.ts"
-import { summarizeInput, withRetry } from "./retry.ts"
-import { decodeWith, exchange, parseJson, plainClient } from "./transport.ts"
+import { Pipeline, type PipelineApi } from "./pipeline.ts"
+import { beyondDocumentsFailure, restFailure } from "./responses.ts"
+import { summarizeInput } from "./retry.ts"
+import { decodeWith, parseJson } from "./transport.ts"
 
 /** Everything a REST call can fail with. */
 export type RestError = HttpFailure | OutcomeUnknown | ConflictingInput | InputRejected | NotAvailable
@@ -242,28 +241,7 @@ const appendQuery = (url: string, query: QueryInput | undefined): string => {
   return qs === "" ? url : `${url}?${qs}`
 }
 
-export const makeRestClient = (
-  config: ConnectionConfig,
-  limiter: LimiterApi,
-  httpClient: HttpClient.HttpClient
-): RestClientApi => {
-  const client = plainClient(httpClient)
-  const names = headerNames(config.headerPrefix)
-
-  const baseHeaders = (withBody: boolean): Record<string, string> => {
-    const h: Record<string, string> = {}
-    if (Option.isSome(config.token)) h["authorization"] = `Bearer ${Redacted.value(config.token.value)}`
-    // The documents name both organization headers without saying which is canonical
-    // (assumptions.ts CANONICAL_ORG_HEADER): both go on every call, so either reading
-    // accepts it.
-    if (Option.isSome(config.org)) {
-      h[names.orgId] = config.org.value
-      h[names.companyId] = config.org.value
-    }
-    if (withBody) h["content-type"] = "application/json"
-    return h
-  }
-
+export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi): RestClientApi => {
   const run = <A, I>(
     operation: string,
     build: () => HttpClientRequest.HttpClientRequest,
@@ -276,21 +254,16 @@ export const makeRestClient = (
   ): Effect.Effect<A, RestError> =>
     Effect.gen(function*() {
       let attempts = 0
-      const attempt = limitedAttempt(
-        limiter,
-        Effect.suspend(() => {
-          attempts++
-          return exchange(client, build(), operation, config.requestTimeoutMs)
-        }),
-        (answer, now): HttpFailure | NotAvailable =>
-          beyondDocuments ? beyondDocumentsFailure(operation, answer, now) : restFailure(operation, answer, now)
-      )
-      return yield* withRetry(attempt, {
+      return yield* pipeline.call(pipeline.rest, {
         operation,
+        request: () => {
+          attempts++
+          return build()
+        },
         idempotent,
-        settings: config.retry,
-        maxWaitMs: config.maxRetryWaitMs,
-        inputSummary: summarizeInput(body)
+        inputSummary: summarizeInput(body),
+        failureOf: (answer, now): HttpFailure | NotAvailable =>
+          beyondDocuments ? beyondDocumentsFailure(operation, answer, now) : restFailure(operation, answer, now)
       }).pipe(
         Effect.matchEffect({
           onFailure: (e): Effect.Effect<A, RestError> => {
@@ -329,10 +302,7 @@ export const makeRestClient = (
     return run(
       operation,
       () =>
-        HttpClientRequest.post(`${config.restUrl}/v1/${operation}`).pipe(
-          HttpClientRequest.setHeaders(baseHeaders(true)),
-          HttpClientRequest.bodyText(text, "application/json")
-        ),
+        HttpClientRequest.post(`${config.restUrl}/v1/${operation}`).pipe(HttpClientRequest.bodyText(text, "application/json")),
       responseSchema,
       options.idempotent,
       payload,
@@ -352,7 +322,7 @@ export const makeRestClient = (
     return run(
       spec.operation,
       () => {
-        const req = HttpClientRequest.make(spec.method)(url).pipe(HttpClientRequest.setHeaders(baseHeaders(hasBody)))
+        const req = HttpClientRequest.make(spec.method)(url)
         return hasBody ? HttpClientRequest.bodyText(req, text, "application/json") : req
       },
       responseSchema,
@@ -549,12 +519,9 @@ export const makeRestClient = (
   }
 }
 
-export const restClientLayer: Layer.Layer<RestClient, never, Connection | Limiter | HttpClient.HttpClient> = Layer.effect(
+export const restClientLayer: Layer.Layer<RestClient, never, Connection | Pipeline> = Layer.effect(
   RestClient,
   Effect.gen(function*() {
-    const config = yield* Connection
-    const limiter = yield* Limiter
-    const http = yield* HttpClient.HttpClient
-    return makeRestClient(config, limiter, http)
+    return makeRestClient(yield* Connection, yield* Pipeline)
   })
 )

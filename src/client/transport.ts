@@ -64,7 +64,7 @@ export const toTransportError = (operation: string, error: HttpClientError.HttpC
   return new TransportError({ operation, detail: redact(detail), sent })
 }
 
-const headersOf = (response: HttpClientResponse.HttpClientResponse): Record<string, string> => {
+export const headersOf = (response: HttpClientResponse.HttpClientResponse): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [k, v] of Object.entries(response.headers)) out[k.toLowerCase()] = String(v)
   return out

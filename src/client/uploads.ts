@@ -13,21 +13,18 @@
  *   the redirect is followed by hand so no credential is forwarded (none is sent at all:
  *   serving needs no authentication).
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { PRESIGN_MAX_FILE_BYTES } from "../schema/limits.ts"
 import { ConfirmResponse, PresignResponse } from "../schema/uploads.ts"
-import { Connection, type ConnectionConfig, headerNames, redact } from "./config.ts"
+import { Connection, type ConnectionConfig, headerNames } from "./config.ts"
 import {
   type HttpFailure,
   InputRejected,
@@ -42,11 +39,11 @@ import {
   UploadRejected,
   UploadSizeMismatch
 } from "./errors.ts"
-import { Limiter, type LimiterApi } from "./limiter.ts"
 import { bodyStream, type UploadSource } from "./multipart.ts"
-import { errorPartsOf, limitedAttempt } from "./responses.ts"
-import { parseRetryAfter, withRetry } from "./retry.ts"
-import { type Answer, decodeWith, exchange, exchangeHead, parseJson, plainClient } from "./transport.ts"
+import { Pipeline, type PipelineApi } from "./pipeline.ts"
+import { errorPartsOf } from "./responses.ts"
+import { parseRetryAfter } from "./retry.ts"
+import { type Answer, decodeWith, exchange, parseJson } from "./transport.ts"
 
 export type UploadError =
   | HttpFailure
@@ -139,33 +136,29 @@ const uploadFailure = (
 /** Lets a transfer of `size` bytes take its time: the timeout grows with the size (at 256 KB/s). */
 const transferTimeout = (baseMs: number, size: number): number => baseMs + Math.ceil(size / 256)
 
-export const makeUploads = (
-  config: ConnectionConfig,
-  limiter: LimiterApi,
-  httpClient: HttpClient.HttpClient
-): UploadsApi => {
-  const client = plainClient(httpClient)
+export const makeUploads = (config: ConnectionConfig, pipeline: PipelineApi): UploadsApi => {
   const names = headerNames(config.headerPrefix)
   const hasAppToken = Option.isSome(config.tokenId) && Option.isSome(config.tokenSecret)
   const viaOf = (via: UploadVia | undefined): UploadVia => via ?? (hasAppToken ? "app" : "rest")
-  const orgOf = (companyId: string | undefined): string | undefined => companyId ?? Option.getOrUndefined(config.org)
+  /** The pipeline's client of the family: its credentials and organization go on there. */
+  const clientOf = (via: UploadVia) => (via === "rest" ? pipeline.rest : pipeline.app)
 
-  const authHeaders = (via: UploadVia, workspaceId: string | undefined, companyId: string | undefined) => {
+  /**
+   * The scope of one presign or confirm: the workspace (the project header, as documented
+   * for REST /uploads; the workspace header for app /uploads) and an organization other
+   * than the connection's when one is named (both organization headers on REST, as on
+   * every REST call).
+   */
+  const scopeHeaders = (via: UploadVia, workspaceId: string | undefined, companyId: string | undefined) => {
     const h: Record<string, string> = {}
-    const org = orgOf(companyId)
     if (via === "rest") {
-      if (Option.isSome(config.token)) h["authorization"] = `Bearer ${Redacted.value(config.token.value)}`
-      // Both organization headers, as on every REST call (the documents do not say which
-      // is canonical); the project header as documented for REST /uploads.
-      if (org !== undefined) {
-        h[names.companyId] = org
-        h[names.orgId] = org
+      if (companyId !== undefined) {
+        h[names.companyId] = companyId
+        h[names.orgId] = companyId
       }
       if (workspaceId !== undefined) h[names.projectId] = workspaceId
     } else {
-      if (Option.isSome(config.tokenId)) h[names.tokenId] = config.tokenId.value
-      if (Option.isSome(config.tokenSecret)) h[names.tokenSecret] = Redacted.value(config.tokenSecret.value)
-      if (org !== undefined) h[names.orgId] = org
+      if (companyId !== undefined) h[names.orgId] = companyId
       if (workspaceId !== undefined) h[names.workspaceId] = workspaceId
     }
     return h
@@ -173,21 +166,22 @@ export const makeUploads = (
 
   const serviceCall = <A, I>(
     operation: string,
+    via: UploadVia,
     build: () => HttpClientRequest.HttpClientRequest,
     schema: Schema.Schema<A, I, never>,
     confirmUid: string | null,
     summary: string
-  ): Effect.Effect<A, UploadError> => {
-    const attempt = limitedAttempt(
-      limiter,
-      Effect.suspend(() => exchange(client, build(), operation, config.requestTimeoutMs)),
-      (answer, now) => uploadFailure(operation, answer, now, confirmUid)
-    )
-    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, maxWaitMs: config.maxRetryWaitMs, inputSummary: summary }).pipe(
+  ): Effect.Effect<A, UploadError> =>
+    pipeline.call(clientOf(via), {
+      operation,
+      request: build,
+      idempotent: true,
+      inputSummary: summary,
+      failureOf: (answer, now) => uploadFailure(operation, answer, now, confirmUid)
+    }).pipe(
       Effect.flatMap((answer) => parseJson(operation, answer.text)),
       Effect.flatMap((json) => decodeWith(operation, schema, json))
     )
-  }
 
   const presign = (input: PresignInput): Effect.Effect<PresignResponse, UploadError> => {
     const operation = "presign upload"
@@ -210,7 +204,8 @@ export const makeUploads = (
     const url = `${base}/uploads?${params.toString()}`
     return serviceCall(
       operation,
-      () => HttpClientRequest.get(url).pipe(HttpClientRequest.setHeaders(authHeaders(via, input.workspaceId, input.companyId))),
+      via,
+      () => HttpClientRequest.get(url).pipe(HttpClientRequest.setHeaders(scopeHeaders(via, input.workspaceId, input.companyId))),
       PresignResponse,
       null,
       `filename=${JSON.stringify(input.filename)}, size=${input.size ?? "?"}`
@@ -223,7 +218,8 @@ export const makeUploads = (
     const url = `${base}/uploads/${encodeURIComponent(input.uid)}/confirm`
     return serviceCall(
       "confirm upload",
-      () => HttpClientRequest.put(url).pipe(HttpClientRequest.setHeaders(authHeaders(via, input.workspaceId, input.companyId))),
+      via,
+      () => HttpClientRequest.put(url).pipe(HttpClientRequest.setHeaders(scopeHeaders(via, input.workspaceId, input.companyId))),
       ConfirmResponse,
       input.uid,
       `uid=${input.uid}`
@@ -268,7 +264,7 @@ export const makeUploads = (
       let req = build()
       // bodyStream/bodyUint8Array set their own content type; put the signed one back.
       if (contentType !== undefined) req = HttpClientRequest.setHeader(req, "content-type", contentType)
-      return exchange(client, req, operation, transferTimeout(config.requestTimeoutMs, size))
+      return exchange(pipeline.bare, req, operation, transferTimeout(config.requestTimeoutMs, size))
     }).pipe(
       Effect.catchTags({
         TransportError: (e) => Effect.fail(e.sent ? failed(null, "unknown", e.message) : failed(null, "not-stored", e.detail)),
@@ -315,30 +311,24 @@ export const makeUploads = (
 
   const drain = (response: HttpClientResponse.HttpClientResponse) => Effect.ignore(response.text)
 
-  /** One GET that answers with headers only (the body is left for streaming). */
+  /**
+   * One GET answered with headers only (the body is left for streaming), with no header
+   * at all: serving needs no authentication, storage must see no credential. Storage
+   * (`limited: false`) is not the service and takes no share of its rate.
+   */
   const head = (
     operation: string,
     url: string,
-    viaLimiter: boolean
-  ): Effect.Effect<HttpClientResponse.HttpClientResponse, UploadError> => {
-    // No headers at all: serving needs no authentication, storage must see no credential.
-    const send = Effect.suspend(() => exchangeHead(client, HttpClientRequest.get(url), operation, config.requestTimeoutMs))
-    const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, UploadError> = Effect.gen(function*() {
-      const response = yield* (viaLimiter ? limiter.withPermit(send) : send)
-      const now = yield* Clock.currentTimeMillis
-      if (response.status === 429) {
-        yield* drain(response)
-        const retryAfter = parseRetryAfter(response.headers["retry-after"], now)
-        if (viaLimiter) yield* limiter.onRateLimited(retryAfter)
-        return yield* Effect.fail(new RateLimited({ operation, retryAfterMs: retryAfter }))
-      }
-      if (viaLimiter && response.status < 500) yield* limiter.onSuccess
-      if (response.status < 400) return response
-      const text = yield* Effect.orElseSucceed(response.text, () => "")
-      return yield* Effect.fail(uploadFailure(operation, { status: response.status, headers: {}, text }, now, null))
+    limited: boolean
+  ): Effect.Effect<HttpClientResponse.HttpClientResponse, UploadError> =>
+    pipeline.open(pipeline.bare, {
+      operation,
+      request: () => HttpClientRequest.get(url),
+      idempotent: true,
+      inputSummary: url.split("?")[0] ?? "",
+      failureOf: (answer, now) => uploadFailure(operation, answer, now, null),
+      limited
     })
-    return withRetry(attempt, { operation, idempotent: true, settings: config.retry, maxWaitMs: config.maxRetryWaitMs, inputSummary: url.split("?")[0] ?? "" })
-  }
 
   const download = (uid: string, name: string): Stream.Stream<Uint8Array, UploadError> => {
     // The file's name in every failure, so a copy's summary says which file it was.
@@ -374,12 +364,9 @@ export const makeUploads = (
   return { presign, putToStorage, confirm, upload, downloadUrl, download }
 }
 
-export const uploadsLayer: Layer.Layer<Uploads, never, Connection | Limiter | HttpClient.HttpClient> = Layer.effect(
+export const uploadsLayer: Layer.Layer<Uploads, never, Connection | Pipeline> = Layer.effect(
   Uploads,
   Effect.gen(function*() {
-    const config = yield* Connection
-    const limiter = yield* Limiter
-    const http = yield* HttpClient.HttpClient
-    return makeUploads(config, limiter, http)
+    return makeUploads(yield* Connection, yield* Pipeline)
   })
 )

@@ -1,0 +1,176 @@
+/**
+ * One HTTP pipeline per connection. Each credential family's headers go on through
+ * `HttpClient.mapRequest` (a request may still name its own organization), and every
+ * call to the service passes the one limiter and the one retry policy here, once: the
+ * REST client, the GraphQL client and the uploads only build requests and read answers.
+ *
+ * - `rest`: the bearer token and both organization headers (the documents do not say
+ *   which is canonical, assumptions.ts CANONICAL_ORG_HEADER: either reading accepts it).
+ * - `app`: the GraphQL token id and secret and the organization header.
+ * - `bare`: nothing at all, for storage and file serving (another origin: it must see no
+ *   service credential) and no tracing headers either.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import { Connection, type ConnectionConfig, headerNames } from "./config.ts"
+import type { OutcomeUnknown, RetryWaitTooLong, Timeout, TransportError } from "./errors.ts"
+import { Limiter, type LimiterApi } from "./limiter.ts"
+import type { Classifiable } from "./predicates.ts"
+import { withRetry } from "./retry.ts"
+import { type Answer, exchange, exchangeHead, headersOf, plainClient } from "./transport.ts"
+
+/** One call to the service, as the pipeline runs it. */
+export interface ServiceCall<F> {
+  /** Named in every failure. */
+  readonly operation: string
+  /** Built afresh for each attempt (a streamed body is read again from its start). */
+  readonly request: () => HttpClientRequest.HttpClientRequest
+  /** Safe to repeat: reads; updates, moves, deletes to a fixed value; confirm; presign. */
+  readonly idempotent: boolean
+  /** Secret-free summary of the input, for OutcomeUnknown. */
+  readonly inputSummary: string
+  /** The tagged error of an answer that is not the success. */
+  readonly failureOf: (answer: Answer, nowMs: number) => F
+}
+
+/** How a call may fail besides the answers `failureOf` maps. */
+export type CallFailure<F> = F | TransportError | Timeout | OutcomeUnknown | RetryWaitTooLong
+
+export interface PipelineApi {
+  /** To the REST base (`{restUrl}/v1/...`, `{restUrl}/uploads`). */
+  readonly rest: HttpClient.HttpClient
+  /** To the app base (`{baseUrl}/graphql`, `{baseUrl}/uploads`). */
+  readonly app: HttpClient.HttpClient
+  /** Without any credential: storage, file serving. */
+  readonly bare: HttpClient.HttpClient
+  /** A call read whole: through the limiter, within the request timeout, under the retry policy; a 2xx is the success. */
+  readonly call: <F extends Classifiable>(client: HttpClient.HttpClient, spec: ServiceCall<F>) => Effect.Effect<Answer, CallFailure<F>>
+  /**
+   * A call whose body the caller streams: the same, but only the headers are awaited and
+   * any status below 400 is the answer (a redirect to follow). `limited: false` for
+   * storage, which is not the service and has no share of its rate.
+   */
+  readonly open: <F extends Classifiable>(
+    client: HttpClient.HttpClient,
+    spec: ServiceCall<F> & { readonly limited: boolean }
+  ) => Effect.Effect<HttpClientResponse.HttpClientResponse, CallFailure<F>>
+}
+
+export class Pipeline extends Context.Tag("worksync/Pipeline")<Pipeline, PipelineApi>() {}
+
+/** Sets each of `defaults` that the request does not set itself. */
+const withDefaults = (defaults: Readonly<Record<string, string>>) => (request: HttpClientRequest.HttpClientRequest) => {
+  const missing = Object.entries(defaults).filter(([name]) => request.headers[name.toLowerCase()] === undefined)
+  return missing.length === 0 ? request : HttpClientRequest.setHeaders(request, Object.fromEntries(missing))
+}
+
+/** The REST family's credentials. */
+export const restHeaders = (config: ConnectionConfig): Record<string, string> => {
+  const names = headerNames(config.headerPrefix)
+  const h: Record<string, string> = {}
+  if (Option.isSome(config.token)) h["authorization"] = `Bearer ${Redacted.value(config.token.value)}`
+  if (Option.isSome(config.org)) {
+    h[names.orgId] = config.org.value
+    h[names.companyId] = config.org.value
+  }
+  return h
+}
+
+/** The app family's credentials. */
+export const appHeaders = (config: ConnectionConfig): Record<string, string> => {
+  const names = headerNames(config.headerPrefix)
+  const h: Record<string, string> = {}
+  if (Option.isSome(config.tokenId)) h[names.tokenId] = config.tokenId.value
+  if (Option.isSome(config.tokenSecret)) h[names.tokenSecret] = Redacted.value(config.tokenSecret.value)
+  if (Option.isSome(config.org)) h[names.orgId] = config.org.value
+  return h
+}
+
+export const makePipeline = (config: ConnectionConfig, limiter: LimiterApi, httpClient: HttpClient.HttpClient): PipelineApi => {
+  const bare = plainClient(httpClient)
+  // Headers computed per request: the secrets stay Redacted until a request needs them.
+  const rest = HttpClient.mapRequest(bare, (r) => withDefaults(restHeaders(config))(r))
+  const app = HttpClient.mapRequest(bare, (r) => withDefaults(appHeaders(config))(r))
+
+  /**
+   * One attempt: through the limiter (when `limited`), reporting the answer to it (429:
+   * back off; other answers below 500: speed up), and mapping a refused one to its error.
+   */
+  const attempt = <R, F extends Classifiable>(
+    spec: ServiceCall<F>,
+    send: Effect.Effect<R, TransportError | Timeout>,
+    limited: boolean,
+    statusOf: (r: R) => number,
+    accepted: (status: number) => boolean,
+    answerOf: (r: R) => Effect.Effect<Answer>
+  ): Effect.Effect<R, F | TransportError | Timeout> =>
+    Effect.gen(function*() {
+      const r = yield* (limited ? limiter.withPermit(send) : send)
+      const status = statusOf(r)
+      if (accepted(status)) {
+        if (limited) yield* limiter.onSuccess
+        return r
+      }
+      const answer = yield* answerOf(r)
+      const failure = spec.failureOf(answer, yield* Clock.currentTimeMillis)
+      if (limited && status === 429) {
+        yield* limiter.onRateLimited(Predicate.isTagged(failure, "RateLimited") ? failure.retryAfterMs ?? null : null)
+      } else if (limited && status < 500) {
+        yield* limiter.onSuccess
+      }
+      return yield* Effect.fail(failure)
+    })
+
+  const policy = <A, F extends Classifiable>(spec: ServiceCall<F>, once: Effect.Effect<A, F | TransportError | Timeout>) =>
+    withRetry(once, {
+      operation: spec.operation,
+      idempotent: spec.idempotent,
+      settings: config.retry,
+      maxWaitMs: config.maxRetryWaitMs,
+      inputSummary: spec.inputSummary
+    })
+
+  const call: PipelineApi["call"] = (client, spec) =>
+    policy(
+      spec,
+      attempt(
+        spec,
+        Effect.suspend(() => exchange(client, spec.request(), spec.operation, config.requestTimeoutMs)),
+        true,
+        (a) => a.status,
+        (status) => status >= 200 && status < 300,
+        Effect.succeed
+      )
+    )
+
+  const open: PipelineApi["open"] = (client, spec) =>
+    policy(
+      spec,
+      attempt(
+        spec,
+        Effect.suspend(() => exchangeHead(client, spec.request(), spec.operation, config.requestTimeoutMs)),
+        spec.limited,
+        (r) => r.status,
+        (status) => status < 400,
+        // Read (and so drain) the refusal: its text names the cause, its headers the wait.
+        (r) => Effect.map(Effect.orElseSucceed(r.text, () => ""), (text): Answer => ({ status: r.status, headers: headersOf(r), text }))
+      )
+    )
+
+  return { rest, app, bare, call, open }
+}
+
+export const pipelineLayer: Layer.Layer<Pipeline, never, Connection | Limiter | HttpClient.HttpClient> = Layer.effect(
+  Pipeline,
+  Effect.gen(function*() {
+    return makePipeline(yield* Connection, yield* Limiter, yield* HttpClient.HttpClient)
+  })
+)
