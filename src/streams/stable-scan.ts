@@ -1,47 +1,72 @@
 /**
- * A stable scan of one workspace's records over offset paging while the data may
- * change underneath.
+ * A stable scan of one workspace's listing (list-records, list-files) over offset paging
+ * while the data may change underneath.
  *
  * Offset paging over changing data skips items (a deletion before the offset shifts
  * the rest left) and repeats them (an insertion shifts right). The scan reads the
  * first window alone (it shows the page size the service really gives), then the
  * others concurrently; windows overlap by a few items and each must share an id with
- * the one before it: a shared id proves nothing between them was skipped, whatever
- * moved in between (the service's order is stable). Where two windows do not touch,
- * the gap is re-read: step back from the gap until a page touches the earlier
- * window, then page forward, each page stitched to the one before, until the later
- * window is reached. Ids seen twice are emitted once. At the end the record count is
- * taken again; if it did not move and fewer ids were seen than it reports, the
- * workspace is read again and the missing ids are added. When count-records answers
- * no count (its answer is not shown by the documents), the scan plans from the first
- * page alone and pages on, each page stitched to the one before, without verification.
+ * the one before it: a shared id proves nothing between them was skipped by a shift.
+ * Where two windows do not touch, the gap is re-read: step back from the gap until a
+ * page touches the earlier window, then page forward, each page stitched to the one
+ * before, until the later window is reached. Ids seen twice are emitted once.
  *
- * A scan covers one `archived` filter when given (a backup scans `false`, then `true`,
- * so it is complete whether or not the service lists archived records without the
- * filter; see sync/backup.ts).
+ * Stitching assumes items keep their order; a record moved (move-record, a new
+ * position) from the part not yet read into the part already read breaks that and
+ * looks, to one pass, like an insertion behind it. So every sign that the listing
+ * shifted during the pass (a window sharing more or fewer items than planned with the
+ * one before, a gap, counts before and after that differ or exceed the ids seen) is
+ * followed by a verification pass: the listing is read again, stitched, and ids not
+ * seen yet are added. An id it finds that was created before the pass it was missed by
+ * began (createdAt before the newest timestamp received when that pass started: a
+ * bound that needs no clock of ours) is an item that moved; then the verification pass
+ * may have missed movers too, and another follows. Passes stop when one finds no
+ * mover; when `maxVerificationPasses` run out first, the scan fails (ScanUnstable).
+ * docs/snapshot.md gives the reasoning and the cost.
  *
- * Guarantee: every record that existed (and matched the filter) for the whole scan is
- * emitted exactly once.
- * Records created or deleted during the scan may or may not be; the report says how
- * much drift there was.
+ * Every loop is bounded: re-reads caused by drift (`maxRereads`), pages in all
+ * (`maxPages`, scaled on the count), and pages in a row that bring no new id
+ * (`maxStalledPages`: churn outrunning the reads). Each failure is one ScanUnstable line
+ * naming the operation, the workspace and the budget.
+ *
+ * When the service answers no count (count-records' answer is not shown by the
+ * documents), the scan plans from the first page alone and pages on, stitched; shifts
+ * still trigger verification. A page size of 1 (or a cap that small) leaves no overlap:
+ * the scan pages plainly and relies on the counts and verification passes.
+ *
+ * A records scan covers one `archived` filter when given (a backup scans `false`, then
+ * `true`, so it is complete whether or not the service lists archived records without
+ * the filter; see sync/backup.ts).
+ *
+ * Guarantee: every item that existed (and matched the filter) for the whole scan is
+ * emitted exactly once, unless it moved behind the reading in every pass (then the scan
+ * fails rather than finish short). Items created or deleted during the scan may or may
+ * not be; the report says what happened.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import type { RestClient } from "../client/rest-client.ts"
+import { RestClient } from "../client/rest-client.ts"
+import type { FileItem } from "../schema/files.ts"
 import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
 import type { RecordSummary } from "../schema/records.ts"
-import { clampLimit, type FetchPage, type PageError } from "./paging.ts"
+import { clampLimit, type FetchPage, type PageError, targeted } from "./paging.ts"
 import { countRecords, DEFAULT_PAGE_CONCURRENCY, recordsFetch } from "./records.ts"
 
 export interface ScanReport {
+  /** The listing scanned: list-records or list-files. */
+  readonly operation: string
   readonly workspaceId: string
-  /** The `archived` filter of the scan; null when none was sent. */
+  /** The `archived` filter of the scan; null when none was sent (or the listing has none). */
   readonly archived: boolean | null
-  /** count-records before and after the scan; null when the service answered no count. */
+  /** The count before and after the scan; null when the service answered no count. */
   readonly countBefore: number | null
   readonly countAfter: number | null
+  /** The page size the service gave. */
+  readonly pageSize: number
+  /** Pages requested in all (planned windows, re-reads, verification passes). */
+  readonly pages: number
   /** Items received in all pages, repeats included. */
   readonly received: number
   /** Distinct ids emitted. */
@@ -51,28 +76,34 @@ export interface ScanReport {
   readonly duplicateIds: ReadonlyArray<string>
   /** Planned windows. */
   readonly windows: number
+  /** Pages whose overlap with the one before was not the planned one: the listing shifted. */
+  readonly shifts: number
   /** Gaps between windows that were re-read, and the pages read besides the planned windows. */
   readonly gapsRepaired: number
   readonly rereadPages: number
-  /** Full re-reads because the counts did not add up. */
+  /** Verification passes (full re-reads after a shift or counts that did not add up). */
   readonly verificationPasses: number
+  /** Ids first seen by a verification pass; first 50 kept. */
+  readonly foundByRepair: number
+  readonly foundByRepairIds: ReadonlyArray<string>
+  /** Of those, items created before the pass that missed them began: moves detected. */
+  readonly movesDetected: number
   /** The overlap in use at the end (it grows when drift outpaces it). */
   readonly overlap: number
 }
 
-/** The data moved faster than the scan could re-read it. */
+/** The data moved faster than the scan could re-read it, or a read budget ran out. */
 export class ScanUnstable extends Data.TaggedError("ScanUnstable")<{
+  readonly operation: string
   readonly workspaceId: string
   readonly detail: string
 }> {
   override get message(): string {
-    return `list-records (workspace ${this.workspaceId}): records changed faster than the scan could re-read them: ${this.detail}`
+    return `${this.operation} (workspace ${this.workspaceId}): ${this.detail}`
   }
 }
 
 export interface StableScanOptions {
-  /** Scan only records with this `archived` value (sent explicitly); omitted: no filter. */
-  readonly archived?: boolean | undefined
   /** Page size; clamped to 100. */
   readonly limit?: number | undefined
   /** Windows in flight at once. Default 4. */
@@ -81,86 +112,155 @@ export interface StableScanOptions {
   readonly overlap?: number | undefined
   /** Re-reads caused by drift allowed before giving up. Default 200 + 2 per window. */
   readonly maxRereads?: number | undefined
-  /** Full re-reads allowed when counts do not add up. Default 2. */
+  /** Verification passes allowed. Default 3. */
   readonly maxVerificationPasses?: number | undefined
-  /** Told the record count once it is known (for progress); not called when the service gives none. */
+  /** Pages in all. Default 200 + 4 × (passes allowed + 1) × the pages the count needs. */
+  readonly maxPages?: number | undefined
+  /** Pages in a row without a new id. Default 50. */
+  readonly maxStalledPages?: number | undefined
+  /** Told the count once it is known (for progress); not called when the service gives none. */
   readonly onCount?: ((count: number) => Effect.Effect<void>) | undefined
 }
 
-export interface StableScan {
-  readonly records: Stream.Stream<RecordSummary, PageError | ScanUnstable, RestClient>
+export interface StableRecordScanOptions extends StableScanOptions {
+  /** Scan only records with this `archived` value (sent explicitly); omitted: no filter. */
+  readonly archived?: boolean | undefined
+}
+
+export interface StableScan<A> {
+  readonly records: Stream.Stream<A, PageError | ScanUnstable, RestClient>
   /** The report, complete once `records` has been run to its end. */
   readonly report: Effect.Effect<ScanReport>
 }
 
-interface Win {
+/** What a listing offers the scan: ids and the documented timestamps. */
+export interface Scannable {
+  readonly id: string
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+/** One listing to scan: its pages and its count (null when the service gives none). */
+export interface ScanSource<A extends Scannable> {
+  readonly operation: string
+  readonly workspaceId: string
+  readonly archived: boolean | null
+  readonly fetch: FetchPage<A, PageError, never>
+  readonly count: Effect.Effect<number | null, PageError>
+}
+
+interface Win<A> {
   readonly skip: number
-  readonly items: ReadonlyArray<RecordSummary>
+  readonly items: ReadonlyArray<A>
   readonly more: boolean
 }
 
 const idsOf = (items: ReadonlyArray<{ readonly id: string }>): Set<string> => new Set(items.map((i) => i.id))
 const touches = (items: ReadonlyArray<{ readonly id: string }>, ids: ReadonlySet<string>): boolean =>
   items.some((i) => ids.has(i.id))
+const stampOf = (item: Scannable): number => {
+  const c = Date.parse(item.createdAt)
+  const u = Date.parse(item.updatedAt)
+  return Math.max(Number.isNaN(c) ? -Infinity : c, Number.isNaN(u) ? -Infinity : u)
+}
 
-/** Plans and runs the stable scan of one workspace. */
-export const stableRecordScan = (workspaceId: string, options: StableScanOptions = {}): Effect.Effect<StableScan, never, RestClient> =>
+/** Plans and runs the stable scan of one listing. */
+export const stableScan = <A extends Scannable>(
+  source: ScanSource<A>,
+  options: StableScanOptions = {}
+): Effect.Effect<StableScan<A>> =>
   Effect.gen(function*() {
-    const filter = options.archived === undefined ? { workspaceId } : { workspaceId, archived: options.archived }
-    const fetch: FetchPage<RecordSummary, PageError, never> = yield* recordsFetch(filter)
+    const { fetch, operation, workspaceId } = source
     const limit = clampLimit(options.limit, PAGE_MAX_LIMIT)
     const concurrency = Math.max(1, options.concurrency ?? DEFAULT_PAGE_CONCURRENCY)
-    const maxVerify = options.maxVerificationPasses ?? 2
+    const maxVerify = options.maxVerificationPasses ?? 3
+    const maxStalled = options.maxStalledPages ?? 50
     const reportRef = yield* Ref.make<ScanReport>({
+      operation,
       workspaceId,
-      archived: options.archived ?? null,
+      archived: source.archived,
       countBefore: null,
       countAfter: null,
+      pageSize: limit,
+      pages: 0,
       received: 0,
       unique: 0,
       duplicates: 0,
       duplicateIds: [],
       windows: 0,
+      shifts: 0,
       gapsRepaired: 0,
       rereadPages: 0,
       verificationPasses: 0,
+      foundByRepair: 0,
+      foundByRepairIds: [],
+      movesDetected: 0,
       overlap: 0
     })
+    const unstable = (detail: string) => new ScanUnstable({ operation, workspaceId, detail })
 
     const records = Stream.unwrap(Effect.gen(function*() {
-      const countBefore = yield* countRecords(filter)
+      const countBefore = yield* source.count
       if (options.onCount !== undefined && countBefore !== null) yield* options.onCount(countBefore)
+      // Mutable scan state, fresh for each run of the stream.
+      let pages = 0
+      let stalled = 0
+      let budget = options.maxPages ?? Infinity
+      const seen = new Set<string>()
+      /** Every request goes through here: the page budgets are checked before it is sent. */
+      const request = (skip: number, size: number): Effect.Effect<Win<A>, PageError | ScanUnstable> =>
+        Effect.suspend((): Effect.Effect<Win<A>, PageError | ScanUnstable> => {
+          if (pages >= budget) {
+            return Effect.fail(unstable(`read budget exceeded: ${pages} pages read, at most ${budget} allowed (the listing kept changing faster than it could be read)`))
+          }
+          if (stalled >= maxStalled) {
+            return Effect.fail(unstable(`read budget exceeded: ${stalled} pages in a row brought no new item (changes outran the reads)`))
+          }
+          pages++
+          return Effect.map(fetch(skip, size), (page) => {
+            if (page.items.some((i) => !seen.has(i.id))) stalled = 0
+            else stalled++
+            return { skip, items: page.items, more: page.more }
+          })
+        })
+
       // The first window is read alone: it tells the page size the service really gives
       // (a cap below the documented maximum shows as a short page that says more follow),
       // so the other windows are planned on it.
-      const first = yield* fetch(0, limit)
+      const first = yield* request(0, limit)
       const size = first.more && first.items.length > 0 ? Math.min(limit, first.items.length) : limit
-      // Mutable scan state, fresh for each run of the stream.
+      // A page of one item cannot overlap the one before: no stitching, counts and passes only.
       let overlap = Math.min(Math.max(1, options.overlap ?? 3), Math.floor(size / 2))
       const stride = Math.max(1, size - overlap)
       // Without a count, only the first window is planned; the rest is paged as the tail.
       const windows = countBefore === null || countBefore <= size ? 1 : Math.ceil((countBefore - size) / stride) + 1
       const maxRereads = options.maxRereads ?? 200 + 2 * windows
-      /** One request; a short page that says more follow is left short (the next stitch re-reads the gap). */
-      const readPage = (skip: number): Effect.Effect<Win, PageError> =>
-        Effect.map(fetch(skip, size), (page) => ({ skip, items: page.items, more: page.more }))
-      const seen = new Set<string>()
+      if (options.maxPages === undefined) {
+        budget = 200 + 4 * (maxVerify + 1) * Math.max(windows, Math.ceil((countBefore ?? 0) / size))
+      }
+      const readPage = (skip: number) => request(skip, size)
       const duplicateIds: Array<string> = []
+      const repairIds: Array<string> = []
       let received = 0
       let duplicates = 0
+      let shifts = 0
       let gapsRepaired = 0
       let rereadPages = 0
       let verificationPasses = 0
-      let prev: Win | null = null
+      let foundByRepair = 0
+      let movesDetected = 0
+      let newest = -Infinity
+      let prev: Win<A> | null = null
 
       /**
        * Drops ids already emitted. Repeats count as drift unless expected: the overlap
        * with the previous window, or pages read again on purpose.
        */
-      const fresh = (items: ReadonlyArray<RecordSummary>, expected: ReadonlySet<string> | "all" = new Set()): Array<RecordSummary> => {
-        const out: Array<RecordSummary> = []
+      const fresh = (items: ReadonlyArray<A>, expected: ReadonlySet<string> | "all" = new Set()): Array<A> => {
+        const out: Array<A> = []
         for (const item of items) {
           received++
+          newest = Math.max(newest, stampOf(item))
           if (seen.has(item.id)) {
             if (expected === "all" || expected.has(item.id)) continue
             duplicates++
@@ -173,18 +273,22 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
         return out
       }
 
-      // Every re-read counts in the report; only reads caused by drift (stepping back,
-      // a page that did not touch the one before) count against the give-up budget, so
-      // plain forward paging past the planned windows is never cut short.
+      // Only reads caused by drift (stepping back, a page that did not touch the one
+      // before) count against the drift budget; every read counts against the page budget.
       let driftReads = 0
-      const reread = (skip: number, drift: boolean): Effect.Effect<Win, PageError | ScanUnstable> =>
+      const reread = (skip: number, drift: boolean): Effect.Effect<Win<A>, PageError | ScanUnstable> =>
         drift && driftReads >= maxRereads
-          ? Effect.fail(new ScanUnstable({ workspaceId, detail: `gave up after ${driftReads} re-read pages` }))
+          ? Effect.fail(unstable(`records changed faster than the scan could re-read them: gave up after ${driftReads} re-read pages`))
           : Effect.map(readPage(skip), (w) => {
             rereadPages++
             if (drift) driftReads++
             return w
           })
+
+      /** Planned items shared with the page before (fewer when that page was shorter). */
+      const planned = (before: ReadonlyArray<A>) => Math.min(overlap, before.length)
+      const sharedWith = (items: ReadonlyArray<A>, before: ReadonlySet<string>) =>
+        items.reduce((n, i) => (before.has(i.id) ? n + 1 : n), 0)
 
       /**
        * Pages from a page touching `anchor` until one touching `target` (null: until the
@@ -194,25 +298,33 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
         anchor: ReadonlySet<string>,
         target: ReadonlySet<string> | null,
         start: number
-      ): Effect.Effect<Array<RecordSummary>, PageError | ScanUnstable> =>
+      ): Effect.Effect<Array<A>, PageError | ScanUnstable> =>
         Effect.gen(function*() {
           let skip = Math.max(0, start)
-          let back = overlap
+          let back = Math.max(1, overlap)
           let page = yield* reread(skip, false)
           // Step back until the page reaches the anchor (or the start of the list).
-          while (skip > 0 && !touches(page.items, anchor)) {
+          while (overlap > 0 && skip > 0 && anchor.size > 0 && !touches(page.items, anchor)) {
             skip = Math.max(0, skip - back)
             back *= 2
             page = yield* reread(skip, true)
           }
           const out = [...page.items]
           while ((target === null || !touches(page.items, target)) && page.more && page.items.length > 0) {
-            const next: Win = yield* reread(page.skip + page.items.length - overlap, false)
-            if (!touches(next.items, idsOf(page.items))) {
+            const next: Win<A> = yield* reread(page.skip + page.items.length - overlap, false)
+            if (overlap === 0) {
+              out.push(...next.items)
+              page = next
+              continue
+            }
+            const before = idsOf(page.items)
+            const shared = sharedWith(next.items, before)
+            if (shared !== planned(page.items) && next.items.length > 0) shifts++
+            if (shared === 0) {
               driftReads++
               // Drift between two consecutive reads outran the overlap: widen it and bridge again.
               overlap = Math.min(overlap * 2, Math.floor(size / 2))
-              out.push(...(yield* bridge(idsOf(page.items), target, next.skip)))
+              out.push(...(yield* bridge(before, target, next.skip)))
               return out
             }
             out.push(...next.items)
@@ -222,25 +334,31 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
         })
 
       /** Emits a window, re-reading the gap before it when it does not touch the previous one. */
-      const stitch = (w: Win): Effect.Effect<Array<RecordSummary>, PageError | ScanUnstable> =>
+      const stitch = (w: Win<A>): Effect.Effect<Array<A>, PageError | ScanUnstable> =>
         Effect.gen(function*() {
-          const out: Array<RecordSummary> = []
+          const out: Array<A> = []
           const before = prev === null ? new Set<string>() : idsOf(prev.items)
-          if (prev !== null && prev.more && prev.items.length > 0 && !touches(w.items, before)) {
-            gapsRepaired++
-            out.push(...fresh(yield* bridge(before, idsOf(w.items), w.skip - overlap), "all"))
+          if (overlap > 0 && prev !== null && prev.more && prev.items.length > 0) {
+            const shared = sharedWith(w.items, before)
+            if (shared !== planned(prev.items) && w.items.length > 0) shifts++
+            if (!touches(w.items, before)) {
+              gapsRepaired++
+              out.push(...fresh(yield* bridge(before, idsOf(w.items), w.skip - overlap), "all"))
+            }
+            // More shared items than the planned overlap: insertions shifted this window back.
+            if (shared > overlap) duplicates += shared - overlap
           }
-          // More shared items than the planned overlap: insertions shifted this window back.
-          const shared = w.items.reduce((n, i) => (before.has(i.id) ? n + 1 : n), 0)
-          if (shared > overlap) duplicates += shared - overlap
           out.push(...fresh(w.items, before))
           prev = w
           return out
         })
 
       const skips = Array.from({ length: windows - 1 }, (_, j) => (j + 1) * stride)
-      const planned = Stream.concat(
-        Stream.succeed<Win>({ skip: 0, items: first.items, more: first.more }),
+      // The newest timestamp received when the scan began: an item created before it
+      // existed when the first pass started.
+      const startedBefore = first.items.reduce((m, i) => Math.max(m, stampOf(i)), -Infinity)
+      const plannedWindows = Stream.concat(
+        Stream.succeed<Win<A>>(first),
         Stream.fromIterable(skips).pipe(Stream.mapEffect(readPage, { concurrency }))
       ).pipe(
         Stream.mapEffect(stitch),
@@ -256,39 +374,108 @@ export const stableRecordScan = (workspaceId: string, options: StableScanOptions
         )
       }))
 
-      // The count did not move, yet fewer ids were seen than it reports: read again.
-      const verify: Stream.Stream<RecordSummary, PageError | ScanUnstable, RestClient> = Stream.unwrap(Effect.gen(function*() {
-        const extra: Array<RecordSummary> = []
+      const publish = (countAfter: number | null) =>
+        Ref.set(reportRef, {
+          operation,
+          workspaceId,
+          archived: source.archived,
+          countBefore,
+          countAfter,
+          pageSize: size,
+          pages,
+          received,
+          unique: seen.size,
+          duplicates,
+          duplicateIds: [...duplicateIds],
+          windows,
+          shifts,
+          gapsRepaired,
+          rereadPages,
+          verificationPasses,
+          foundByRepair,
+          foundByRepairIds: [...repairIds],
+          movesDetected,
+          overlap
+        })
+
+      // Verification: after any sign that the listing shifted, read it again until a pass
+      // finds nothing that moved behind the one before.
+      const verify: Stream.Stream<A, PageError | ScanUnstable, RestClient> = Stream.unwrap(Effect.gen(function*() {
+        const extra: Array<A> = []
+        let countAfter = yield* source.count
+        yield* publish(countAfter)
+        const shifted = shifts > 0 || gapsRepaired > 0 || duplicates > 0 || countAfter !== countBefore ||
+          (countAfter !== null && seen.size < countAfter) || (overlap === 0 && countBefore === null)
+        if (!shifted) return Stream.empty
+        let passStarted = startedBefore
         for (;;) {
-          const countAfter = countBefore === null ? null : yield* countRecords(filter)
-          yield* Ref.set(reportRef, {
-            workspaceId,
-            archived: options.archived ?? null,
-            countBefore,
-            countAfter,
-            received,
-            unique: seen.size,
-            duplicates,
-            duplicateIds: [...duplicateIds],
-            windows,
-            gapsRepaired,
-            rereadPages,
-            verificationPasses,
-            overlap
-          })
-          if (
-            countBefore === null || countAfter === null || countAfter !== countBefore || seen.size >= countAfter ||
-            verificationPasses >= maxVerify
-          ) break
+          if (verificationPasses >= maxVerify) {
+            return yield* unstable(`items kept moving behind the reading: pass ${verificationPasses} still found ${movesDetected} moved so far; gave up after ${maxVerify} verification passes`)
+          }
           verificationPasses++
+          const nextStarted = newest
           const all = yield* bridge(new Set(), null, 0)
-          extra.push(...fresh(all, "all"))
+          const found = fresh(all, "all")
+          const moved = found.filter((i) => Date.parse(i.createdAt) < passStarted).length
+          foundByRepair += found.length
+          for (const i of found) if (repairIds.length < 50) repairIds.push(i.id)
+          movesDetected += moved
+          extra.push(...found)
+          passStarted = nextStarted
+          countAfter = yield* source.count
+          yield* publish(countAfter)
+          // Nothing found had been there before the previous pass began: that pass missed
+          // no item that moved, and this one read what it missed.
+          if (moved === 0) break
         }
         return Stream.fromIterable(extra)
       }))
 
-      return Stream.concat(planned, Stream.concat(tail, verify))
+      return Stream.concat(plannedWindows, Stream.concat(tail, verify))
     }))
 
     return { records, report: Ref.get(reportRef) }
+  })
+
+/** Plans and runs the stable scan of one workspace's records. */
+export const stableRecordScan = (
+  workspaceId: string,
+  options: StableRecordScanOptions = {}
+): Effect.Effect<StableScan<RecordSummary>, never, RestClient> =>
+  Effect.gen(function*() {
+    const filter = options.archived === undefined ? { workspaceId } : { workspaceId, archived: options.archived }
+    const client = yield* RestClient
+    return yield* stableScan({
+      operation: "list-records",
+      workspaceId,
+      archived: options.archived ?? null,
+      fetch: yield* recordsFetch(filter),
+      count: Effect.provideService(countRecords(filter), RestClient, client)
+    }, options)
+  })
+
+/** list-files pages of one workspace, as `Page`s (`pageInfo.totalItems` is the total). */
+export const filesFetch = (workspaceId: string): Effect.Effect<FetchPage<FileItem, PageError, never>, never, RestClient> =>
+  Effect.map(RestClient, (client) =>
+    targeted({ operation: "list-files", workspaceId }, (skip, limit) =>
+      Effect.map(client.listFiles({ workspaceId, skip, limit }), (page) => ({
+        items: page.items,
+        more: page.pageInfo.hasNextPage,
+        total: page.pageInfo.totalItems
+      }))))
+
+/** Plans and runs the stable scan of one workspace's files (the count is list-files' `totalItems`). */
+export const stableFileScan = (
+  workspaceId: string,
+  options: StableScanOptions = {}
+): Effect.Effect<StableScan<FileItem>, never, RestClient> =>
+  Effect.gen(function*() {
+    const fetch = yield* filesFetch(workspaceId)
+    return yield* stableScan({
+      operation: "list-files",
+      workspaceId,
+      archived: null,
+      fetch,
+      count: Effect.map(fetch(0, 1), (page) => page.total)
+    }, options)
   })
