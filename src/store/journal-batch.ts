@@ -7,7 +7,7 @@
  * so a claim is still durable before its request is sent.
  */
 import * as Effect from "effect/Effect"
-import { JournalError, type JournalDb, JournalStateError, type Mapping, type NewOp, type Op } from "./journal.ts"
+import { type Adoption, JournalError, type JournalDb, JournalStateError, type Mapping, type NewOp, type Op } from "./journal.ts"
 
 type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: JournalError | JournalStateError }
 
@@ -26,11 +26,17 @@ export interface BatchedTransitions {
     followUps?: ReadonlyArray<NewOp>
   ) => Effect.Effect<void, JournalError | JournalStateError>
   readonly fail: (key: string, error: string, options?: { readonly outcomeUnknown?: boolean }) => Effect.Effect<void, JournalError | JournalStateError>
-  readonly markUncertain: (key: string, error: string) => Effect.Effect<void, JournalError | JournalStateError>
+  readonly markUncertain: (
+    key: string,
+    error: string,
+    options?: { readonly applied?: boolean }
+  ) => Effect.Effect<void, JournalError | JournalStateError>
   readonly markResolved: (key: string) => Effect.Effect<void, JournalError | JournalStateError>
   readonly release: (key: string, error?: string | null) => Effect.Effect<void, JournalError | JournalStateError>
   /** An id mapping written on its own, before the op ends (a create that sets `done`). */
   readonly setMapping: (mapping: Mapping) => Effect.Effect<void, JournalError>
+  /** An adoption, committed with the op's other transitions. */
+  readonly recordAdoption: (adoption: Adoption) => Effect.Effect<void, JournalError>
 }
 
 export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
@@ -81,10 +87,12 @@ export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
     claim: (key) => enqueue("claim", () => core.claim(key)),
     complete: (key, result, mappings, followUps) => enqueue("complete", () => core.complete(key, result, mappings, followUps)),
     fail: (key, error, options) => enqueue("fail", () => core.fail(key, error, options)),
-    markUncertain: (key, error) => enqueue("markUncertain", () => core.markUncertain(key, error)),
+    markUncertain: (key, error, options) => enqueue("markUncertain", () => core.markUncertain(key, error, options)),
     markResolved: (key) => enqueue("markResolved", () => core.markResolved(key)),
     release: (key, error) => enqueue("release", () => core.release(key, error ?? null)),
     // Writing a mapping checks no op state, so a JournalStateError cannot come of it.
-    setMapping: (mapping) => enqueue("setMapping", () => core.setMapping(mapping)) as Effect.Effect<void, JournalError>
+    setMapping: (mapping) => enqueue("setMapping", () => core.setMapping(mapping)) as Effect.Effect<void, JournalError>,
+    recordAdoption: (adoption) =>
+      enqueue("recordAdoption", () => core.recordAdoption(adoption)) as Effect.Effect<void, JournalError>
   }
 }

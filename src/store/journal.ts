@@ -79,6 +79,38 @@ export interface Op {
   readonly uncertain: boolean
 }
 
+/**
+ * A reconciliation took an item found on the service as what an op of unknown outcome
+ * made (found by content: it may be someone else's; docs/journal.md, "Limits"). Kept in
+ * the journal (table `adoptions`, created in files of any earlier version when opened)
+ * and reported.
+ */
+export interface Adoption {
+  readonly opKey: string
+  readonly namespace: string
+  readonly sourceKey: string
+  readonly targetId: string
+  /** What it was found by, for the report ("title \"X\" in list L, created at T"). */
+  readonly detail: string
+}
+
+/** An adoption as stored, with its row id (ids grow: a run's adoptions are those above its start). */
+export interface StoredAdoption extends Adoption {
+  readonly id: number
+  readonly adoptedAt: string
+}
+
+/**
+ * The `result` an op keeps while failed or pending when the service answered its request
+ * 2xx but the answer could not be read: it was applied, so it is reconciled, never sent
+ * again.
+ */
+export const APPLIED_RESULT = { applied: true } as const
+
+/** Whether the service is known to have applied `op` (see APPLIED_RESULT). */
+export const isApplied = (op: Op): boolean =>
+  typeof op.result === "object" && op.result !== null && (op.result as { applied?: unknown }).applied === true && op.state !== "done"
+
 /** A source item's counterpart on the service. */
 export interface Mapping {
   readonly namespace: string
@@ -171,6 +203,15 @@ CREATE INDEX IF NOT EXISTS id_map_target ON id_map(namespace, target_id);
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS adoptions (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  op_key     TEXT NOT NULL,
+  namespace  TEXT NOT NULL,
+  source_key TEXT NOT NULL,
+  target_id  TEXT NOT NULL,
+  detail     TEXT NOT NULL,
+  adopted_at TEXT NOT NULL
 );
 `
 
@@ -368,6 +409,23 @@ export class JournalDb {
         `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, updated_at = ?
          WHERE key = ? AND state = 'in_flight'`
       ),
+      markApplied: db.prepare(
+        `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, result = ?, updated_at = ?
+         WHERE key = ? AND state = 'in_flight'`
+      ),
+      adopt: db.prepare(
+        `INSERT INTO adoptions (op_key, namespace, source_key, target_id, detail, adopted_at) VALUES (?, ?, ?, ?, ?, ?)`
+      ),
+      adoptionsAfter: db.prepare<[number], {
+        id: number
+        op_key: string
+        namespace: string
+        source_key: string
+        target_id: string
+        detail: string
+        adopted_at: string
+      }>(`SELECT * FROM adoptions WHERE id > ? ORDER BY id`),
+      lastAdoption: db.prepare<[], number | null>(`SELECT max(id) FROM adoptions`).pluck(true),
       release: db.prepare(
         `UPDATE ops SET state = 'pending', error = ?, updated_at = ? WHERE key = ? AND state = 'in_flight'`
       ),
@@ -606,9 +664,38 @@ export class JournalDb {
     if (changed === 0) throw new JournalStateError({ key, expected: "in_flight or pending", actual: this.stateOf(key) })
   }
 
-  markUncertain(key: string, error: string): void {
-    const changed = this.st.markUncertain.run(error, this.now(), key).changes
+  /**
+   * in_flight -> pending + uncertain. With `applied` (the service answered 2xx, the answer
+   * was unreadable) the op keeps APPLIED_RESULT: reconciled by every run, never sent again.
+   */
+  markUncertain(key: string, error: string, options: { readonly applied?: boolean } = {}): void {
+    const changed = options.applied === true
+      ? this.st.markApplied.run(error, JSON.stringify(APPLIED_RESULT), this.now(), key).changes
+      : this.st.markUncertain.run(error, this.now(), key).changes
     if (changed === 0) throw new JournalStateError({ key, expected: "in_flight", actual: this.stateOf(key) })
+  }
+
+  /** Records that a reconciliation took an item found on the service for an op (see Adoption). */
+  recordAdoption(a: Adoption): void {
+    this.st.adopt.run(a.opKey, a.namespace, a.sourceKey, a.targetId, a.detail, this.now())
+  }
+
+  /** Adoptions recorded after row `afterId` (0: all), oldest first. */
+  adoptions(afterId = 0): Array<StoredAdoption> {
+    return this.st.adoptionsAfter.all(afterId).map((r) => ({
+      id: r.id,
+      opKey: r.op_key,
+      namespace: r.namespace,
+      sourceKey: r.source_key,
+      targetId: r.target_id,
+      detail: r.detail,
+      adoptedAt: r.adopted_at
+    }))
+  }
+
+  /** The id of the latest adoption (0 when none): a run's own adoptions are those after it. */
+  lastAdoptionId(): number {
+    return this.st.lastAdoption.get() ?? 0
   }
 
   release(key: string, error: string | null = null): void {
@@ -751,8 +838,14 @@ export interface JournalApi {
     error: string,
     options?: { readonly outcomeUnknown?: boolean }
   ) => Effect.Effect<void, JournalError | JournalStateError>
-  /** in_flight -> pending + uncertain: sent, answer lost. */
-  readonly markUncertain: (key: string, error: string) => Effect.Effect<void, JournalError | JournalStateError>
+  /** in_flight -> pending + uncertain: sent, answer lost (or unreadable: `applied`). */
+  readonly markUncertain: (
+    key: string,
+    error: string,
+    options?: { readonly applied?: boolean }
+  ) => Effect.Effect<void, JournalError | JournalStateError>
+  /** Records an adoption (see Adoption). */
+  readonly recordAdoption: (adoption: Adoption) => Effect.Effect<void, JournalError>
   /** in_flight -> pending: definitely not applied. */
   readonly release: (key: string, error?: string | null) => Effect.Effect<void, JournalError | JournalStateError>
   /** Clears `uncertain` on a pending op after a reconciliation found nothing. */
@@ -806,7 +899,8 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
     complete: (key, result, mappings, followUps) =>
       liftState(file, "complete", () => core.complete(key, result, mappings, followUps)),
     fail: (key, error, options) => liftState(file, "fail", () => core.fail(key, error, options)),
-    markUncertain: (key, error) => liftState(file, "markUncertain", () => core.markUncertain(key, error)),
+    markUncertain: (key, error, options) => liftState(file, "markUncertain", () => core.markUncertain(key, error, options)),
+    recordAdoption: (adoption) => lift(file, "recordAdoption", () => core.recordAdoption(adoption)),
     release: (key, error) => liftState(file, "release", () => core.release(key, error ?? null)),
     markResolved: (key) => lift(file, "markResolved", () => core.markResolved(key)),
     resetInFlight: () => lift(file, "resetInFlight", () => core.resetInFlight()),

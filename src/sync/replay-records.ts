@@ -190,6 +190,11 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
         mappings: [mapping]
       } satisfies OpOutcome
     }),
+  resumable: (op, journal) =>
+    Effect.gen(function*() {
+      const p = yield* decodeCreate(op, journal)
+      return Option.isSome(yield* mappedByEarlierAttempt(op, p, journal))
+    }),
   reconcile: (op, journal) =>
     Effect.gen(function*() {
       const p = yield* decodeCreate(op, journal)
@@ -230,6 +235,12 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
       const pick = free[0]
       if (pick === undefined) return Option.none()
       const mapping = { namespace: recordNamespace(p.workspaceId), sourceKey: p.sourceKey ?? op.key, targetId: pick.id }
+      // Found by content, so possibly someone else's: kept in the journal and reported.
+      yield* journal.recordAdoption({
+        opKey: op.key,
+        ...mapping,
+        detail: `title ${JSON.stringify(p.title)}${listId !== undefined ? ` in list ${listId}` : ""}, created ${pick.createdAt}`
+      }).pipe(Effect.mapError(journalFailure))
       if (p.then?.done !== undefined) {
         // Found, but its update may not have been sent: map it, and let the resend (which
         // finds the mapping) send only the update. Reconciling itself sends nothing.

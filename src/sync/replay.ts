@@ -10,7 +10,10 @@
  * 3. Success: `complete` (done + id mappings in one transaction). A definite failure (the
  *    service refused: 400/403/422, or retries ran out on 429): `fail`. An unknown outcome
  *    (5xx, timeout, dropped connection after sending): the op becomes uncertain and is
- *    reconciled at once; if that finds nothing it is sent again, a bounded number of times.
+ *    reconciled, looking again and again until the settle window after its send has
+ *    passed (a write the service commits late is found); only then is it sent again, a
+ *    bounded number of times. A 2xx whose answer could not be read (DecodeError) was
+ *    applied: the op is reconciled the same way and never sent again.
  *
  * Ops of one executor `group` (e.g. creates with the same title) never run at the same
  * time, so a reconciliation can tell whose record it found. Phases run in order (lists
@@ -23,9 +26,10 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { ABORT_TAGS } from "../client/predicates.ts"
-import { isAmbiguousFailure } from "../client/retry.ts"
-import type { JournalApi, JournalError, JournalStateError, Mapping, NewOp, Op } from "../store/journal.ts"
+import * as Predicate from "effect/Predicate"
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "../client/config.ts"
+import { ABORT_TAGS, writeOutcome } from "../client/predicates.ts"
+import { isApplied, type JournalApi, type JournalError, type JournalStateError, type Mapping, type NewOp, type Op } from "../store/journal.ts"
 import { batchedTransitions } from "../store/journal-batch.ts"
 
 /** What an executed or reconciled op produced. */
@@ -53,6 +57,12 @@ export interface Executor<R = never> {
    * could duplicate something (creates) need it; without it an uncertain op is re-sent.
    */
   readonly reconcile?: (op: Op, journal: JournalApi) => Effect.Effect<Option.Option<OpOutcome>, ExecFailure, R>
+  /**
+   * Whether sending `op` again would repeat nothing already applied (its first step is
+   * recorded done, e.g. a create mapped before its follow-up update): then an op the
+   * service applied but reconciliation did not settle may still be sent.
+   */
+  readonly resumable?: (op: Op, journal: JournalApi) => Effect.Effect<boolean, ExecFailure, R>
 }
 
 /** A failure that stops the whole replay (e.g. the token is refused): no point going on. */
@@ -74,8 +84,15 @@ export interface ReplayOptions {
   readonly batchSize?: number
   /** Resends of an op whose outcome stays unknown after reconciliation, within one run. */
   readonly maxUnknownRounds?: number
-  /** Wait before reconciling an unknown outcome, so a slow write can land first. */
+  /** Wait before the first look at an unknown outcome; later looks come at doubling gaps. */
   readonly settleMs?: number
+  /**
+   * How long after its send an op of unknown outcome is looked for before it is sent
+   * again: a write the service commits within this window is found, never duplicated.
+   * Default: the client's default request timeout (a request the client gave up on may
+   * still be running at the service that long); set it to the connection's own timeout.
+   */
+  readonly settleWindowMs?: number
   /** Called after each op ends (done, failed or left uncertain). */
   readonly onOpEnd?: (op: Op, end: OpEnd) => Effect.Effect<void>
   /** Tags of failures that abort the replay instead of failing one op. */
@@ -115,7 +132,8 @@ export const replay = <R>(
     const concurrency = options.concurrency ?? 8
     const batchSize = options.batchSize ?? 500
     const maxRounds = options.maxUnknownRounds ?? 3
-    const settle = Duration.millis(options.settleMs ?? 250)
+    const settleMs = options.settleMs ?? 250
+    const windowMs = options.settleWindowMs ?? DEFAULT_REQUEST_TIMEOUT_MS
     const abortOn = new Set(options.abortOn ?? DEFAULT_ABORT)
     const report = { sent: 0, reconciled: 0, failed: 0, unknown: 0, deferred: 0, doneByKind: {} as Record<string, number> }
     const ended = (op: Op, end: OpEnd) =>
@@ -135,15 +153,42 @@ export const replay = <R>(
     // Transitions of concurrent ops share commits (one fsync per event-loop turn); so do
     // the mappings executors write before their op ends.
     const tx = batchedTransitions(journal.sync)
-    const executorJournal: JournalApi = { ...journal, setMapping: tx.setMapping }
+    const executorJournal: JournalApi = { ...journal, setMapping: tx.setMapping, recordAdoption: tx.recordAdoption }
+
+    const isResumable = (op: Op, executor: Executor<R>) =>
+      executor.resumable === undefined
+        ? Effect.succeed(false)
+        : Effect.orElseSucceed(executor.resumable(op, executorJournal), () => false)
+
+    /**
+     * Looks for what `op` produced until the settle window after its latest send has
+     * passed (one look when it has already), at gaps of settleMs, 2 settleMs, ...
+     */
+    const lookUntilSettled = (op: Op, executor: Executor<R>, reconcile: NonNullable<Executor<R>["reconcile"]>) =>
+      Effect.gen(function*() {
+        const sentAt = op.attemptedAt === null ? 0 : Date.parse(op.attemptedAt)
+        let gap = settleMs
+        for (;;) {
+          const found = yield* Effect.either(reconcile(op, executorJournal))
+          if (found._tag === "Left" || Option.isSome(found.right)) return found
+          // Found and recorded as a first step (see `resumable`): nothing left to look for.
+          if (yield* isResumable(op, executor)) return found
+          const left = sentAt + windowMs - (yield* Clock.currentTimeMillis)
+          if (left <= 0) return found
+          yield* Effect.sleep(Duration.millis(Math.min(gap, left)))
+          gap *= 2
+        }
+      })
 
     const runOne = (op: Op, executor: Executor<R>): Effect.Effect<OpEnd, ReplayError, R> =>
       Effect.gen(function*() {
         let uncertain = op.uncertain
         let current = op
+        // The service answered a send 2xx (unreadable): applied, so never sent again.
+        let applied = isApplied(op)
         for (let round = 0;; round++) {
           if (uncertain && executor.reconcile) {
-            const found = yield* Effect.either(executor.reconcile(current, executorJournal))
+            const found = yield* lookUntilSettled(current, executor, executor.reconcile)
             if (found._tag === "Left") {
               // Cannot tell whether it was applied: keep it uncertain for the next run.
               yield* tx.fail(op.key, `could not check whether it was applied: ${found.left.message}`, {
@@ -155,6 +200,14 @@ export const replay = <R>(
               const o = found.right.value
               yield* tx.complete(op.key, o.result, o.mappings, o.followUps)
               return yield* ended(op, "reconciled")
+            }
+            if (applied && !(yield* isResumable(current, executor))) {
+              // Applied, yet not found (renamed or deleted since?): sending it again could
+              // only duplicate it. It stays for the next run to look again.
+              yield* tx.fail(op.key, "the service answered success but the answer was unreadable, and the result was not found: not sent again", {
+                outcomeUnknown: true
+              })
+              return yield* ended(op, "unknown")
             }
             yield* tx.markResolved(op.key)
           }
@@ -169,8 +222,9 @@ export const replay = <R>(
             yield* tx.release(op.key, error.message)
             return yield* Effect.fail(new ReplayAborted({ key: op.key, reason: error.message }))
           }
-          const unknown = error._tag === "OutcomeUnknown" || isAmbiguousFailure(error)
-          if (!unknown) {
+          // A 2xx whose answer could not be read is "applied, details unknown".
+          const unreadable = Predicate.isTagged(error, "DecodeError")
+          if (writeOutcome(error) === "not-applied") {
             yield* tx.fail(op.key, error.message)
             return yield* ended(op, "failed")
           }
@@ -179,13 +233,15 @@ export const replay = <R>(
             yield* tx.fail(op.key, error.message)
             return yield* ended(op, "failed")
           }
-          if (round + 1 >= maxRounds) {
+          if (round + 1 >= maxRounds && !unreadable) {
             yield* tx.fail(op.key, error.message, { outcomeUnknown: true })
             return yield* ended(op, "unknown")
           }
-          yield* tx.markUncertain(op.key, error.message)
+          yield* tx.markUncertain(op.key, error.message, { applied: unreadable })
           uncertain = true
-          yield* Effect.sleep(settle)
+          applied = applied || unreadable
+          current = { ...current, uncertain: true }
+          yield* Effect.sleep(Duration.millis(settleMs))
         }
       })
 

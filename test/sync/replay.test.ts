@@ -47,10 +47,13 @@ describe("replay (against the emulator, faults on)", () => {
     handle.faults.inject({ route: "create-record", kind: "429", times: 3, retryAfter: 0 })
     try {
       const journalFile = path.join(dir, "j.sqlite")
-      let result = await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+      // Injected 500s and drops happen before the service commits: a short settle window
+      // keeps the test quick (the emulator commits nothing late here).
+      const options: ImportOptions = { workspaceId: ws, csv: { file }, mapping: { preset: "generic" }, settleWindowMs: 500 }
+      let result = await runImport(journalFile, options)
       // An op whose outcome stayed unknown after its rounds is settled by the rerun.
       for (let i = 0; i < 5 && (result.failed > 0 || result.unknown > 0); i++) {
-        result = await runImport(journalFile, { workspaceId: ws, csv: { file }, mapping: { preset: "generic" } })
+        result = await runImport(journalFile, options)
       }
       expect(result.failed + result.unknown).toBe(0)
     } finally {

@@ -4,6 +4,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
+import { Connection } from "../../client/config.ts"
 import { RestClient } from "../../client/rest-client.ts"
 import { importCsv, ImportFailed, type ImportResult, ImportUsageError } from "../../connectors/csv/import.ts"
 import { type Field, MappingError, parseMapFlag, parseMappingFile } from "../../connectors/csv/mapping.ts"
@@ -93,7 +94,9 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       : Effect.gen(function*() {
         const journal = yield* Journal
         const rest = yield* RestClient
-        return yield* importCsv(rest, journal, { ...base, rejectsFile })
+        // Reconciliation looks for a late write as long as the client itself would wait for one.
+        const { requestTimeoutMs } = yield* Connection
+        return yield* importCsv(rest, journal, { ...base, rejectsFile, settleWindowMs: requestTimeoutMs })
       }).pipe(Effect.provide(Layer.merge(journalLayer(flags.journal), client)))
 
     const result = yield* run.pipe(
@@ -116,12 +119,17 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
         skipped: result.skipped,
         rejected: result.rejected,
         ...(result.notices.length > 0 ? { notices: result.notices } : {}),
+        ...(flags.dryRun ? {} : { adopted: result.adopted.map((a) => ({ key: a.opKey, recordId: a.targetId, found: a.detail })) }),
         ...(flags.dryRun ? { dryRun: true, plan: result.plan } : {})
       })
     }
     yield* logLine(verbosity, summary(result, flags.dryRun))
     // What this service could not take (operations beyond the documents), one line each.
     for (const notice of result.notices) yield* logLine(verbosity, `import: ${notice}`)
+    // Records taken as ours after an unknown outcome, found by title: possibly someone else's.
+    for (const a of result.adopted) {
+      yield* logLine(verbosity, `import: adopted record ${a.targetId} for ${a.opKey} (found by ${a.detail})`, "detail")
+    }
     if (flags.dryRun && result.plan !== undefined && verbosity !== "quiet") {
       for (const [kind, n] of Object.entries(result.plan.ops)) yield* logLine(verbosity, `  ${kind}: ${n}`)
       for (const r of result.plan.first) {

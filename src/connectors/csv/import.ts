@@ -28,7 +28,7 @@ import * as path from "node:path"
 import { isNotFound, notAvailableLine } from "../../client/errors.ts"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { restUserEmail } from "../../schema/users.ts"
-import { type JournalApi, JournalError, type JournalStateError, type OpState, type PlannedOp, type PlanOp } from "../../store/journal.ts"
+import { type Adoption, type JournalApi, JournalError, type JournalStateError, type OpState, type PlannedOp, type PlanOp } from "../../store/journal.ts"
 import {
   listEnsureKey,
   OP_KINDS,
@@ -74,6 +74,12 @@ export interface ImportOptions {
   /** Reconciliation clock-skew margin, ms. */
   readonly skewMs?: number
   /**
+   * How long after sending a create whose outcome is unknown reconciliation keeps looking
+   * before it sends again (see `ReplayOptions.settleWindowMs`); default: the client's
+   * request timeout.
+   */
+  readonly settleWindowMs?: number
+  /**
    * Plan the journal's inserts on a second thread while this one reads the next rows;
    * by default for CSV files of 4 MiB or more. Same journal either way.
    */
@@ -107,6 +113,12 @@ export interface ImportResult {
   readonly failures: ReadonlyArray<string>
   /** What was left out because the service lacks an operation beyond the documents, one line each. */
   readonly notices: ReadonlyArray<string>
+  /**
+   * Records found on the service by title and taken as the ones this run's creates of
+   * unknown outcome made (reconciliation; the journal's `adoptions`). Such a record may
+   * be someone else's (docs/journal.md, "Limits"): each is reported.
+   */
+  readonly adopted: ReadonlyArray<Adoption>
   readonly rejectsFile: string | null
   /** Dry run only: new ops per kind and the first planned rows. */
   readonly plan?: { readonly ops: Readonly<Record<string, number>>; readonly first: ReadonlyArray<PlanPreviewRow> }
@@ -583,6 +595,7 @@ export const planCsvImport = (
       blocked: 0,
       failures: [],
       notices: dir.notices,
+      adopted: [],
       rejectsFile: rejects.count > 0 || (options.rejectsFile !== undefined && !dryRun) ? options.rejectsFile ?? null : null,
       plan: { ops: newOps, first }
     } satisfies ImportResult
@@ -610,9 +623,11 @@ export const importCsv = (
       if (!notices.includes(line)) notices.push(line)
     }
     const executors = makeRecordExecutors(client, { ...(options.skewMs !== undefined ? { skewMs: options.skewMs } : {}), onNotice })
+    const adoptedBefore = j.sync.lastAdoptionId()
     const report: ReplayReport = yield* replay(j, executors, {
       phases: PHASES,
       concurrency: options.concurrency ?? 8,
+      ...(options.settleWindowMs !== undefined ? { settleWindowMs: options.settleWindowMs } : {}),
       ...(options.onOpEnd ? { onOpEnd: (_op, end) => options.onOpEnd!(end) } : {})
     })
     // Still pending: waiting on a failed op, or deferred behind an unknown one.
@@ -628,6 +643,13 @@ export const importCsv = (
       unknown: report.unknown,
       blocked: after.pending + after.in_flight,
       failures,
-      notices
+      notices,
+      adopted: j.sync.adoptions(adoptedBefore).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
+        opKey,
+        namespace,
+        sourceKey,
+        targetId,
+        detail
+      }))
     } satisfies ImportResult
   })
