@@ -1,8 +1,25 @@
 import { defineConfig } from "vitest/config"
 
+/**
+ * The suites that run a whole job against the emulator. They run twice: against the
+ * emulator's reference reading of the service's documents, and against its `alt` variant
+ * (the other plausible reading of every choice, only documented fields in every shape),
+ * so nothing the jobs do depends on a choice the documents do not make.
+ */
+const INTEGRATION = [
+  "test/sync/**/*.test.ts",
+  "test/streams/**/*.test.ts",
+  "test/cli/{backup,copy-files,import-csv,exit-codes,store-lock,config-file,progress}.test.ts",
+  "test/connectors/{export,csv-plan-thread,csv-dry-run,csv-presets}.test.ts",
+  "test/connectors/files/**/*.test.ts",
+  "test/pipelines/**/*.test.ts",
+  "test/examples/**/*.test.ts",
+  "test/facade/facade.test.ts",
+  "test/demo.test.ts"
+]
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // A stuck teardown (a server or worker that will not close) fails the file, never hangs the run.
@@ -11,6 +28,24 @@ export default defineConfig({
     chaiConfig: { truncateThreshold: 400 },
     pool: "forks",
     globalSetup: ["test/setup.global.ts"],
-    reporters: ["default", "./test/support/summary-reporter.ts"]
+    reporters: ["default", "./test/support/summary-reporter.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "reference",
+          include: ["test/**/*.test.ts"],
+          env: { WORKSYNC_EMULATOR_VARIANT: "reference" }
+        }
+      },
+      {
+        extends: true,
+        test: {
+          name: "alt",
+          include: INTEGRATION,
+          env: { WORKSYNC_EMULATOR_VARIANT: "alt" }
+        }
+      }
+    ]
   }
 })

@@ -15,7 +15,8 @@ const SCRIPT = path.join(ROOT, "scripts", "demo.mjs")
 const run = (args: ReadonlyArray<string>, cwd: string) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const env: NodeJS.ProcessEnv = {}
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("WORKSYNC_")) env[k] = v
+    // A newcomer's environment holds no connection; the emulator variant under test stays.
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("WORKSYNC_") || k === "WORKSYNC_EMULATOR_VARIANT") env[k] = v
     const child = spawn(process.execPath, [SCRIPT, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
@@ -61,7 +62,7 @@ describe("npm run demo", () => {
     // Connection secrets travel in the environment of the commands, never in the output.
     expect(result.stdout).not.toMatch(/pat_[0-9a-f]{16,}/)
     expect(result.stdout).not.toMatch(/tid_[0-9a-f]{8,}/)
-  })
+  }, 120_000)
 
   it("refuses to wipe a directory it did not create", async () => {
     const foreign = path.join(dir, "foreign")
@@ -71,5 +72,5 @@ describe("npm run demo", () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/was not made by the demo; pass --out DIR/)
     expect(fs.readFileSync(path.join(foreign, "keep.txt"), "utf8")).toBe("mine")
-  })
+  }, 120_000)
 })
