@@ -675,6 +675,21 @@ export class JournalDb {
     if (changed === 0) throw new JournalStateError({ key, expected: "in_flight", actual: this.stateOf(key) })
   }
 
+  /**
+   * Ends ops that a newer plan made pointless (an older version's update of a record whose
+   * newer version is planned) without sending them: not-done ones become done with
+   * `{superseded: by}`. Returns how many.
+   */
+  supersede(keys: ReadonlyArray<string>, by: string): number {
+    if (keys.length === 0) return 0
+    return this.db
+      .prepare(
+        `UPDATE ops SET state = 'done', result = ?, error = NULL, uncertain = 0, updated_at = ?
+         WHERE state <> 'done' AND key IN (SELECT value FROM json_each(?))`
+      )
+      .run(JSON.stringify({ superseded: by }), this.now(), JSON.stringify(keys)).changes
+  }
+
   /** Records that a reconciliation took an item found on the service for an op (see Adoption). */
   recordAdoption(a: Adoption): void {
     this.st.adopt.run(a.opKey, a.namespace, a.sourceKey, a.targetId, a.detail, this.now())

@@ -9,6 +9,11 @@
  *   restore is updated (and moved when its list changed). Each update's key carries a
  *   hash of that content (`...@<hash>`), so an unchanged record plans nothing: a second
  *   restore of the same run sends nothing, a restore of a later run sends only changes.
+ * - Versions of one record apply in order: the journal maps each record to its latest
+ *   planned version (`restore.version:<target>`), which alone decides "unchanged" (a
+ *   record whose source went back to an earlier content is updated again, under a fresh
+ *   key `...@<hash>#n`), and planning a version supersedes the unfinished ops of the one
+ *   before it (done without sending): an older update can never land after a newer one.
  * - Lists and tags are matched on the target by title (missing ones are made by
  *   list.ensure / tag.ensure ops); assignees by e-mail among the target's users (unknown
  *   e-mails are left out and reported).
@@ -34,7 +39,7 @@ import { notAvailableLine } from "../client/errors.ts"
 import type { RestClientApi, RestError } from "../client/rest-client.ts"
 import { restUserEmail } from "../schema/users.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
-import type { JournalApi, JournalError, JournalStateError, PlanOp } from "../store/journal.ts"
+import { type Adoption, type JournalApi, JournalError, type JournalStateError, type PlanOp } from "../store/journal.ts"
 import {
   listEnsureKey,
   OP_KINDS,
@@ -77,6 +82,8 @@ export interface RestoreResult {
   readonly unknownAssignees: ReadonlyArray<string>
   /** What was left out because the service lacks an operation beyond the documents, one line each. */
   readonly notices: ReadonlyArray<string>
+  /** Records found by title and taken as what a create of unknown outcome made (see ImportResult.adopted). */
+  readonly adopted: ReadonlyArray<Adoption>
 }
 
 /** The restorable part of a stored record detail (tolerant: a snapshot is data, not code). */
@@ -134,6 +141,15 @@ const contentHash = (r: SourceRecord): string =>
     .update(JSON.stringify([r.title, r.html, r.text, r.listTitle, r.startedAt, r.duedAt, r.done, r.archived, r.color, r.emails]))
     .digest("hex")
     .slice(0, 16)
+
+/** id_map namespace: source record id -> the version key of its latest planned restore. */
+export const versionNamespace = (target: string) => `restore.version:${target}`
+
+/** The ops of one version: its marker (the version key itself) and its steps. */
+const VERSION_STEPS = ["", "/state", "/update", "/move"] as const
+
+/** The content hash of a version key (`...@<hash>` or `...@<hash>#n`). */
+const contentOf = (versionKey: string): string => versionKey.slice(versionKey.lastIndexOf("@") + 1).replace(/#\d+$/, "")
 
 /** Plans and (unless dry run) replays a restore. */
 export const restore = (
@@ -214,6 +230,9 @@ export const restore = (
       }
       return { listTitle: title }
     }
+    const versionNs = versionNamespace(target)
+    // Applied after the ops are added: older versions' unfinished ops, superseded.
+    const newVersions: Array<{ sourceId: string; versionKey: string; previous: string | undefined }> = []
     for (const r of sources) {
       const hash = contentHash(r)
       const base = `restore:${target}:${r.id}`
@@ -224,12 +243,17 @@ export const restore = (
       })
       const startedAt = restoreDate(r.startedAt)
       const duedAt = restoreDate(r.duedAt)
-      const versionKey = `${base}@${hash}`
-      // This content was restored (or is planned) already.
-      if (journal.sync.get(versionKey) !== undefined) {
+      const latest = journal.sync.lookup(versionNs, r.id)
+      // The latest version restored (or planned) has this content. Journals of earlier
+      // versions, without the version map, are judged by the hash key alone.
+      if (latest !== undefined ? contentOf(latest) === hash : journal.sync.get(`${base}@${hash}`) !== undefined) {
         unchanged++
         continue
       }
+      // A content seen before (the source went back to it) gets a fresh key.
+      let versionKey = `${base}@${hash}`
+      for (let n = 2; journal.sync.get(versionKey) !== undefined; n++) versionKey = `${base}@${hash}#${n}`
+      if (!options.dryRun) newVersions.push({ sourceId: r.id, versionKey, previous: latest })
       const marker = (dependsOn: string): PlanOp => ({ key: versionKey, kind: OP_KINDS.marker, payload: { hash }, dependsOn })
       if (journal.sync.get(base) === undefined) {
         const tagIds: Array<string> = []
@@ -340,15 +364,31 @@ export const restore = (
         failed: 0,
         unknown: 0,
         unknownAssignees: [...unknownAssignees].sort(),
-        notices
+        notices,
+        adopted: []
       }
     }
     // The create op of an already restored record is done; `depends_on` lets updates run.
-    yield* journal.addOps(ops)
+    // With the version map in one transaction: a crash cannot leave a version planned but
+    // not recorded as the latest (a rerun would plan it again beside the first).
+    yield* Effect.try({
+      try: () =>
+        journal.sync.transaction(() => {
+          journal.sync.addOps(ops)
+          for (const v of newVersions) {
+            if (v.previous !== undefined) {
+              journal.sync.supersede(VERSION_STEPS.map((step) => `${v.previous}${step}`), v.versionKey)
+            }
+            journal.sync.setMapping({ namespace: versionNs, sourceKey: v.sourceId, targetId: v.versionKey })
+          }
+        }),
+      catch: (e) => new JournalError({ file: journal.file, action: "plan the restore", detail: e instanceof Error ? e.message : String(e) })
+    })
     yield* journal.retryFailed()
     const onNotice = (line: string) => {
       if (!notices.includes(line)) notices.push(line)
     }
+    const adoptedBefore = journal.sync.lastAdoptionId()
     const report = yield* replay(journal, makeRecordExecutors(client, { onNotice }), {
       phases: PHASES,
       concurrency: options.concurrency ?? 8
@@ -363,6 +403,13 @@ export const restore = (
       failed: report.failed,
       unknown: report.unknown,
       unknownAssignees: [...unknownAssignees].sort(),
-      notices
+      notices,
+      adopted: journal.sync.adoptions(adoptedBefore).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
+        opKey,
+        namespace,
+        sourceKey,
+        targetId,
+        detail
+      }))
     }
   })
