@@ -221,3 +221,6 @@ export const attachFaults = (ctx: EmulatorContext, faults: FaultController): voi
 }
 
 export const churnOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.churn() ?? null
+
+/** The list-files churn of a running emulator (FaultOptions.fileChurn), if any. */
+export const fileChurnOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.settings.fileChurn ?? null

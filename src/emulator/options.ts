@@ -52,6 +52,8 @@ export interface FaultOptions {
   readonly ambiguousWriteRate?: number | undefined
   /** Records inserted and deleted at the front on each list-records call (offset drift). */
   readonly churn?: ChurnOptions | undefined
+  /** Files deleted from the front of the listing and added on each list-files call (uploads/file-churn.ts). */
+  readonly fileChurn?: ChurnOptions | undefined
   /** Seed of the PRNG behind the fractions. */
   readonly seed?: number | undefined
 }

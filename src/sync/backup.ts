@@ -30,10 +30,9 @@ import type { RecordDetail, RecordSummary } from "../schema/records.ts"
 import { type Workspace, workspaceSlug } from "../schema/workspaces.ts"
 import { recordActivityStream } from "../streams/activity.ts"
 import { listsStream, usersStream, workspacesStream } from "../streams/directory.ts"
-import { filesStream } from "../streams/files.ts"
 import { PageError, sequentialPages } from "../streams/paging.ts"
 import { countRecords, recordsFetch } from "../streams/records.ts"
-import { type ScanReport, type ScanUnstable, stableRecordScan } from "../streams/stable-scan.ts"
+import { type ScanReport, type ScanUnstable, stableFileScan, stableRecordScan } from "../streams/stable-scan.ts"
 import { contentHash } from "../store/snapshot-hash.ts"
 import { lockStore, type StoreBusy, type StoreLockError } from "../store/file-lock.ts"
 import { type RecordEntry, scopeOf, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
@@ -164,7 +163,7 @@ const recordEntry = (
 /** The two scans of a backup: the filter is always sent, so either reading of its default gives everything. */
 const ARCHIVED_FILTERS = [false, true] as const
 
-/** Backs up one workspace into the run; returns its scan reports (live, then archived records). */
+/** Backs up one workspace into the run; returns its scan reports (live records, archived records, files). */
 const backupWorkspace = (
   store: SnapshotStoreService,
   runId: number,
@@ -230,10 +229,12 @@ const backupWorkspace = (
       }
     }
 
-    yield* filesStream(workspace.id, { concurrency: pageConcurrency }).pipe(
+    const files = yield* stableFileScan(workspace.id, { concurrency: pageConcurrency })
+    yield* files.records.pipe(
       Stream.grouped(500),
       Stream.runForEach((chunk) => store.putFiles(runId, workspace.id, [...chunk]))
     )
+    reports.push(yield* files.report)
     return reports
   })
 

@@ -50,7 +50,7 @@ describe("backup under moves", () => {
     expect(changes.records.deleted.filter((id) => stayedSet.has(id)).slice(0, 5)).toEqual([])
     // The scan reports, noted in the run: what the scans saw and repaired.
     const notes = await withStore(file, (s) => Effect.runSync(s.notes(Number(result.runId))))
-    const scans = notes.filter((n) => n.kind === "scan").map((n) => n.detail as ScanReport)
+    const scans = notes.filter((n) => n.kind === "scan" && (n.detail as { operation: string }).operation === "list-records").map((n) => n.detail as ScanReport)
     expect(scans).toHaveLength(2 * emu.workspaces.length)
     if (emu.variant === "reference") {
       expect(scans.some((s) => s.foundByRepair > 0 && s.verificationPasses > 0)).toBe(true)

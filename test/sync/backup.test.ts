@@ -172,7 +172,7 @@ describe("backup", () => {
     expect(before.filter((id) => after.has(id) && !inRun.has(id))).toEqual([])
     const notes = await withStore(file, (s) => Effect.runSync(s.notes(Number(result.runId))))
     // Two scans a workspace: live and archived records, each asked for explicitly.
-    expect(notes.filter((n) => n.kind === "scan")).toHaveLength(2 * emu.workspaces.length)
+    expect(notes.filter((n) => n.kind === "scan" && (n.detail as { operation: string }).operation === "list-records")).toHaveLength(2 * emu.workspaces.length)
   })
 
   it("backs up only the named workspaces, by id or slug, and rejects an unknown one", async () => {

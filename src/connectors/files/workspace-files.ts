@@ -2,7 +2,6 @@
  * A `WorkspaceFiles` over the client's services: list-files paging, downloads through
  * the serving URL and its redirect, the presigned flow and GraphQL `uploadFiles`.
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -11,7 +10,7 @@ import { GraphqlClient, type GraphqlClientApi } from "../../client/graphql-clien
 import { fromStream } from "../../client/multipart.ts"
 import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
 import { Uploads, type UploadsApi } from "../../client/uploads.ts"
-import { PAGE_MAX_LIMIT } from "../../schema/limits.ts"
+import { stableFileScan } from "../../streams/stable-scan.ts"
 import { NameNotAddressable } from "./errors.ts"
 import type { WorkspaceFiles } from "./ports.ts"
 
@@ -26,15 +25,10 @@ export interface WorkspaceFilesDeps {
 
 export const makeWorkspaceFiles = (deps: WorkspaceFilesDeps): WorkspaceFiles => {
   const { rest, uploads, graphql } = deps
+  // The stable scan, as for records: files deleted or added meanwhile never hide another.
   const listFiles = (workspaceId: string) =>
-    Stream.paginateChunkEffect(0, (skip: number) =>
-      rest.listFiles({ workspaceId, skip, limit: PAGE_MAX_LIMIT }).pipe(
-        Effect.map((page) => {
-          // The last page: hasNextPage false, or fewer items than asked (R-REST-PAGE-04/05).
-          const last = !page.pageInfo.hasNextPage || page.items.length < PAGE_MAX_LIMIT || page.items.length === 0
-          return [Chunk.fromIterable(page.items), last ? Option.none() : Option.some(skip + page.items.length)] as const
-        })
-      )
+    Stream.unwrap(Effect.map(stableFileScan(workspaceId), (scan) => scan.records)).pipe(
+      Stream.provideService(RestClient, rest)
     )
 
   return {

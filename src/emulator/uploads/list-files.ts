@@ -9,6 +9,7 @@ import { resolveWorkspace, workspaceLevel } from "../auth.ts"
 import type { EmulatorContext, Principal, RestOperation } from "../context.ts"
 import { all, get } from "../core/sql.ts"
 import { badRequest, issuesOf, noAccess, notFound } from "../http.ts"
+import { applyFileChurn } from "./file-churn.ts"
 
 export const ListFilesInput = Schema.Struct({
   workspaceId: Schema.optional(Schema.String),
@@ -113,15 +114,17 @@ export const listFilesPage = (ctx: EmulatorContext, principal: Principal, body: 
   const limit = effectiveLimit(input.limit, PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT)
   const scope = scopeOf(ctx, principal, input.workspaceId)
   const total = get<{ n: number }>(ctx.db, `SELECT count(*) AS n FROM files f WHERE ${scope.where}`, ...scope.args)?.n ?? 0
+  const order = ctx.variant === "alt" ? "f.created_at DESC, f.id DESC" : "f.created_at ASC, f.id ASC"
   const rows = all<ItemRow>(
     ctx.db,
     // FILE_ORDER: oldest first; the alt variant's reading, newest first.
     `SELECT ${ITEM_COLUMNS} WHERE ${scope.where}
-      ORDER BY ${ctx.variant === "alt" ? "f.created_at DESC, f.id DESC" : "f.created_at ASC, f.id ASC"} LIMIT ? OFFSET ?`,
+      ORDER BY ${order} LIMIT ? OFFSET ?`,
     ...scope.args,
     limit,
     skip
   )
+  applyFileChurn(ctx, scope, order)
   return {
     items: rows.map(fileItem),
     pageInfo: { totalItems: total, hasNextPage: skip + rows.length < total }
