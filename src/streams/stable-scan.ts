@@ -278,7 +278,7 @@ export const stableScan = <A extends Scannable>(
       let driftReads = 0
       const reread = (skip: number, drift: boolean): Effect.Effect<Win<A>, PageError | ScanUnstable> =>
         drift && driftReads >= maxRereads
-          ? Effect.fail(unstable(`records changed faster than the scan could re-read them: gave up after ${driftReads} re-read pages`))
+          ? Effect.fail(unstable(`re-read budget exceeded: ${driftReads} pages re-read for drift, at most ${maxRereads} allowed (items changed faster than the scan could re-read them)`))
           : Effect.map(readPage(skip), (w) => {
             rereadPages++
             if (drift) driftReads++
@@ -408,9 +408,14 @@ export const stableScan = <A extends Scannable>(
           (countAfter !== null && seen.size < countAfter) || (overlap === 0 && countBefore === null)
         if (!shifted) return Stream.empty
         let passStarted = startedBefore
+        let countBeforePass = countAfter
         for (;;) {
           if (verificationPasses >= maxVerify) {
-            return yield* unstable(`items kept moving behind the reading: pass ${verificationPasses} still found ${movesDetected} moved so far; gave up after ${maxVerify} verification passes`)
+            return yield* unstable(
+              overlap === 0
+                ? `verification budget exceeded: pages of ${size} item leave no overlap to stitch, and no pass of the ${maxVerify} verification passes ran under a steady count`
+                : `verification budget exceeded: items kept moving behind the reading through ${maxVerify} verification passes (${movesDetected} moves detected)`
+            )
           }
           verificationPasses++
           const nextStarted = newest
@@ -424,9 +429,14 @@ export const stableScan = <A extends Scannable>(
           passStarted = nextStarted
           countAfter = yield* source.count
           yield* publish(countAfter)
+          // Without overlap nothing shows a shift inside a pass: only a pass over which the
+          // count stood still, with every counted id seen, settles the scan.
+          const settled = overlap > 0 ||
+            (countAfter !== null && countAfter === countBeforePass && seen.size >= countAfter)
+          countBeforePass = countAfter
           // Nothing found had been there before the previous pass began: that pass missed
           // no item that moved, and this one read what it missed.
-          if (moved === 0) break
+          if (moved === 0 && settled) break
         }
         return Stream.fromIterable(extra)
       }))
