@@ -166,10 +166,11 @@ const settleEarlier = (ctx: UploadContext, job: UploadJob, op: Op): Effect.Effec
     const name = nameOf(source)
     const earlier = yield* ctx.journal.lookup(FILE_ATTEMPT_NAMESPACE, job.key)
     if (Option.isSome(earlier)) {
-      // A presigned upload: if its bytes landed, confirming it settles the file.
-      const outcome = yield* confirmUpload(ctx, earlier.value, name).pipe(
-        Effect.catchAll(() => Effect.succeed<ConfirmOutcome>({ _tag: "Reupload", reason: "earlier upload not found" }))
-      )
+      // A presigned upload: if its bytes landed, confirming it settles the file. Only a
+      // definite answer (no object, or not the declared size) lets a new upload go: any
+      // other failure (401, a drop) leaves the uid to the next run, since its object may
+      // still land and be confirmed by the service's reconciliation.
+      const outcome = yield* confirmUpload(ctx, earlier.value, name)
       return outcome._tag === "Confirmed" ? earlier.value : null
     }
     // A batch upload (no uid learnt before sending): look for its result in the workspace.
@@ -202,9 +203,9 @@ export const uploadOne = (ctx: UploadContext, job: UploadJob, op: Op): Effect.Ef
       const put = yield* Effect.either(target.put(slot, tapped.stream, size))
       if (put._tag === "Left") {
         // The answer may be lost while the bytes landed: ask before sending them again.
-        const probe = yield* confirmUpload(ctx, slot.uid, name).pipe(
-          Effect.catchAll(() => Effect.succeed<ConfirmOutcome>({ _tag: "Reupload", reason: "not stored" }))
-        )
+        // Only a definite "not stored" lets a new upload go; a confirm that fails otherwise
+        // fails the file with this uid kept in the journal, for the next run to settle.
+        const probe = yield* confirmUpload(ctx, slot.uid, name)
         if (probe._tag === "Confirmed") {
           const digest = tapped.digest()
           return { path: null, uid: slot.uid, size, sha256: digest.size === size ? digest.sha256 : null }
