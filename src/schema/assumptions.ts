@@ -224,6 +224,16 @@ export const ACTIVITY_ORDER = "createdAt desc, id desc" as const
 export const RECORD_ORDER = "position asc, id asc" as const
 
 /**
+ * A record's `updatedAt` moves on every change to it, comments, checklists and custom
+ * field values included (the documents name the field, not what moves it). The client
+ * does not rely on it: an incremental backup re-reads each record's detail and activity
+ * at least every `--refresh-every` runs (default 7) whatever `updatedAt` says.
+ * Alternative: comments (and checklist and custom field changes) leave `updatedAt` alone;
+ * only the record's own fields move it.
+ */
+export const UPDATED_AT_ON_EVERY_CHANGE = true as const
+
+/**
  * list-files order: createdAt ascending, then id.
  * Alternative: newest first (createdAt desc, id desc).
  */
@@ -818,6 +828,11 @@ export const CHOICES = {
     kind: "service",
     alternative:
       "newest first (createdAt desc, id desc)."
+  },
+  UPDATED_AT_ON_EVERY_CHANGE: {
+    kind: "service",
+    alternative:
+      "comments (and checklist and custom field changes) leave `updatedAt` alone; only the record's own fields move it (the alt variant does so for comments)."
   },
   WEBHOOK_RETRY_BACKOFF_MS: {
     kind: "service",

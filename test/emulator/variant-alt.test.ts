@@ -327,6 +327,19 @@ const probes: Partial<Record<ChoiceName, Probe>> = {
     reference: "oldest first",
     alt: "newest first"
   },
+  UPDATED_AT_ON_EVERY_CHANGE: {
+    run: async (h) => {
+      const recordId = await newRecord(h)
+      // An old stamp, so any bump shows whatever the clock's resolution.
+      const before = "2020-01-01T00:00:00.000Z"
+      h.ctx.db.prepare("UPDATE records SET updated_at = ? WHERE id = ?").run(before, recordId)
+      await ok(rpc(h, "create-comment", { workspaceId: ws(h), recordId, text: "a comment" }))
+      const after = await getRecord(h, recordId)
+      return { commentCount: after.commentCount, bumped: after.updatedAt !== before }
+    },
+    reference: { commentCount: 1, bumped: true },
+    alt: { commentCount: 1, bumped: false }
+  },
   WEBHOOK_RETRY_BACKOFF_MS: {
     rules: "R-WEBHOOK-DELIVERY-17, R-LIMIT-09",
     run: (h) =>

@@ -100,7 +100,8 @@ const createComment = (ctx: EmulatorContext, principal: Principal, body: Record<
       parentId: input.parentId ?? null,
       at: now
     })
-    touchRecord(ctx, input.recordId, now)
+    // UPDATED_AT_ON_EVERY_CHANGE: the alt variant's reading leaves the record's updatedAt alone.
+    if (ctx.variant !== "alt") touchRecord(ctx, input.recordId, now)
     return commentId
   })()
   const item = commentItem(ctx, id)
