@@ -202,7 +202,8 @@ const makeStore = (db: Database.Database, file: string) => {
     upsertRecord: db.prepare(
       `INSERT INTO records (id, workspace_id, hash, summary_hash, updated_at, comment_count, activity_count, summary, detail, first_run, last_run)
        VALUES (@id, @workspaceId, @hash, @summaryHash, @updatedAt, @commentCount, @activityCount, @summary, @detail, @run, @run)
-       ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run, summary_hash = excluded.summary_hash, summary = excluded.summary
+       ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run, summary_hash = excluded.summary_hash, summary = excluded.summary,
+         updated_at = excluded.updated_at, comment_count = excluded.comment_count
        RETURNING vid, first_run AS firstRun`
     ),
     insertActivity: db.prepare("INSERT OR REPLACE INTO activity (vid, seq, id, item) VALUES (?, ?, ?, ?)"),

@@ -50,6 +50,13 @@ export interface BackupOptions {
   readonly workspaces?: ReadonlyArray<string> | undefined
   /** Refetch every detail and activity list, ignoring what the snapshot holds. */
   readonly full?: boolean | undefined
+  /**
+   * Re-read each record's detail and activity at least every this many runs, whatever its
+   * summary says (rolling: about 1/N of the records a run). Default 7; 0 turns it off.
+   * The documents do not say that every change (a comment, a checklist, a custom field)
+   * moves `updatedAt` (assumptions.ts UPDATED_AT_ON_EVERY_CHANGE).
+   */
+  readonly refreshEvery?: number | undefined
   /** Workspaces read at once. Default 3. */
   readonly workspaceConcurrency?: number | undefined
   /** Pages in flight per paged stream. Default 4. */
@@ -84,6 +91,7 @@ export class WorkspaceNotFound extends Data.TaggedError("WorkspaceNotFound")<{
 export type BackupError = PageError | ScanUnstable | SnapshotError | StoreBusy | StoreLockError | WorkspaceNotFound
 
 interface Counters {
+  refreshed: number
   detailsFetched: number
   activityFetched: number
   activityReused: number
@@ -106,6 +114,22 @@ const selectWorkspaces = (all: ReadonlyArray<Workspace>, named: ReadonlyArray<st
     }
     return out
   })
+
+export const DEFAULT_REFRESH_EVERY = 7
+
+/** FNV-1a of an id: spreads records evenly over the refresh cycle. */
+const idHash = (id: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193) >>> 0
+  return h
+}
+
+/**
+ * Whether run `runId` re-reads record `id` in full: every record once in `every`
+ * consecutive runs, about 1/`every` of them each run.
+ */
+export const refreshDue = (id: string, runId: number, every: number): boolean =>
+  every > 0 && (idHash(id) + runId) % every === 0
 
 /** One record: keep the stored version, or fetch what changed. Undefined: it vanished meanwhile. */
 const recordEntry = (
@@ -187,13 +211,21 @@ const backupWorkspace = (
       seen.add(summary.id)
       return true
     }
+    const every = options.refreshEvery ?? DEFAULT_REFRESH_EVERY
+    /** The whole run refetches, or this record's turn in the rolling refresh came. */
+    const refetch = (id: string): boolean => {
+      if (options.full === true) return true
+      if (!refreshDue(id, runId, every)) return false
+      counters.refreshed++
+      return true
+    }
     /** Fetches what changed of each record seen for the first time, and stores it in batches. */
     const backUpRecords = (records: Stream.Stream<RecordSummary, BackupError, RestClient>) =>
       records.pipe(
         Stream.filter(firstSighting),
         Stream.mapEffect(
           (summary) =>
-            recordEntry(store, client, workspace.id, summary, options.full === true, counters, pageConcurrency).pipe(
+            recordEntry(store, client, workspace.id, summary, refetch(summary.id), counters, pageConcurrency).pipe(
               Effect.tap((entry) => {
                 if (entry === undefined) vanishedIds.push(summary.id)
                 return options.progress?.advance(1) ?? Effect.void
@@ -249,7 +281,7 @@ export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult,
     const selected = yield* selectWorkspaces([...all], options.workspaces ?? [])
     const scope = scopeOf(options.workspaces === undefined || options.workspaces.length === 0 ? [] : selected.map((w) => w.id))
     const runId = yield* store.beginRun(scope, options.full === true)
-    const counters: Counters = { detailsFetched: 0, activityFetched: 0, activityReused: 0, kept: 0, vanished: 0 }
+    const counters: Counters = { refreshed: 0, detailsFetched: 0, activityFetched: 0, activityReused: 0, kept: 0, vanished: 0 }
     const vanishedIds: Array<string> = []
     const reports = yield* Ref.make<Array<ScanReport>>([])
     const total = yield* Ref.make(0)
