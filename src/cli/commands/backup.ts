@@ -1,5 +1,5 @@
 /**
- * `worksync backup --snapshot FILE [--workspace ID]... [--full] [--json]`: a new run of
+ * `worksync backup --snapshot FILE [--workspace ID]... [--full] [--refresh-every N] [--json]`: a new run of
  * the snapshot from every workspace (or those named).
  *
  * Exit: 0 the run is complete; 1 it could not finish (the run is marked failed, nothing
@@ -23,6 +23,12 @@ export const options = {
   ),
   full: Options.boolean("full").pipe(
     Options.withDescription("refetch every record detail and activity, not only what changed")
+  ),
+  refreshEvery: Options.integer("refresh-every").pipe(
+    Options.withDescription(
+      "re-read each record's detail and activity at least every N runs, whatever its updatedAt says (rolling, about 1/N of the records a run; default 7, 0 never)"
+    ),
+    Options.optional
   ),
   json: jsonOption,
   ...verbosityOptions

@@ -1,5 +1,6 @@
 /** `worksync backup`: the work behind the definition in ../commands/backup.ts. */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
@@ -23,11 +24,16 @@ const messageOf = (e: unknown): string =>
 export const backupRun = (flags: BackupFlags) =>
   Effect.gen(function*() {
     const verbosity = verbosityOf(flags)
+    const refreshEvery = Option.getOrUndefined(flags.refreshEvery)
+    if (refreshEvery !== undefined && refreshEvery < 0) {
+      return yield* Effect.fail(usageError(`--refresh-every ${refreshEvery}: must be 0 (never) or more`))
+    }
     const client = yield* clientLayerFromFlags(flags, { rest: true })
     const progress = yield* makeProgress({ label: "records", unit: "items", verbosity })
     const result = yield* backup({
       workspaces: flags.workspace,
       full: flags.full,
+      refreshEvery,
       progress: { advance: (n) => progress.advance(n), setTotal: (n) => progress.setTotal(n) }
     }).pipe(
       Effect.provide(Layer.merge(client, SnapshotStore.layer(flags.snapshot))),
