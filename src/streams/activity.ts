@@ -8,7 +8,7 @@ import * as Stream from "effect/Stream"
 import { RestClient } from "../client/rest-client.ts"
 import type { ActivityItem, ActivityKind } from "../schema/activity.ts"
 import { ACTIVITY_MAX_LIMIT } from "../schema/limits.ts"
-import { clampLimit, dedupeById, fanOutPages, type PageError, targeted } from "./paging.ts"
+import { clampLimit, dedupeById, fanOutPages, type PageError, Paging, targeted } from "./paging.ts"
 import { DEFAULT_PAGE_CONCURRENCY, type StreamOptions } from "./records.ts"
 
 export interface ActivityTarget {
@@ -34,7 +34,7 @@ export const recordActivityStream = (
               skip,
               limit
             }),
-            (page) => ({ items: page.items, more: skip + page.items.length < page.totalCount, total: page.totalCount })
+            (page) => Paging.totalCount(page.items, page.totalCount, skip)
           )
       )
       // New activity arriving during the read shifts items by one; an id read twice is kept once.

@@ -9,7 +9,7 @@ import { RestClient } from "../client/rest-client.ts"
 import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
 import type { RestUser } from "../schema/users.ts"
 import { type List, type Workspace, WorkspacesPage } from "../schema/workspaces.ts"
-import { clampLimit, dedupeById, fanOutPages, type PageError, targeted } from "./paging.ts"
+import { clampLimit, dedupeById, fanOutPages, type PageError, Paging, targeted } from "./paging.ts"
 import { DEFAULT_PAGE_CONCURRENCY, type StreamOptions } from "./records.ts"
 
 /**
@@ -25,7 +25,7 @@ export const workspacesStream = (options: StreamOptions = {}): Stream.Stream<Wor
           skip === 0
             ? client.listWorkspaces()
             : client.call("list-workspaces", { skip, limit }, WorkspacesPage, { idempotent: true }),
-          (page) => ({ items: page.items, more: skip + page.items.length < page.totalCount, total: page.totalCount })
+          (page) => Paging.totalCount(page.items, page.totalCount, skip)
         ))
       return dedupeById(fanOutPages(fetch, { limit: clampLimit(options.limit, PAGE_MAX_LIMIT), concurrency: 1 }))
     })
@@ -41,7 +41,7 @@ export const usersStream = (
       const fetch = targeted({ operation: "list-users", workspaceId: filter.workspaceId ?? null }, (skip, limit) =>
         Effect.map(
           client.listUsers({ ...(filter.workspaceId !== undefined ? { workspaceId: filter.workspaceId } : {}), skip, limit }),
-          (page) => ({ items: page.users, more: skip + page.users.length < page.totalCount, total: page.totalCount })
+          (page) => Paging.totalCount(page.users, page.totalCount, skip)
         ))
       return dedupeById(
         fanOutPages(fetch, {
@@ -57,7 +57,7 @@ export const listsStream = (workspaceId: string): Stream.Stream<List, PageError,
   Stream.unwrap(
     Effect.map(RestClient, (client) => {
       const fetch = targeted({ operation: "list-lists", workspaceId }, () =>
-        Effect.map(client.listLists({ workspaceId }), (items) => ({ items, more: false, total: items.length })))
+        Effect.map(client.listLists({ workspaceId }), (items) => Paging.bareArray(items)))
       return Stream.flatMap(Stream.fromEffect(fetch(0, 0)), (page) => Stream.fromIterable(page.items))
     })
   )

@@ -3,6 +3,7 @@ export { type ActivityTarget, recordActivityStream } from "./activity.ts"
 export { listsStream, usersStream, workspacesStream } from "./directory.ts"
 export { filesStream } from "./files.ts"
 export {
+  allPages,
   clampLimit,
   dedupeById,
   fanOutPages,
@@ -10,6 +11,7 @@ export {
   type FetchPage,
   type Page,
   PageError,
+  Paging,
   readWindow,
   sequentialPages,
   targeted
@@ -22,4 +24,13 @@ export {
   searchRecordsStream,
   type StreamOptions
 } from "./records.ts"
-export { type ScanReport, ScanUnstable, type StableScan, type StableScanOptions, stableRecordScan } from "./stable-scan.ts"
+export {
+  type ScanReport,
+  ScanUnstable,
+  type StableRecordScanOptions,
+  type StableScan,
+  type StableScanOptions,
+  stableFileScan,
+  stableRecordScan,
+  stableScan
+} from "./stable-scan.ts"

@@ -29,6 +29,30 @@ export interface Page<A> {
 
 export type FetchPage<A, E, R> = (skip: number, limit: number) => Effect.Effect<Page<A>, E, R>
 
+/**
+ * The paging strategies of the service's answers, by name: how one answer becomes a
+ * `Page`. Every paged read builds its pages with one of these, and pages with the
+ * streams below; none stops on a short page by itself.
+ */
+export const Paging = {
+  /** `{items, totalCount}` (list-workspaces, list-users as `users`, list-record-activity): more while `skip` + received < total. */
+  totalCount: <A>(items: ReadonlyArray<A>, totalCount: number, skip: number): Page<A> => ({
+    items,
+    more: skip + items.length < totalCount,
+    total: totalCount
+  }),
+  /** `{items, pageInfo: {hasNextPage, totalItems?}}` (list-records, list-files): the end signal decides. */
+  hasNextPage: <A>(items: ReadonlyArray<A>, hasNextPage: boolean, total: number | null = null): Page<A> => ({
+    items,
+    more: hasNextPage,
+    total
+  }),
+  /** A bare array (list-lists, list-tags): the whole set in one answer. */
+  bareArray: <A>(items: ReadonlyArray<A>): Page<A> => ({ items, more: false, total: items.length }),
+  /** One request that is not paged at all (search-records, count-records): nothing follows. */
+  singleRequest: <A>(items: ReadonlyArray<A>): Page<A> => ({ items, more: false, total: null })
+} as const
+
 /** Where a page request was aimed, for error messages. */
 export interface PageTarget {
   readonly operation: string
@@ -89,6 +113,14 @@ export const sequentialPages = <A, E, R>(fetch: FetchPage<A, E, R>, limit: numbe
       // An empty page ends paging even if it claims more: nothing to advance by.
       page.more && page.items.length > 0 ? Option.some(skip + page.items.length) : Option.none<number>()
     ] as const))
+
+/**
+ * Every item of a listing, one page after another (`sequentialPages`), collected; the
+ * fetch's own errors pass through unchanged. For the small listings a job reads whole
+ * (users, workspaces).
+ */
+export const allPages = <A, E, R>(fetch: FetchPage<A, E, R>, limit: number): Effect.Effect<Array<A>, E, R> =>
+  Effect.map(Stream.runCollect(sequentialPages(fetch, limit)), (c) => Chunk.toArray(c))
 
 interface Window<A> {
   readonly skip: number

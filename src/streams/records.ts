@@ -14,6 +14,7 @@ import {
   fanOutWithTotal,
   type FetchPage,
   type PageError,
+  Paging,
   sequentialPages,
   targeted
 } from "./paging.ts"
@@ -37,11 +38,7 @@ export const recordsFetch = (
     targeted(
       { operation: "list-records", workspaceId: filter.workspaceId ?? null },
       (skip, limit) =>
-        Effect.map(client.listRecords({ ...filter, skip, limit }), (page) => ({
-          items: page.items,
-          more: page.pageInfo.hasNextPage,
-          total: null
-        }))
+        Effect.map(client.listRecords({ ...filter, skip, limit }), (page) => Paging.hasNextPage(page.items, page.pageInfo.hasNextPage))
     ))
 
 /** count-records covers only these filters; other filters page sequentially. */
@@ -101,7 +98,7 @@ export const searchRecordsStream = (
     Effect.map(RestClient, (client) => {
       const limit = clampLimit(options.limit, SEARCH_MAX_LIMIT)
       const fetch = targeted({ operation: "search-records", workspaceId: input.workspaceId }, (_skip, limit) =>
-        Effect.map(client.searchRecords({ ...input, limit }), (items) => ({ items, more: false, total: null })))
+        Effect.map(client.searchRecords({ ...input, limit }), (items) => Paging.singleRequest(items)))
       return Stream.flatMap(Stream.fromEffect(fetch(0, limit)), (page) => Stream.fromIterable(page.items))
     })
   )

@@ -51,7 +51,7 @@ import { RestClient } from "../client/rest-client.ts"
 import type { FileItem } from "../schema/files.ts"
 import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
 import type { RecordSummary } from "../schema/records.ts"
-import { clampLimit, type FetchPage, type PageError, targeted } from "./paging.ts"
+import { clampLimit, type FetchPage, type PageError, Paging, targeted } from "./paging.ts"
 import { countRecords, DEFAULT_PAGE_CONCURRENCY, recordsFetch } from "./records.ts"
 
 export interface ScanReport {
@@ -468,11 +468,8 @@ export const stableRecordScan = (
 export const filesFetch = (workspaceId: string): Effect.Effect<FetchPage<FileItem, PageError, never>, never, RestClient> =>
   Effect.map(RestClient, (client) =>
     targeted({ operation: "list-files", workspaceId }, (skip, limit) =>
-      Effect.map(client.listFiles({ workspaceId, skip, limit }), (page) => ({
-        items: page.items,
-        more: page.pageInfo.hasNextPage,
-        total: page.pageInfo.totalItems
-      }))))
+      Effect.map(client.listFiles({ workspaceId, skip, limit }), (page) =>
+        Paging.hasNextPage(page.items, page.pageInfo.hasNextPage, page.pageInfo.totalItems))))
 
 /** Plans and runs the stable scan of one workspace's files (the count is list-files' `totalItems`). */
 export const stableFileScan = (

@@ -38,6 +38,8 @@ import * as Option from "effect/Option"
 import { notAvailableLine } from "../client/errors.ts"
 import type { RestClientApi, RestError } from "../client/rest-client.ts"
 import { restUserEmail } from "../schema/users.ts"
+import { allPages, Paging } from "../streams/paging.ts"
+import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
 import { type Adoption, type JournalApi, JournalError, type JournalStateError, type PlanOp } from "../store/journal.ts"
 import {
@@ -188,14 +190,14 @@ export const restore = (
     const tagsAvailable = Option.isSome(tagList)
     const tags = new Map(Option.getOrElse(tagList, () => []).map((t) => [t.title, t.id] as const))
     const users = new Map<string, string>()
-    for (let skip = 0;; skip += 100) {
-      const page = yield* client.listUsers({ workspaceId: target, skip, limit: 100 })
-      for (const u of page.users) {
-        // A user the service lists without an e-mail cannot be matched by one.
-        const email = restUserEmail(u)
-        if (email !== undefined) users.set(email, u.id)
-      }
-      if (page.users.length < 100 || skip + page.users.length >= page.totalCount) break
+    const listed = yield* allPages(
+      (skip, limit) => Effect.map(client.listUsers({ workspaceId: target, skip, limit }), (p) => Paging.totalCount(p.users, p.totalCount, skip)),
+      PAGE_MAX_LIMIT
+    )
+    for (const u of listed) {
+      // A user the service lists without an e-mail cannot be matched by one.
+      const email = restUserEmail(u)
+      if (email !== undefined) users.set(email, u.id)
     }
 
     const sources = yield* store.query("read the run's records", (db) =>

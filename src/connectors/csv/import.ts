@@ -28,6 +28,8 @@ import * as path from "node:path"
 import { isNotFound, notAvailableLine } from "../../client/errors.ts"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { restUserEmail } from "../../schema/users.ts"
+import { allPages, Paging } from "../../streams/paging.ts"
+import { PAGE_MAX_LIMIT } from "../../schema/limits.ts"
 import { type Adoption, type JournalApi, JournalError, type JournalStateError, type OpState, type PlannedOp, type PlanOp } from "../../store/journal.ts"
 import {
   listEnsureKey,
@@ -154,14 +156,14 @@ const loadDirectory = (
       else for (const t of found) if (!tags.has(t.title)) tags.set(t.title, t.id)
     }
     if (need.users) {
-      for (let skip = 0;; skip += 100) {
-        const page = yield* client.listUsers({ workspaceId, skip, limit: 100 })
-        for (const u of page.users) {
-          // A user the service lists without an e-mail cannot be matched by one.
-          const email = restUserEmail(u)
-          if (email !== undefined) users.set(email, u.id)
-        }
-        if (page.users.length < 100 || skip + page.users.length >= page.totalCount) break
+      const listed = yield* allPages(
+        (skip, limit) => Effect.map(client.listUsers({ workspaceId, skip, limit }), (p) => Paging.totalCount(p.users, p.totalCount, skip)),
+        PAGE_MAX_LIMIT
+      )
+      for (const u of listed) {
+        // A user the service lists without an e-mail cannot be matched by one.
+        const email = restUserEmail(u)
+        if (email !== undefined) users.set(email, u.id)
       }
     }
     return { lists, tags, users, notices } satisfies Directory
