@@ -4,15 +4,15 @@
  * SIGKILLed holder is gone with it.
  */
 import Database from "better-sqlite3"
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { runCli } from "../support/cli.ts"
+import { lockHolder } from "../support/lock-holder.ts"
 
-const ROOT = new URL("../../", import.meta.url).pathname
 
 let emu: EmulatorHandle
 let dir: string
@@ -26,17 +26,6 @@ afterAll(async () => {
 
 const env = () => ({ WORKSYNC_REST_URL: emu.restUrl, WORKSYNC_TOKEN: emu.token, WORKSYNC_ORG: emu.org })
 
-/** Another process holding the lock of `file` (test/support/lock-child.ts). */
-const holder = (file: string): Promise<ChildProcess> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", `file://${ROOT}node_modules/tsx/dist/loader.mjs`, `${ROOT}test/support/lock-child.ts`, file], {
-      stdio: ["pipe", "pipe", "inherit"]
-    })
-    child.stdout!.on("data", (d: Buffer) => {
-      if (d.toString().includes("locked")) resolve(child)
-    })
-    child.once("exit", (code) => reject(new Error(`lock holder exited with ${code} before taking the lock`)))
-  })
 
 const kill = (child: ChildProcess) =>
   new Promise<void>((resolve) => {
@@ -58,7 +47,7 @@ describe("one process per snapshot and per journal", () => {
     const snapshot = path.join(dir, "held.sqlite")
     const first = await runCli(["backup", "--snapshot", snapshot, "--json"], { env: env() })
     expect(first.code).toBe(0)
-    const child = await holder(snapshot)
+    const child = await lockHolder(snapshot)
     let second
     try {
       second = await runCli(["backup", "--snapshot", snapshot, "--json"], { env: env() })
@@ -81,7 +70,7 @@ describe("one process per snapshot and per journal", () => {
     const csv = path.join(dir, "in.csv")
     fs.writeFileSync(csv, "title\nOne\nTwo\n")
     const journal = path.join(dir, "held-journal.sqlite")
-    const child = await holder(journal)
+    const child = await lockHolder(journal)
     let result
     try {
       result = await runCli(["import-csv", "--workspace", emu.workspaces[0]!, "--csv", csv, "--journal", journal, "--map", "title=title", "--json"], { env: env() })

@@ -1,31 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { lockStore, StoreBusy } from "../../src/store/file-lock.ts"
 import { openJournal } from "../../src/store/journal.ts"
+import { exited, lockHolder } from "../support/lock-holder.ts"
 
-const ROOT = new URL("../../", import.meta.url).pathname
 
 const tmpFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-lock-")), "journal.sqlite")
 
-/** A child process holding the lock of `file`; resolves once it says it holds it. */
-const holder = (file: string): Promise<ChildProcess> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", `file://${ROOT}node_modules/tsx/dist/loader.mjs`, `${ROOT}test/support/lock-child.ts`, file], {
-      stdio: ["pipe", "pipe", "inherit"]
-    })
-    child.stdout!.on("data", (d: Buffer) => {
-      if (d.toString().includes("locked")) resolve(child)
-    })
-    child.once("exit", (code) => reject(new Error(`lock holder exited with ${code} before taking the lock`)))
-  })
-
-const exited = (child: ChildProcess) =>
-  new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())))
 
 const busyOrNot = (file: string) =>
   Effect.scoped(Effect.exit(lockStore("journal", file, { waitMs: 0 })))
@@ -50,7 +35,7 @@ describe("one writer per store file (journal and snapshot lock)", () => {
 
   it("another process holding the lock makes this one refuse with one line; its SIGKILL frees the lock", async () => {
     const file = tmpFile()
-    const child = await holder(file)
+    const child = await lockHolder(file)
     try {
       const refused = await Effect.runPromise(busyOrNot(file))
       expect(Exit.isFailure(refused)).toBe(true)
@@ -70,7 +55,7 @@ describe("one writer per store file (journal and snapshot lock)", () => {
 
   it("a waiting opener gets the lock once the holder lets go", async () => {
     const file = tmpFile()
-    const child = await holder(file)
+    const child = await lockHolder(file)
     // The holder lets go a moment after this line; waiting is synchronous in SQLite, so
     // the line is flushed first.
     await new Promise<void>((resolve) => child.stdin!.write("release\n", () => resolve()))
