@@ -32,7 +32,12 @@ export const listCell = (raw: string): Array<unknown> => {
   if (s === "" || s.toLowerCase() === "null") return []
   if (s.startsWith("[") && s.endsWith("]")) {
     const parsed = jsonCell(s)
-    if (Array.isArray(parsed)) return parsed.filter((v) => v !== null && v !== "")
+    // `[10, 12]` is JSON too: numbers and booleans are the text the tool showed.
+    if (Array.isArray(parsed)) {
+      return parsed
+        .filter((v) => v !== null && v !== "")
+        .map((v) => (typeof v === "number" || typeof v === "boolean" ? String(v) : v))
+    }
     return splitList(s.slice(1, -1)).map(unquote)
   }
   return splitList(s)
