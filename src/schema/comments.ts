@@ -128,3 +128,19 @@ export const mapAttachments = (html: string, f: (a: AttachmentElement) => Attach
   }
   return out + html.slice(at)
 }
+
+const escapeText = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+
+/** Plain text as comment HTML: one paragraph per line, characters escaped. */
+export const textToHtml = (text: string): string =>
+  text.split("\n").map((line) => `<p>${escapeText(line)}</p>`).join("")
+
+/**
+ * The visible text of comment HTML, whitespace collapsed: what two renderings of the same
+ * comment share, whatever markup a service adds or rewrites (used to recognise a comment
+ * a lost answer left unconfirmed).
+ */
+export const commentVisibleText = (html: string): string =>
+  decodeEntities(html.replace(/<(br|\/p|\/div|\/li)\b[^>]*>/gi, "\n").replace(/<[^>]*>/g, ""))
+    .replace(/\s+/g, " ")
+    .trim()

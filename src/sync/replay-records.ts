@@ -50,7 +50,7 @@ const badPayload = (op: Op, detail: string): ExecFailure => ({
   message: `journal op ${op.key} (${op.kind}) has an unreadable payload: ${detail}`
 })
 
-const decode = <A, I>(schema: Schema.Schema<A, I>, op: Op, payload: unknown = op.payload): Effect.Effect<A, ExecFailure> =>
+export const decode = <A, I>(schema: Schema.Schema<A, I>, op: Op, payload: unknown = op.payload): Effect.Effect<A, ExecFailure> =>
   Schema.decodeUnknown(schema)(payload).pipe(Effect.mapError((e) => badPayload(op, e.message)))
 
 /**
@@ -67,15 +67,15 @@ const decodeCreate = (op: Op, journal: JournalApi): Effect.Effect<RecordCreatePa
     return yield* decode(RecordCreatePayload, op, { ...raw, workspaceId: ws.value })
   })
 
-const unresolved = (what: string): ExecFailure => ({ _tag: "Unresolved", message: what })
+export const unresolved = (what: string): ExecFailure => ({ _tag: "Unresolved", message: what })
 
-const lookupOrFail = (journal: JournalApi, namespace: string, key: string, what: string) =>
+export const lookupOrFail = (journal: JournalApi, namespace: string, key: string, what: string) =>
   journal.lookup(namespace, key).pipe(
     Effect.mapError((e): ExecFailure => ({ _tag: e._tag, message: e.message })),
     Effect.flatMap(Option.match({ onNone: () => Effect.fail(unresolved(what)), onSome: Effect.succeed }))
   )
 
-const journalFailure = (e: { readonly _tag: string; readonly message: string }): ExecFailure => ({
+export const journalFailure = (e: { readonly _tag: string; readonly message: string }): ExecFailure => ({
   _tag: e._tag,
   message: e.message
 })
@@ -96,7 +96,7 @@ const targetListId = (
     : Effect.succeed(undefined)
 
 /** Tells each notice once per executor set. */
-const noticeOnce = (onNotice: ((line: string) => void) | undefined) => {
+export const noticeOnce = (onNotice: ((line: string) => void) | undefined) => {
   const told = new Set<string>()
   return (line: string) => {
     if (onNotice === undefined || told.has(line)) return
@@ -105,7 +105,7 @@ const noticeOnce = (onNotice: ((line: string) => void) | undefined) => {
   }
 }
 
-const isNotAvailable = (e: { readonly _tag: string }): e is ExecFailure & { readonly operation: string } =>
+export const isNotAvailable = (e: { readonly _tag: string }): e is ExecFailure & { readonly operation: string } =>
   e._tag === "NotAvailable"
 
 /**

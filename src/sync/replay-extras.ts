@@ -1,0 +1,266 @@
+/**
+ * Executors of a migration's follow-ups (plan-extras.ts): comments through GraphQL
+ * `createComment` (category TODO), attachments fetched without credentials and uploaded
+ * with `uploadFile`, then embedded in a comment; checklists and their items through the
+ * operations beyond the documents (assumptions.ts EXTRA_OPERATIONS); the archive through
+ * update-record (ARCHIVE_VIA_UPDATE_RECORD).
+ *
+ * Exactly once: a comment or a checklist whose answer was lost is looked for on the
+ * service before anything is sent again (reconcile); an upload whose answer was lost is
+ * uploaded again, which may leave one unreferenced file but never a second attachment (the
+ * comment embeds the uid the journal holds).
+ *
+ * What the service cannot hold, or an attachment that cannot be fetched, ends its op done
+ * with the reason in the result (a notice, or `notFetched`): the import reports it, and
+ * the comment of an attachment not fetched still says which file it was and where.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { Schema } from "effect"
+import { notAvailableLine } from "../client/errors.ts"
+import type { GraphqlClientApi } from "../client/graphql-client.ts"
+import { guessContentType } from "../client/multipart.ts"
+import type { RestClientApi } from "../client/rest-client.ts"
+import { fetchAttachment } from "../connectors/presets/attachments.ts"
+import { commentVisibleText, textToHtml } from "../schema/comments.ts"
+import { ACTIVITY_MAX_LIMIT } from "../schema/limits.ts"
+import { Checklist } from "../schema/records.ts"
+import { allPages, Paging } from "../streams/paging.ts"
+import type { JournalApi, Op } from "../store/journal.ts"
+import { recordNamespace } from "./plan.ts"
+import {
+  ChecklistCreatePayload,
+  ChecklistItemCreatePayload,
+  checklistNamespace,
+  CommentCreatePayload,
+  EXTRA_KINDS,
+  FileUploadPayload,
+  FileUploadResult,
+  RecordArchivePayload
+} from "./plan-extras.ts"
+import type { ExecFailure, Executor, OpOutcome } from "./replay.ts"
+import { decode, isNotAvailable, journalFailure, lookupOrFail, noticeOnce, unresolved } from "./replay-records.ts"
+
+export interface ExtraExecutorOptions {
+  /** Where attachments named in the export are looked for by file name. */
+  readonly attachmentsDir?: string | undefined
+  /** Told once per kind of thing the service cannot hold (one line). */
+  readonly onNotice?: (line: string) => void
+}
+
+const recordOf = (p: { readonly workspaceId: string; readonly recordRef: string }, journal: JournalApi) =>
+  lookupOrFail(journal, recordNamespace(p.workspaceId), p.recordRef, `the record of ${p.recordRef} was not created`)
+
+const done = (result: unknown, mappings: OpOutcome["mappings"] = []): OpOutcome => ({ result, mappings })
+
+const failure = (e: { readonly _tag: string; readonly message: string }): ExecFailure => e
+
+/** The upload op's result, as the comment embedding it needs it. */
+const uploadedFile = (journal: JournalApi, key: string) =>
+  Effect.gen(function*() {
+    const op = yield* journal.get(key).pipe(Effect.mapError(journalFailure))
+    if (Option.isNone(op) || op.value.state !== "done") return yield* Effect.fail(unresolved(`the upload ${key} is not done`))
+    return yield* Schema.decodeUnknown(FileUploadResult)(op.value.result).pipe(
+      Effect.mapError((e) => unresolved(`the upload ${key} has an unreadable result: ${e.message}`))
+    )
+  })
+
+const commentTextOf = (p: CommentCreatePayload, file: FileUploadResult | undefined): string =>
+  file !== undefined && "notFetched" in file ? `${p.text}\n(not attached: ${file.notFetched})` : p.text
+
+/** Every comment of a record, as list-record-activity gives them. */
+const commentsOf = (client: RestClientApi, workspaceId: string, recordId: string) =>
+  allPages(
+    (skip, limit) =>
+      Effect.map(
+        client.listRecordActivity({ workspaceId, recordId, type: "comments", skip, limit }),
+        (page) => Paging.totalCount(page.items, page.totalCount, skip)
+      ),
+    ACTIVITY_MAX_LIMIT
+  )
+
+const commentExecutor = (client: RestClientApi, graphql: GraphqlClientApi): Executor => {
+  const prepare = (op: Op, journal: JournalApi) =>
+    Effect.gen(function*() {
+      const p = yield* decode(CommentCreatePayload, op)
+      const recordId = yield* recordOf(p, journal)
+      const file = p.fileRef === undefined ? undefined : yield* uploadedFile(journal, p.fileRef)
+      return { p, recordId, file, text: commentTextOf(p, file) }
+    })
+  return {
+    kind: EXTRA_KINDS.commentCreate,
+    // Comments of one record one at a time: they keep the export's order, and a
+    // reconciliation can tell which of them it found.
+    group: (op) => {
+      const ref = (op.payload as { recordRef?: unknown } | null)?.recordRef
+      return typeof ref === "string" ? `comments:${ref}` : undefined
+    },
+    execute: (op, journal) =>
+      Effect.gen(function*() {
+        const { file, recordId, text } = yield* prepare(op, journal)
+        const attachments = file !== undefined && "uid" in file ? [file] : []
+        const comment = yield* graphql
+          .createComment({ html: textToHtml(text), text, category: "TODO", categoryId: recordId, attachments })
+          .pipe(Effect.mapError(failure))
+        return done({ id: comment.id, recordId })
+      }),
+    reconcile: (op, journal) =>
+      Effect.gen(function*() {
+        const { p, recordId, text } = yield* prepare(op, journal)
+        const wanted = commentVisibleText(textToHtml(text))
+        const items = yield* commentsOf(client, p.workspaceId, recordId).pipe(Effect.mapError(failure))
+        const found = items.find((c) => c.deletedAt === null && c.html !== null && commentVisibleText(c.html) === wanted)
+        return found === undefined ? Option.none() : Option.some(done({ id: found.id, recordId }))
+      })
+  }
+}
+
+const fileExecutor = (graphql: GraphqlClientApi, options: ExtraExecutorOptions): Executor => ({
+  kind: EXTRA_KINDS.fileUpload,
+  execute: (op, journal) =>
+    Effect.gen(function*() {
+      const p = yield* decode(FileUploadPayload, op)
+      // The record must exist before its file is worth fetching.
+      yield* recordOf(p, journal)
+      const got = yield* fetchAttachment(p.name, p.sources, options.attachmentsDir)
+      if (got._tag === "NotFetched") return done({ notFetched: got.reason, name: p.name })
+      const uploaded = yield* graphql
+        .uploadFile({
+          projectId: p.workspaceId,
+          file: { name: p.name, contentType: guessContentType(p.name), size: got.bytes.byteLength, body: { _tag: "Bytes", bytes: got.bytes } }
+        })
+        .pipe(Effect.mapError(failure))
+      return done({ uid: uploaded.uid, name: uploaded.name, size: uploaded.size, type: uploaded.type, extension: uploaded.extension })
+    })
+})
+
+/** create-checklist and create-checklist-item answer the object; the id is all that is read. */
+const Created = Schema.Struct({ id: Schema.optional(Schema.String) })
+
+const checklistsOf = (client: RestClientApi, workspaceId: string, recordId: string) =>
+  Effect.map(client.getRecord({ workspaceId, recordId }), (detail) => {
+    const raw = (detail as { checklists?: unknown }).checklists
+    return Array.isArray(raw) ? raw.flatMap((c) => Option.toArray(Schema.decodeUnknownOption(Checklist)(c))) : []
+  })
+
+const LEFT_OUT_CHECKLIST = ""
+
+const checklistExecutor = (client: RestClientApi, notice: (line: string) => void): Executor => {
+  const find = (p: ChecklistCreatePayload, recordId: string) =>
+    Effect.map(checklistsOf(client, p.workspaceId, recordId), (lists) => lists.find((c) => c.title === p.title))
+  return {
+    kind: EXTRA_KINDS.checklistCreate,
+    group: (op) => {
+      const ref = (op.payload as { recordRef?: unknown } | null)?.recordRef
+      return typeof ref === "string" ? `checklists:${ref}` : undefined
+    },
+    execute: (op, journal) =>
+      Effect.gen(function*() {
+        const p = yield* decode(ChecklistCreatePayload, op)
+        const recordId = yield* recordOf(p, journal)
+        const created = yield* client
+          .call("create-checklist", { workspaceId: p.workspaceId, recordId, title: p.title }, Created, { idempotent: false, beyondDocuments: true })
+          .pipe(
+            Effect.map(Option.some),
+            Effect.catchIf(isNotAvailable, (e) => {
+              notice(`${notAvailableLine("checklists", e)}; records are created without them`)
+              return Effect.succeed(Option.none<{ readonly id?: string | undefined }>())
+            }),
+            Effect.mapError(failure)
+          )
+        if (Option.isNone(created)) {
+          return done({ leftOut: true }, [{ namespace: checklistNamespace(p.workspaceId), sourceKey: op.key, targetId: LEFT_OUT_CHECKLIST }])
+        }
+        // The answer's shape is not documented: without an id, the checklist is found by title.
+        const id = created.value.id ?? (yield* find(p, recordId).pipe(Effect.mapError(failure)))?.id
+        if (id === undefined) return yield* Effect.fail(unresolved(`checklist ${JSON.stringify(p.title)} was created but not found`))
+        return done({ id }, [{ namespace: checklistNamespace(p.workspaceId), sourceKey: op.key, targetId: id }])
+      }),
+    reconcile: (op, journal) =>
+      Effect.gen(function*() {
+        const p = yield* decode(ChecklistCreatePayload, op)
+        const recordId = yield* recordOf(p, journal)
+        const found = yield* find(p, recordId).pipe(Effect.mapError(failure))
+        return found === undefined
+          ? Option.none()
+          : Option.some(done({ id: found.id }, [{ namespace: checklistNamespace(p.workspaceId), sourceKey: op.key, targetId: found.id }]))
+      })
+  }
+}
+
+const checklistItemExecutor = (client: RestClientApi): Executor => {
+  const target = (op: Op, journal: JournalApi) =>
+    Effect.gen(function*() {
+      const p = yield* decode(ChecklistItemCreatePayload, op)
+      const checklistId = yield* lookupOrFail(journal, checklistNamespace(p.workspaceId), p.checklistRef, `the checklist of ${p.checklistRef} was not created`)
+      return { p, checklistId }
+    })
+  return {
+    kind: EXTRA_KINDS.checklistItemCreate,
+    group: (op) => {
+      const ref = (op.payload as { checklistRef?: unknown } | null)?.checklistRef
+      return typeof ref === "string" ? `items:${ref}` : undefined
+    },
+    execute: (op, journal) =>
+      Effect.gen(function*() {
+        const { checklistId, p } = yield* target(op, journal)
+        if (checklistId === LEFT_OUT_CHECKLIST) return done({ leftOut: true })
+        const created = yield* client
+          .call(
+            "create-checklist-item",
+            { workspaceId: p.workspaceId, checklistId, title: p.title, ...(p.done ? { done: true } : {}) },
+            Created,
+            { idempotent: false, beyondDocuments: true }
+          )
+          .pipe(Effect.mapError(failure))
+        return done({ id: created.id ?? null })
+      }),
+    reconcile: (op, journal) =>
+      Effect.gen(function*() {
+        const { checklistId, p } = yield* target(op, journal)
+        if (checklistId === LEFT_OUT_CHECKLIST) return Option.some(done({ leftOut: true }))
+        const recordId = yield* recordOf(p, journal)
+        const lists = yield* checklistsOf(client, p.workspaceId, recordId).pipe(Effect.mapError(failure))
+        const item = lists.find((c) => c.id === checklistId)?.checklistItems.find((i) => i.title === p.title)
+        return item === undefined ? Option.none() : Option.some(done({ id: item.id }))
+      })
+  }
+}
+
+const archiveExecutor = (client: RestClientApi, notice: (line: string) => void): Executor => ({
+  kind: EXTRA_KINDS.recordArchive,
+  execute: (op, journal) =>
+    Effect.gen(function*() {
+      const p = yield* decode(RecordArchivePayload, op)
+      const recordId = yield* recordOf(p, journal)
+      return yield* client
+        .updateRecord({ workspaceId: p.workspaceId, recordId, archived: true } as Parameters<RestClientApi["updateRecord"]>[0])
+        .pipe(
+          Effect.as(done({ id: recordId })),
+          Effect.catchIf(
+            (e) => e._tag === "InvalidInput" || isNotAvailable(e),
+            () => {
+              notice(`${notAvailableLine("archived", { operation: "update-record archived" })}; archived items are imported live`)
+              return Effect.succeed(done({ id: recordId, archivedLeftOut: true }))
+            }
+          ),
+          Effect.mapError(failure)
+        )
+    })
+})
+
+/** Every follow-up executor of a migration. */
+export const makeExtraExecutors = (
+  client: RestClientApi,
+  graphql: GraphqlClientApi,
+  options: ExtraExecutorOptions = {}
+): Array<Executor> => {
+  const notice = noticeOnce(options.onNotice)
+  return [
+    commentExecutor(client, graphql),
+    fileExecutor(graphql, options),
+    checklistExecutor(client, notice),
+    checklistItemExecutor(client),
+    archiveExecutor(client, notice)
+  ]
+}
