@@ -9,7 +9,7 @@
  * also what reconciliation looks for on the service.
  */
 import { Schema } from "effect"
-import type { SourceComment } from "../connectors/presets/model.ts"
+import type { SourceAttachment, SourceComment } from "../connectors/presets/model.ts"
 
 export const EXTRA_KINDS = {
   fileUpload: "file.upload",
@@ -76,8 +76,14 @@ export const extraKey = {
   fileComment: (createKey: string, n: number) => `${createKey}/file/${n}/comment`,
   checklist: (createKey: string, n: number) => `${createKey}/checklist/${n}`,
   checklistItem: (createKey: string, n: number, m: number) => `${createKey}/checklist/${n}/${m}`,
-  archive: (createKey: string) => `${createKey}/archive`
+  archive: (createKey: string) => `${createKey}/archive`,
+  /** The parent's "Sub-tasks" checklist, and one item per sub-task (keyed by the sub-task's create). */
+  subtasks: (parentKey: string) => `${parentKey}/subtasks`,
+  subtaskItem: (parentKey: string, childKey: string) => `${parentKey}/subtasks/${childKey}`
 } as const
+
+/** The title of the checklist that lists a record's sub-tasks. */
+export const SUBTASKS_CHECKLIST = "Sub-tasks"
 
 /** "Alice Example wrote on 2025-11-05T17:18:00Z (Jira):" — the first line of a migrated comment. */
 export const attributionLine = (tool: string, comment: Pick<SourceComment, "author" | "date">): string =>
@@ -86,3 +92,7 @@ export const attributionLine = (tool: string, comment: Pick<SourceComment, "auth
 /** The whole text of a migrated comment: attribution line, then the body. */
 export const commentText = (tool: string, comment: SourceComment): string =>
   `${attributionLine(tool, comment)}\n${comment.body}`
+
+/** The text of the comment that carries an attachment: who attached what, when, from where. */
+export const attachmentText = (tool: string, a: SourceAttachment): string =>
+  `${a.author ?? "Someone"} attached ${a.name}${a.date !== undefined ? ` on ${a.date}` : ""} (${tool})${a.url !== undefined ? `:\n${a.url}` : ""}`

@@ -46,6 +46,8 @@ export interface ExtraExecutorOptions {
   readonly attachmentsDir?: string | undefined
   /** Told once per kind of thing the service cannot hold (one line). */
   readonly onNotice?: (line: string) => void
+  /** Told of each attachment this run: uploaded, or not fetched and why. */
+  readonly onAttachment?: (a: { readonly name: string; readonly reason: string | undefined }) => void
 }
 
 const recordOf = (p: { readonly workspaceId: string; readonly recordRef: string }, journal: JournalApi) =>
@@ -123,13 +125,17 @@ const fileExecutor = (graphql: GraphqlClientApi, options: ExtraExecutorOptions):
       // The record must exist before its file is worth fetching.
       yield* recordOf(p, journal)
       const got = yield* fetchAttachment(p.name, p.sources, options.attachmentsDir)
-      if (got._tag === "NotFetched") return done({ notFetched: got.reason, name: p.name })
+      if (got._tag === "NotFetched") {
+        options.onAttachment?.({ name: p.name, reason: got.reason })
+        return done({ notFetched: got.reason, name: p.name })
+      }
       const uploaded = yield* graphql
         .uploadFile({
           projectId: p.workspaceId,
           file: { name: p.name, contentType: guessContentType(p.name), size: got.bytes.byteLength, body: { _tag: "Bytes", bytes: got.bytes } }
         })
         .pipe(Effect.mapError(failure))
+      options.onAttachment?.({ name: p.name, reason: undefined })
       return done({ uid: uploaded.uid, name: uploaded.name, size: uploaded.size, type: uploaded.type, extension: uploaded.extension })
     })
 })
@@ -252,13 +258,12 @@ const archiveExecutor = (client: RestClientApi, notice: (line: string) => void):
 /** Every follow-up executor of a migration. */
 export const makeExtraExecutors = (
   client: RestClientApi,
-  graphql: GraphqlClientApi,
+  graphql: GraphqlClientApi | undefined,
   options: ExtraExecutorOptions = {}
 ): Array<Executor> => {
   const notice = noticeOnce(options.onNotice)
   return [
-    commentExecutor(client, graphql),
-    fileExecutor(graphql, options),
+    ...(graphql !== undefined ? [commentExecutor(client, graphql), fileExecutor(graphql, options)] : []),
     checklistExecutor(client, notice),
     checklistItemExecutor(client),
     archiveExecutor(client, notice)

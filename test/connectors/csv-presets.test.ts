@@ -77,7 +77,8 @@ describe("presets on sample exports (examples/data)", () => {
     const { ws, result } = await importSample("jira", "jira-export.csv")
     expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0 })
     const r = records(ws)
-    expect(r.get("Login fails with SSO")!.tags!.split(",").sort()).toEqual(["backend", "sso"])
+    // Labels, plus the priority and issue type as tags.
+    expect(r.get("Login fails with SSO")!.tags!.split(",").sort()).toEqual(["Priority: High", "Type: Bug", "backend", "sso"])
     expect(r.get("Login fails with SSO")).toMatchObject({ list: "In Progress", done: 0, dued_all_day: 1 })
     expect(r.get("Rotate the TLS certificates")).toMatchObject({ list: "Done", done: 1 })
     expect(r.get("Upgrade the database")).toMatchObject({ dued_all_day: 0 })

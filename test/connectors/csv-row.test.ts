@@ -2,7 +2,7 @@ import * as Either from "effect/Either"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { parseMapFlag, parseMappingFile, resolveMapping } from "../../src/connectors/csv/mapping.ts"
-import { stripTrelloLabelColours } from "../../src/connectors/csv/presets.ts"
+import { trelloLabels } from "../../src/connectors/presets/trello.ts"
 import { decodeRowWithSchema, fastDecodeRow, normalizeDate, parseDone, validateRow } from "../../src/connectors/csv/row.ts"
 import { contentKey, makeExtractor } from "../../src/connectors/csv/rows.ts"
 
@@ -148,26 +148,19 @@ describe("mapping", () => {
     )
   })
 
-  it("presets use the tools' real export headers; explicit entries win over the preset", () => {
-    const trello = ["Card ID", "Card Name", "Card URL", "Card Description", "Labels", "Members", "Due Date", "List Name", "Due Complete"]
-    const t = ok(resolveMapping(trello, { preset: "trello" }))
-    expect(t.mapping.title?.name).toBe("Card Name")
-    expect(t.mapping.key?.name).toBe("Card ID")
-    expect(t.mapping.assignees).toBeUndefined()
-    const asana = ["Task ID", "Created At", "Completed At", "Last Modified", "Name", "Section/Column", "Assignee", "Assignee Email", "Start Date", "Due Date", "Tags", "Notes", "Projects", "Parent task"]
-    const a = ok(resolveMapping(asana, { preset: "asana", flags: [["description", "Projects"]] }))
-    expect(a.mapping.assignees?.name).toBe("Assignee Email")
-    expect(a.mapping.description?.name).toBe("Projects")
-    const jira = ["Summary", "Issue key", "Issue id", "Issue Type", "Status", "Priority", "Assignee", "Created", "Due date", "Resolved", "Labels", "Labels", "Description"]
-    const j = ok(resolveMapping(jira, { preset: "jira" }))
-    expect(j.mapping.tags?.indexes).toEqual([10, 11])
-    expect(Either.isLeft(resolveMapping(["Foo"], { preset: "asana" }))).toBe(true)
-    expect(stripTrelloLabelColours("Bug (red), Urgent (orange), (green)")).toBe("Bug, Urgent, green")
+  it("the generic preset maps our field names and their synonyms; explicit entries win over it", () => {
+    const g = ok(resolveMapping(["Name", "Notes", "Section", "Due date", "Assignee Email", "Labels", "id"], { preset: "generic", flags: [["description", "Section"]] }))
+    expect(g.mapping.title?.name).toBe("name")
+    expect(g.mapping.assignees?.name).toBe("assignee email")
+    expect(g.mapping.key?.name).toBe("id")
+    expect(g.mapping.description?.name).toBe("Section")
+    expect(Either.isLeft(resolveMapping(["Foo"], { preset: "generic" }))).toBe(true)
+    expect(trelloLabels("Bug (red), Urgent (orange), (green)")).toEqual(["Bug", "Urgent", "green"])
   })
 
-  it("row identity: the key column when mapped, else a content hash; Jira's repeated Labels are joined", () => {
+  it("row identity: the key column when mapped, else a content hash; a repeated column (Labels) is joined", () => {
     const header = ["Summary", "Issue key", "Labels", "Labels", "Resolved"]
-    const m = ok(resolveMapping(header, { preset: "jira" }))
+    const m = ok(resolveMapping(header, { flags: [["title", "Summary"], ["key", "Issue key"], ["tags", "Labels"], ["done", "Resolved"]] }))
     const extract = makeExtractor(header, m.mapping, m.transforms)
     const e = extract({ line: 2, values: ["Fix it", "PRJ-1", "backend", "urgent", "24/Jan/24 10:00 AM"] })
     expect(e.key).toBe("k:PRJ-1")

@@ -18,7 +18,7 @@ import { withExamples } from "../help-doc.ts"
  * The names of the CSV presets (connectors/csv/presets.ts), listed here so that help does
  * not load the CSV connector; run/import-csv.ts fails to compile if the two lists differ.
  */
-export const PRESET_CHOICES = ["generic", "trello", "asana", "jira"] as const
+export const PRESET_CHOICES = ["generic", "trello", "asana", "jira", "clickup"] as const
 
 export const options = {
   ...connectionOptions,
@@ -33,7 +33,17 @@ export const options = {
   ),
   mapping: Options.text("mapping").pipe(Options.withDescription("JSON file {\"FIELD\": \"COLUMN\", ...}"), Options.optional),
   preset: Options.choice("preset", PRESET_CHOICES).pipe(
-    Options.withDescription("column names of a tool's CSV export: generic, trello, asana, jira"),
+    Options.withDescription(
+      "read a tool's own export (trello: board CSV or JSON; asana, jira, clickup: CSV) with comments, attachments, checklists and people; generic: our field names"
+    ),
+    Options.optional
+  ),
+  attachments: Options.text("attachments").pipe(
+    Options.withDescription("directory where attachments named in the export are found by file name (when their URL needs credentials)"),
+    Options.optional
+  ),
+  people: Options.text("people").pipe(
+    Options.withDescription("CSV file with columns name,email: people the export names by display name"),
     Options.optional
   ),
   dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan; send nothing, write no journal")),
@@ -56,6 +66,7 @@ export const importCsvCommand = Command.make("import-csv", options, (flags) =>
       withExamples("create one record per valid CSV row, exactly once across reruns (journal)", [
         "worksync import-csv --workspace website --csv trello.csv --preset trello --journal import.sqlite --dry-run",
         "worksync import-csv --workspace website --csv trello.csv --preset trello --journal import.sqlite",
+        "worksync import-csv --workspace website --csv jira.csv --preset jira --attachments ./jira-files --people people.csv --journal import.sqlite",
         "worksync import-csv --workspace website --csv tasks.csv --map title=Name --map duedAt=\"Due date\" --journal import.sqlite"
       ], ["Exit 2 when rows were rejected (see --rejects); rerun with the same --journal to resume after exit 1."])
     )

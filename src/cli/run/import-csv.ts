@@ -5,10 +5,14 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import { Connection } from "../../client/config.ts"
+import { GraphqlClient } from "../../client/graphql-client.ts"
 import { RestClient } from "../../client/rest-client.ts"
 import { importCsv, ImportFailed, type ImportResult, ImportUsageError } from "../../connectors/csv/import.ts"
 import { type Field, MappingError, parseMapFlag, parseMappingFile } from "../../connectors/csv/mapping.ts"
 import type { PresetName } from "../../connectors/csv/presets.ts"
+import { censusLines } from "../../connectors/presets/census.ts"
+import { isToolPreset } from "../../connectors/presets/index.ts"
+import { readPeopleFile } from "../../connectors/presets/people.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, Journal, journalLayer } from "../../store/journal.ts"
 import { ReplayAborted } from "../../sync/replay.ts"
@@ -68,9 +72,30 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
     if (!fs.existsSync(flags.csv)) {
       return yield* Effect.fail(usageError(`--csv ${flags.csv}: file not found`))
     }
+    const tool = isToolPreset(mapping.preset)
+    const attachmentsDir = Option.getOrUndefined(flags.attachments)
+    if (attachmentsDir !== undefined && !(fs.existsSync(attachmentsDir) && fs.statSync(attachmentsDir).isDirectory())) {
+      return yield* Effect.fail(usageError(`--attachments ${attachmentsDir}: not a directory`))
+    }
+    if ((attachmentsDir !== undefined || Option.isSome(flags.people)) && !tool) {
+      return yield* Effect.fail(usageError("--attachments and --people go with --preset trello, asana, jira or clickup"))
+    }
+    let people: ReadonlyMap<string, string> | undefined
+    if (Option.isSome(flags.people)) {
+      const name = flags.people.value
+      let text: string
+      try {
+        text = fs.readFileSync(name, "utf8")
+      } catch {
+        return yield* Effect.fail(usageError(`--people ${name}: file not found`))
+      }
+      const read = readPeopleFile(name, text)
+      if ("error" in read) return yield* Effect.fail(usageError(read.error))
+      people = read
+    }
     const concurrency = Option.getOrElse(flags.concurrency, () => 8)
     if (concurrency < 1) return yield* Effect.fail(usageError(`--concurrency ${concurrency}: must be at least 1`))
-    const client = yield* clientLayerFromFlags(flags, { rest: true })
+    const client = yield* clientLayerFromFlags(flags, { rest: true, app: tool && !flags.dryRun })
     const rejectsFile = Option.getOrElse(flags.rejects, () => defaultRejects(flags.csv))
     const reading = yield* makeProgress({ label: "rows read", unit: "items", verbosity })
     const sending = yield* makeProgress({ label: "operations", unit: "items", verbosity })
@@ -83,6 +108,8 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       },
       mapping,
       concurrency,
+      attachmentsDir,
+      people,
       onRowsRead: (n: number) => reading.advance(n),
       // Reading ends where sending starts (a dry run never sends: its reading ends below).
       onReplayStart: (total: number) => Effect.zipRight(reading.done(), sending.setTotal(total)),
@@ -94,9 +121,11 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       : Effect.gen(function*() {
         const journal = yield* Journal
         const rest = yield* RestClient
+        // Comments and attachments of a tool's export go through GraphQL.
+        const graphql = tool ? yield* GraphqlClient : undefined
         // Reconciliation looks for a late write as long as the client itself would wait for one.
         const { requestTimeoutMs } = yield* Connection
-        return yield* importCsv(rest, journal, { ...base, rejectsFile, settleWindowMs: requestTimeoutMs })
+        return yield* importCsv(rest, journal, { ...base, rejectsFile, settleWindowMs: requestTimeoutMs, graphql })
       }).pipe(Effect.provide(Layer.merge(journalLayer(flags.journal), client)))
 
     const result = yield* run.pipe(
@@ -123,12 +152,35 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
         ...(result.adopted.length > 0
           ? { adopted: result.adopted.map((a) => ({ key: a.opKey, recordId: a.targetId, found: a.detail })) }
           : {}),
+        ...(result.census !== undefined
+          ? {
+            comments: result.comments ?? 0,
+            attachments: result.attachments ?? 0,
+            unmapped: result.census.notCarried.map((c) => c.column),
+            notCarried: Object.fromEntries(result.census.notCarried.map((c) => [c.column, { count: c.count, reason: c.reason }])),
+            people: { unresolved: result.people?.unresolved ?? [] },
+            ...(result.attachmentsNotFetched !== undefined && result.attachmentsNotFetched.length > 0
+              ? { attachmentsNotFetched: result.attachmentsNotFetched }
+              : {}),
+            ...(result.problems !== undefined && result.problems.length > 0 ? { problems: result.problems } : {}),
+            carried: Object.fromEntries(result.census.carried.map((c) => [c.column, { field: c.field, count: c.count }]))
+          }
+          : {}),
         ...(flags.dryRun ? { dryRun: true, plan: result.plan } : {})
       })
+    }
+    // The census first: what the export holds and where each column goes, before the rest.
+    if (result.census !== undefined && verbosity !== "quiet" && (flags.dryRun || verbosity === "verbose")) {
+      for (const line of censusLines(result.census)) yield* logLine(verbosity, `census: ${line}`)
     }
     yield* logLine(verbosity, summary(result, flags.dryRun))
     // What this service could not take (operations beyond the documents), one line each.
     for (const notice of result.notices) yield* logLine(verbosity, `import: ${notice}`)
+    if (result.people !== undefined && result.people.unresolved.length > 0) {
+      yield* logLine(verbosity, `import: not in the workspace, records created without them (map them with --people): ${result.people.unresolved.join(", ")}`)
+    }
+    for (const a of result.attachmentsNotFetched ?? []) yield* logLine(verbosity, `import: attachment ${a.name} not fetched: ${a.reason}`)
+    for (const p of result.problems ?? []) yield* logLine(verbosity, `import: ${p}`, "detail")
     // Records taken as ours after an unknown outcome, found by title: possibly someone else's.
     for (const a of result.adopted) {
       yield* logLine(verbosity, `import: adopted record ${a.targetId} for ${a.opKey} (found by ${a.detail})`, "detail")

@@ -26,8 +26,14 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { isNotFound, notAvailableLine } from "../../client/errors.ts"
+import type { GraphqlClientApi } from "../../client/graphql-client.ts"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { restUserEmail } from "../../schema/users.ts"
+import { isJsonFile, isToolPreset, readTrelloBoardFile, tabularReader, TOOL_PRESETS } from "../presets/index.ts"
+import type { Census, PresetRow } from "../presets/model.ts"
+import { nameKey } from "../presets/people.ts"
+import { EXTRA_KINDS, EXTRA_PHASES } from "../../sync/plan-extras.ts"
+import { makeExtraExecutors } from "../../sync/replay-extras.ts"
 import { allPages, Paging } from "../../streams/paging.ts"
 import { PAGE_MAX_LIMIT } from "../../schema/limits.ts"
 import { type Adoption, type JournalApi, JournalError, type JournalStateError, type OpState, type PlannedOp, type PlanOp } from "../../store/journal.ts"
@@ -44,6 +50,7 @@ import { openPlanWriter } from "../../store/plan-writer.ts"
 import { type OpEnd, replay, type ReplayAborted, type ReplayReport } from "../../sync/replay.ts"
 import { makeRecordExecutors } from "../../sync/replay-records.ts"
 import { type MappingInput, resolveMapping } from "./mapping.ts"
+import { makePresetPlanner } from "./preset-plan.ts"
 import { type CsvSourceOptions, openCsv } from "./read.ts"
 import type { CsvRow } from "./row.ts"
 import { type ExtractedRow, makeExtractor } from "./rows.ts"
@@ -86,6 +93,16 @@ export interface ImportOptions {
    * by default for CSV files of 4 MiB or more. Same journal either way.
    */
   readonly planThread?: boolean
+  /**
+   * The GraphQL client: comments and attachments of a tool's export are written through
+   * it (createComment, uploadFile). Without it they are planned but not sent (each such
+   * op fails naming what is missing, and a rerun with it sends them).
+   */
+  readonly graphql?: GraphqlClientApi | undefined
+  /** Where attachments named in a tool's export are found by file name (`--attachments`). */
+  readonly attachmentsDir?: string | undefined
+  /** Display name (folded) -> e-mail, from `--people FILE`. */
+  readonly people?: ReadonlyMap<string, string> | undefined
 }
 
 export interface PlanPreviewRow {
@@ -122,6 +139,17 @@ export interface ImportResult {
    */
   readonly adopted: ReadonlyArray<Adoption>
   readonly rejectsFile: string | null
+  /** A tool preset's census: every column carried (to which field) or left behind (and why). */
+  readonly census?: Census
+  /** Tool presets: comments created by this run (planned, for a dry run), attachments uploaded. */
+  readonly comments?: number
+  readonly attachments?: number
+  /** Attachments that could not be fetched this run, with the reason (each has a comment naming it). */
+  readonly attachmentsNotFetched?: ReadonlyArray<{ readonly name: string; readonly reason: string }>
+  /** People of the export the workspace does not know: records were created without them. */
+  readonly people?: { readonly unresolved: ReadonlyArray<string> }
+  /** Cells of the export that could not be read (rows imported without them), the first ones. */
+  readonly problems?: ReadonlyArray<string>
   /** Dry run only: new ops per kind and the first planned rows. */
   readonly plan?: { readonly ops: Readonly<Record<string, number>>; readonly first: ReadonlyArray<PlanPreviewRow> }
 }
@@ -131,6 +159,8 @@ interface Directory {
   /** Null when the service has no tags (list-tags is not available): rows are planned without them. */
   readonly tags: Map<string, string> | null
   readonly users: Map<string, string>
+  /** Folded full name -> e-mail (null when several users share it), for tool presets. */
+  readonly names: Map<string, string | null>
   readonly notices: ReadonlyArray<string>
 }
 
@@ -143,6 +173,7 @@ const loadDirectory = (
     const lists = new Map<string, string>()
     let tags: Map<string, string> | null = new Map<string, string>()
     const users = new Map<string, string>()
+    const names = new Map<string, string | null>()
     const notices: Array<string> = []
     if (need.lists) for (const l of yield* client.listLists({ workspaceId })) if (!lists.has(l.title)) lists.set(l.title, l.id)
     if (need.tags) {
@@ -163,10 +194,14 @@ const loadDirectory = (
       for (const u of listed) {
         // A user the service lists without an e-mail cannot be matched by one.
         const email = restUserEmail(u)
-        if (email !== undefined) users.set(email, u.id)
+        if (email !== undefined) {
+          users.set(email, u.id)
+          const full = typeof u.fullName === "string" ? nameKey(u.fullName) : ""
+          if (full !== "") names.set(full, names.has(full) ? null : email)
+        }
       }
     }
-    return { lists, tags, users, notices } satisfies Directory
+    return { lists, tags, users, names, notices } satisfies Directory
   })
 
 /** Finds a title exactly, else case-insensitively (one match only). */
@@ -415,6 +450,18 @@ const rejectsWriter = (file: string | undefined, header: ReadonlyArray<string>) 
   }
 }
 
+/** What a tool preset adds to the result of planning (a dry run's figures are the planned ones). */
+const toolReport = (tool: ReturnType<typeof makePresetPlanner>, newOps: Readonly<Record<string, number>>) => {
+  const report = tool.report()
+  return {
+    census: tool.census(),
+    comments: newOps[EXTRA_KINDS.commentCreate] ?? 0,
+    attachments: newOps[EXTRA_KINDS.fileUpload] ?? 0,
+    people: { unresolved: report.unresolved },
+    problems: report.problems
+  }
+}
+
 /**
  * Reads, validates and plans a CSV import into the journal (or, for a dry run, counts the
  * plan against a read-only view of an existing journal file). Sends no write.
@@ -427,17 +474,48 @@ export const planCsvImport = (
   Effect.gen(function*() {
     const ws = options.workspaceId
     const dryRun = options.dryRun === true
+    // Another tool's export is read by its own reader (src/connectors/presets), not mapped.
+    const toolName = isToolPreset(options.mapping.preset) ? options.mapping.preset : undefined
+    if (toolName !== undefined && ((options.mapping.flags?.length ?? 0) > 0 || options.mapping.file !== undefined)) {
+      return yield* Effect.fail(
+        new ImportUsageError({
+          message: `--preset ${toolName} reads the export's own columns; --map and --mapping go with --preset generic or no preset`
+        })
+      )
+    }
+    const batchRows = options.batchSize ?? PLAN_BATCH_ROWS
     const reader = yield* Effect.tryPromise({
-      try: () => openCsv(options.csv, options.batchSize ?? PLAN_BATCH_ROWS),
+      try: async () => {
+        if (toolName !== "trello" || !isJsonFile(options.csv.file)) return openCsv(options.csv, batchRows)
+        const board = readTrelloBoardFile(options.csv.file)
+        if ("error" in board) throw new Error(board.error)
+        return tabularReader(board, batchRows)
+      },
       catch: (e) => new ImportUsageError({ message: (e as Error).message })
     })
-    const resolved = resolveMapping(reader.header, options.mapping)
-    if (Either.isLeft(resolved)) {
-      reader.close()
-      return yield* Effect.fail(new ImportUsageError({ message: resolved.left.message }))
+    let extract: (record: import("./read.ts").CsvRecord) => ExtractedRow
+    let needs: { readonly tags: boolean; readonly users: boolean }
+    const toolReader = toolName === undefined ? undefined : TOOL_PRESETS[toolName].open(reader.header)
+    if (toolReader !== undefined) {
+      if ("error" in toolReader) {
+        reader.close()
+        return yield* Effect.fail(new ImportUsageError({ message: `--csv ${options.csv.file}: ${toolReader.error}` }))
+      }
+      // Set once the directory is read (people are resolved against it).
+      extract = () => {
+        throw new Error("the preset reader is not ready")
+      }
+      needs = { tags: true, users: true }
+    } else {
+      const resolved = resolveMapping(reader.header, options.mapping)
+      if (Either.isLeft(resolved)) {
+        reader.close()
+        return yield* Effect.fail(new ImportUsageError({ message: resolved.left.message }))
+      }
+      const { mapping, transforms } = resolved.right
+      extract = makeExtractor(reader.header, mapping, transforms)
+      needs = { tags: mapping.tags !== undefined, users: mapping.assignees !== undefined }
     }
-    const { mapping, transforms } = resolved.right
-    const extract = makeExtractor(reader.header, mapping, transforms)
 
     const real = "sync" in journal ? journal : undefined
     const owner = real?.sync.getMeta(TARGET_WORKSPACE_META)
@@ -457,17 +535,31 @@ export const planCsvImport = (
       )
     }
     // Lists are always read: it also proves the workspace exists before anything is planned.
-    const dir = yield* loadDirectory(client, ws, {
-      lists: true,
-      tags: mapping.tags !== undefined,
-      users: mapping.assignees !== undefined
-    }).pipe(
+    const dir = yield* loadDirectory(client, ws, { lists: true, ...needs }).pipe(
       Effect.tapError(() => Effect.sync(() => reader.close())),
       Effect.catchIf(
         (e) => isNotFound(e) || e._tag === "Forbidden",
         (e) => Effect.fail(new ImportUsageError({ message: `--workspace ${ws}: ${e.message}` }))
       )
     )
+    // A tool's row: read by its preset, people resolved against the workspace's users.
+    const tool = toolReader !== undefined && !("error" in toolReader)
+      ? makePresetPlanner({
+        workspaceId: ws,
+        label: TOOL_PRESETS[toolName!].label,
+        reader: toolReader,
+        people: { byEmail: dir.users, byName: dir.names, file: options.people ?? new Map() }
+      })
+      : undefined
+    /** The tool row of the record just extracted (tool presets only). */
+    let toolRow: PresetRow | undefined
+    if (tool !== undefined) {
+      extract = (record) => {
+        const { e, row } = tool.extract(record)
+        toolRow = row
+        return e
+      }
+    }
     if (real !== undefined) {
       real.sync.setMeta(TARGET_WORKSPACE_META, ws)
       real.sync.setMeta("kind", "import-csv")
@@ -489,6 +581,7 @@ export const planCsvImport = (
       // Parallel to `creates` (no object per row): the row each create came from.
       const createRows: Array<ExtractedRow> = []
       const createValid: Array<CsvRow> = []
+      const createTool: Array<PresetRow | undefined> = []
       const ensures: Array<PlanOp> = []
       for (const record of batch) {
         rows++
@@ -512,12 +605,14 @@ export const planCsvImport = (
         creates.push(planned.create)
         createRows.push(e)
         createValid.push(e.row.right)
+        createTool.push(toolRow)
       }
       // Both calls are made now (the journal keeps their order); their answers are
       // settled when they come, while the next batches are read.
       const ensured = assigner.plan(ensures)
       const planned = assigner.plan(creates)
-      return Promise.all([ensured, planned]).then(([ensuredOps, results]) => {
+      return Promise.all([ensured, planned]).then(([ensuredOps, results]): Promise<void> | undefined => {
+        const followUps: Array<PlanOp> = []
         ensuredOps.forEach((p, i) => {
           if (p.isNew) {
             const kind = ensures[i]!.kind
@@ -531,6 +626,9 @@ export const planCsvImport = (
             rejects.write(e.values, e.line, `key ${p.key.slice(2)} repeats an earlier row of this file`)
             return
           }
+          // Keyed under the create's key as the journal assigned it (occurrences included).
+          const extra = createTool[i]
+          if (tool !== undefined && extra !== undefined) for (const op of tool.followUps(p.key, extra, e.line)) followUps.push(op)
           if (p.state === "done") skipped++
           if (p.isNew) {
             newOps[OP_KINDS.recordCreate] = (newOps[OP_KINDS.recordCreate] ?? 0) + 1
@@ -540,8 +638,13 @@ export const planCsvImport = (
             if (first.length < 10) first.push({ row: e.line, key: p.key, title: row.title, list: row.list ?? null, done: row.done })
           }
         })
+        return followUps.length === 0 ? undefined : assigner.plan(followUps).then((planned) => countNew(followUps, planned))
       })
     }
+    const countNew = (ops: ReadonlyArray<PlanOp>, planned: ReadonlyArray<PlannedOp>) =>
+      planned.forEach((p, i) => {
+        if (p.isNew) newOps[ops[i]!.kind] = (newOps[ops[i]!.kind] ?? 0) + 1
+      })
 
     /** Batches sent but not settled, oldest first: each resolves to its error, if any. */
     const unsettled: Array<Promise<unknown>> = []
@@ -568,6 +671,9 @@ export const planCsvImport = (
           if (stop) break
         }
         while (unsettled.length > 0) await settleOldest()
+        // Sub-tasks link to parents anywhere in the file: planned once every row is read.
+        const links = stop || tool === undefined ? [] : tool.subtaskOps()
+        if (links.length > 0) countNew(links, await assigner.plan(links))
       } finally {
         await Promise.all(unsettled)
         await rejects.finish(options.rejectsFile !== undefined && !dryRun)
@@ -599,6 +705,7 @@ export const planCsvImport = (
       notices: dir.notices,
       adopted: [],
       rejectsFile: rejects.count > 0 || (options.rejectsFile !== undefined && !dryRun) ? options.rejectsFile ?? null : null,
+      ...(tool !== undefined ? toolReport(tool, newOps) : {}),
       plan: { ops: newOps, first }
     } satisfies ImportResult
   })
@@ -624,13 +731,35 @@ export const importCsv = (
     const onNotice = (line: string) => {
       if (!notices.includes(line)) notices.push(line)
     }
-    const executors = makeRecordExecutors(client, { ...(options.skewMs !== undefined ? { skewMs: options.skewMs } : {}), onNotice })
+    const notFetched: Array<{ name: string; reason: string }> = []
+    let attachments = 0
+    const executors = [
+      ...makeRecordExecutors(client, { ...(options.skewMs !== undefined ? { skewMs: options.skewMs } : {}), onNotice }),
+      ...(options.graphql !== undefined
+        ? makeExtraExecutors(client, options.graphql, {
+          attachmentsDir: options.attachmentsDir,
+          onNotice,
+          onAttachment: (a) => {
+            if (a.reason === undefined) attachments++
+            else notFetched.push({ name: a.name, reason: a.reason })
+          }
+        })
+        : withoutGraphql(client, onNotice))
+    ]
     const adoptedBefore = j.sync.lastAdoptionId()
+    let comments = 0
     const report: ReplayReport = yield* replay(j, executors, {
-      phases: PHASES,
+      phases: [...PHASES, ...EXTRA_PHASES],
       concurrency: options.concurrency ?? 8,
       ...(options.settleWindowMs !== undefined ? { settleWindowMs: options.settleWindowMs } : {}),
-      ...(options.onOpEnd ? { onOpEnd: (_op, end) => options.onOpEnd!(end) } : {})
+      onOpEnd: (op, end) =>
+        Effect.suspend(() => {
+          if (end === "sent" || end === "reconciled") {
+            const fromFile = typeof op.payload === "object" && op.payload !== null && "fileRef" in op.payload
+            if (op.kind === EXTRA_KINDS.commentCreate && !fromFile) comments++
+          }
+          return options.onOpEnd ? options.onOpEnd(end) : Effect.void
+        })
     })
     // Still pending: waiting on a failed op, or deferred behind an unknown one.
     const after = j.sync.counts()
@@ -652,6 +781,25 @@ export const importCsv = (
         sourceKey,
         targetId,
         detail
-      }))
+      })),
+      ...(planned.census !== undefined ? { comments, attachments, attachmentsNotFetched: notFetched } : {})
     } satisfies ImportResult
   })
+
+/**
+ * Without a GraphQL client, comments and attachments cannot be written: their ops fail
+ * naming what is missing (a rerun with the app connection sends them); checklists and the
+ * archive still go through REST.
+ */
+const withoutGraphql = (client: RestClientApi, onNotice: (line: string) => void) => {
+  const missing = (kind: string) => ({
+    kind,
+    execute: () =>
+      Effect.fail({
+        _tag: "NotConfigured",
+        message: "comments and attachments are written through GraphQL: give the app connection (--base-url, --token-id, --token-secret) and rerun"
+      })
+  })
+  // Without the client, makeExtraExecutors leaves out the comment and upload executors.
+  return [...makeExtraExecutors(client, undefined, { onNotice }), missing(EXTRA_KINDS.commentCreate), missing(EXTRA_KINDS.fileUpload)]
+}

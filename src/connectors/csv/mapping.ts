@@ -7,7 +7,7 @@
 import { ParseResult, Schema } from "effect"
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
-import { PRESETS, type Preset, type PresetName } from "./presets.ts"
+import { GENERIC_PRESET, type Preset, type PresetName } from "./presets.ts"
 
 export const FIELDS = [
   "title",
@@ -118,7 +118,8 @@ export const resolveMapping = (
     return idx === undefined ? undefined : { name: column, indexes: idx }
   }
   const mapping: ResolvedMapping = {}
-  const preset = input.preset === undefined ? undefined : PRESETS[input.preset]
+  // Tool presets never reach here (their readers read the export); generic is a mapping.
+  const preset = input.preset === "generic" ? GENERIC_PRESET : undefined
   if (preset !== undefined) {
     for (const [field, candidates] of Object.entries(preset.columns) as Array<[Field, ReadonlyArray<string>]>) {
       for (const c of candidates) {
