@@ -12,6 +12,7 @@ const INTEGRATION = [
   "test/cli/{backup,copy-files,import-csv,exit-codes,store-lock,config-file,progress}.test.ts",
   "test/connectors/{export,csv-plan-thread,csv-dry-run,csv-presets}.test.ts",
   "test/connectors/files/**/*.test.ts",
+  "test/connectors/presets/import-*.test.ts",
   "test/pipelines/**/*.test.ts",
   "test/examples/**/*.test.ts",
   "test/facade/facade.test.ts",
