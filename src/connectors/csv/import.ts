@@ -455,7 +455,8 @@ const toolReport = (tool: ReturnType<typeof makePresetPlanner>, newOps: Readonly
   const report = tool.report()
   return {
     census: tool.census(),
-    comments: newOps[EXTRA_KINDS.commentCreate] ?? 0,
+    // Each attachment is carried by a comment of its own: those are not the export's comments.
+    comments: (newOps[EXTRA_KINDS.commentCreate] ?? 0) - (newOps[EXTRA_KINDS.fileUpload] ?? 0),
     attachments: newOps[EXTRA_KINDS.fileUpload] ?? 0,
     people: { unresolved: report.unresolved },
     problems: report.problems

@@ -1,0 +1,102 @@
+/**
+ * import-csv --preset with another tool's export, through the command line: the dry run's
+ * census before anything is sent, the --json fields of the contract, exactly once on a
+ * rerun, and one clear line (exit 64) for a bad --people or --attachments.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+
+const BIN = "bin/worksync.js"
+const JIRA = path.join("test", "fixtures", "presets", "jira.csv")
+
+let handle: EmulatorHandle
+beforeAll(async () => {
+  handle = await startEmulator({ seed: "empty" })
+})
+afterAll(() => handle.close())
+
+const run = (args: ReadonlyArray<string>) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: {
+        ...process.env,
+        WORKSYNC_REST_URL: handle.restUrl,
+        WORKSYNC_BASE_URL: handle.baseUrl,
+        WORKSYNC_TOKEN: handle.token,
+        WORKSYNC_TOKEN_ID: handle.tokenId,
+        WORKSYNC_TOKEN_SECRET: handle.tokenSecret,
+        WORKSYNC_ORG: handle.org
+      },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
+const writes = () => Object.entries(handle.stats().byRoute).filter(([route]) => /create|update|upload|graphql/i.test(route))
+
+describe("import-csv --preset (command line)", () => {
+  it("--dry-run prints the census of a Jira export first and sends nothing", async () => {
+    const ws = handle.admin.createWorkspace({ name: "jira dry" }).id
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-preset-cli-"))
+    const journal = path.join(dir, "j.sqlite")
+    handle.resetStats()
+    const r = await run(["import-csv", "--workspace", ws, "--csv", JIRA, "--preset", "jira", "--journal", journal, "--dry-run", "--json"])
+    expect(r.code).toBe(0)
+    const out = JSON.parse(r.stdout)
+    expect(out).toMatchObject({ rows: 3, created: 0, rejected: 0, comments: 2, attachments: 2, dryRun: true, people: { unresolved: ["Alice Example", "alice@example.com"] } })
+    expect(out.unmapped).toContain("Sprint")
+    expect(out.notCarried.Sprint).toEqual({ count: 2, reason: "the service has no sprints" })
+    expect(out.carried.Comment).toEqual({ field: "comments", count: 2 })
+    const census = r.stderr.split("\n").filter((l) => l.startsWith("census: "))
+    expect(census).toContain("census:   \"Sprint\": 2 rows with a value; the service has no sprints")
+    expect(census).toContain("census:   \"Comment\" -> comments (2 rows)")
+    expect(writes()).toEqual([])
+    expect(fs.existsSync(journal)).toBe(false)
+  })
+
+  it("imports, then a rerun sends nothing; --json carries the contract's fields", async () => {
+    const ws = handle.admin.createWorkspace({ name: "jira run" }).id
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-preset-cli-"))
+    const journal = path.join(dir, "j.sqlite")
+    const people = path.join(dir, "people.csv")
+    handle.admin.createUser({ email: "alice@corp.example", firstName: "Al", lastName: "Ex", workspaces: { [ws]: "MEMBER" } })
+    fs.writeFileSync(people, "name,email\nAlice Example,alice@corp.example\n")
+    const args = ["import-csv", "--workspace", ws, "--csv", JIRA, "--preset", "jira", "--journal", journal, "--people", people, "--json"]
+    const first = await run(args)
+    expect(first.code).toBe(0)
+    const out = JSON.parse(first.stdout)
+    expect(out).toMatchObject({ rows: 3, created: 3, rejected: 0, comments: 2, attachments: 0 })
+    // The second row's assignee is an e-mail the workspace does not know; "Alice Example" came through --people.
+    expect(out.people).toEqual({ unresolved: ["alice@example.com"] })
+    expect(out.attachmentsNotFetched.map((a: { name: string }) => a.name)).toEqual(["screen shot;1.png", "log.txt"])
+    expect(first.stderr).toContain("import: attachment log.txt not fetched: ")
+    handle.resetStats()
+    const again = await run(args)
+    expect(again.code).toBe(0)
+    expect(JSON.parse(again.stdout)).toMatchObject({ created: 0, skipped: 3, comments: 0, attachments: 0 })
+    expect(writes()).toEqual([])
+  })
+
+  it("a people file without name,email columns, or a missing attachments directory: one line, exit 64", async () => {
+    const ws = handle.admin.createWorkspace({ name: "jira bad" }).id
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-preset-cli-"))
+    const people = path.join(dir, "people.csv")
+    fs.writeFileSync(people, "who,mail\nA,a@x.example\n")
+    const base = ["import-csv", "--workspace", ws, "--csv", JIRA, "--preset", "jira", "--journal", path.join(dir, "j.sqlite")]
+    const bad = await run([...base, "--people", people])
+    expect(bad.code).toBe(64)
+    expect(bad.stderr.trim().split("\n")).toEqual([expect.stringContaining(`--people ${people}: the header must have the columns name,email`)])
+    const noDir = await run([...base, "--attachments", path.join(dir, "missing")])
+    expect(noDir.code).toBe(64)
+    expect(noDir.stderr).toContain("--attachments")
+    expect(noDir.stderr).toContain("not a directory")
+  })
+})
