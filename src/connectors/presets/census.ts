@@ -1,6 +1,6 @@
 /**
  * The census of an import from another tool: every column of the file, carried (to
- * which field, in how many rows) or left behind (in how many rows, and why). Counted
+ * which field, how many cells with a value) or left behind (how many, and why). Counted
  * while the rows stream through, in memory of one number per column.
  */
 import { cellValue } from "./cells.ts"
@@ -36,9 +36,12 @@ export const makeCensus = (uses: ReadonlyArray<ColumnUse>) => {
 /** The census as lines for a person (a dry run prints them before anything is sent). */
 export const censusLines = (census: Census): Array<string> => [
   "carried:",
-  ...census.carried.map((c) => `  ${JSON.stringify(c.column)} -> ${c.field} (${c.count} rows)`),
+  ...census.carried.map((c) => `  ${JSON.stringify(c.column)} -> ${c.field} (${values(c.count)})`),
   ...(census.notCarried.length === 0 ? [] : [
     "not carried:",
-    ...census.notCarried.map((c) => `  ${JSON.stringify(c.column)}: ${c.count} rows with a value; ${c.reason}`)
+    ...census.notCarried.map((c) => `  ${JSON.stringify(c.column)}: ${values(c.count)} left behind; ${c.reason}`)
   ])
 ]
+
+/** Cells with a value: a repeated column (Jira's `Comment`) counts each of its cells. */
+const values = (n: number) => `${n} value${n === 1 ? "" : "s"}`

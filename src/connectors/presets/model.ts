@@ -125,7 +125,7 @@ export interface TabularExport {
   readonly rows: ReadonlyArray<{ readonly line: number; readonly values: ReadonlyArray<string> }>
 }
 
-/** The census: every column of the file, carried (to which field) or not (with a count and the reason). */
+/** The census: every column of the file, carried (to which field) or not (and why), with its count of cells holding a value. */
 export interface Census {
   readonly carried: ReadonlyArray<{ readonly column: string; readonly field: CarriedField; readonly count: number }>
   readonly notCarried: ReadonlyArray<{ readonly column: string; readonly count: number; readonly reason: string }>
