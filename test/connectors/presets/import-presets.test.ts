@@ -147,6 +147,26 @@ describe("presets: imports from other tools that lose nothing", () => {
     expect(commentsOf(issue!.id)).toHaveLength(4)
   })
 
+  it("a comment whose answer is lost (committed, connection dropped) is found, never sent twice", async () => {
+    const ws = handle.admin.createWorkspace({ name: "jira lost answers" }).id
+    const dir = tmpDir("ws-jira-lost-")
+    // Both attachment URLs need credentials and there is no --attachments: no upload, so
+    // the first GraphQL writes are the comments.
+    const csv = localCopy("jira.csv", dir)
+    handle.faults.inject({ route: "/graphql", kind: "ambiguous", times: 3 })
+    const r = await run(ws, path.join(dir, "j.sqlite"), { csv: { file: csv }, mapping: { preset: "jira" } })
+    handle.faults.reset()
+    expect(r).toMatchObject({ created: 3, failed: 0, unknown: 0, blocked: 0, comments: 2 })
+    const [issue] = recordByTitle(ws, "Login fails on Safari")
+    const texts = commentsOf(issue!.id).map((c) => c.text!.split("\n")[0])
+    expect(texts).toEqual([
+      "Alice Example wrote on 2025-11-05T17:18:00Z (Jira):",
+      "Bob Reporter wrote on 2025-11-06T09:00:00Z (Jira):",
+      "Bob Reporter attached screen shot;1.png on 2025-11-05T17:20:00Z (Jira):",
+      "Alice Example attached log.txt on 2025-11-06T08:00:00Z (Jira):"
+    ])
+  })
+
   it("trello board JSON: comments oldest first, checklists, archived; people not in the workspace are listed, never rejecting a card", async () => {
     const ws = handle.admin.createWorkspace({ name: "from trello" }).id
     const dir = tmpDir("ws-trello-")
