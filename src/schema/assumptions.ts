@@ -414,6 +414,24 @@ export const CSV_TIMESTAMP_WITHOUT_ZONE = "UTC" as const
 export const CSV_ROW_NUMBERING = "line where the record starts; header is line 1" as const
 
 /**
+ * How a migration from another tool (import-csv --preset jira|asana|trello|clickup)
+ * carries what the service has no field for, where the exports and the documents leave
+ * it open:
+ * - a comment opens with one attribution line, "NAME wrote on DATE (Tool):", since the
+ *   interface cannot set a comment's author or date; an attachment travels in a comment of
+ *   its own ("NAME attached FILE on DATE (Tool):" and its URL);
+ * - a sub-task is a record of its own and an item of its parent's "Sub-tasks" checklist;
+ * - Jira's issue key, reporter and creation date open the description as one line;
+ *   priority and issue type become the tags "Priority: P" and "Type: T";
+ * - a Trello card of an archived list is archived; Asana's "Parent task" names the parent
+ *   by title (the export has no parent id); ClickUp's Checklists and Comments cells are
+ *   read in every JSON shape seen (arrays or objects keyed by checklist name).
+ * Alternative: none to serve: how the client carries another tool's data (other choices
+ * would be comments posted bare, sub-tasks as records only, or Jira's fields left out).
+ */
+export const MIGRATION_READINGS = "attribution lines; sub-tasks as records and checklist items" as const
+
+/**
  * Exactly-once creates: an op whose create may have been applied is reconciled by
  * search-records on its exact title (then list-records with `search` when the search
  * page is full), keeping records in the expected list, created no earlier than the
@@ -928,6 +946,11 @@ export const CHOICES = {
     kind: "client",
     alternative:
       "none to serve: how the client numbers CSV rows (another choice would be data rows from 1)."
+  },
+  MIGRATION_READINGS: {
+    kind: "client",
+    alternative:
+      "none to serve: how the client carries another tool's data (other choices would be comments posted bare, sub-tasks as records only, or Jira's fields left out)."
   },
   RECONCILE_CLOCK_SKEW_MS: {
     kind: "client",
