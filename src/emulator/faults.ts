@@ -9,7 +9,11 @@ import { Prng } from "./ids.ts"
 import type { ChurnOptions, FaultOptions } from "./options.ts"
 import { type HeldWrite, LateCommits, type ReleaseOn } from "./write-faults.ts"
 
-export type FaultKind = "429" | "500" | "drop" | "ambiguous" | "latency" | "stall-body" | "garble" | "late-commit"
+/**
+ * "401": the request is refused as unauthenticated although the token is good (a token
+ * being rotated, a proxy in between), before anything is done.
+ */
+export type FaultKind = "429" | "500" | "401" | "drop" | "ambiguous" | "latency" | "stall-body" | "garble" | "late-commit"
 
 /** A scripted fault: the next `times` (default 1) requests on `route` get `kind`. */
 export interface FaultInjection {
@@ -31,7 +35,7 @@ export interface FaultInjection {
 
 export interface FaultDecision {
   readonly latencyMs: number
-  readonly action: "none" | "429" | "500" | "drop" | "ambiguous" | "stall-body" | "garble" | "late-commit"
+  readonly action: "none" | "429" | "500" | "401" | "drop" | "ambiguous" | "stall-body" | "garble" | "late-commit"
   readonly retryAfter?: string
   /** "late-commit": the held write (see write-faults.ts). */
   readonly held?: HeldWrite

@@ -142,6 +142,9 @@ const applyFault = async (
     case "500":
       sendError(res, new HttpError(500, "INTERNAL_SERVER_ERROR", "Internal server error (injected)"), variant)
       return true
+    case "401":
+      sendError(res, new HttpError(401, "UNAUTHORIZED", "Unauthorized (injected)"), variant)
+      return true
     case "ambiguous":
       makeAmbiguous(req, res)
       return false
