@@ -54,6 +54,12 @@ export const options = {
   delimiter: Options.text("delimiter").pipe(Options.withDescription("field delimiter; guessed from the header by default"), Options.optional),
   encoding: Options.text("encoding").pipe(Options.withDescription("text encoding of the CSV (default utf-8), e.g. windows-1252"), Options.optional),
   concurrency: Options.integer("concurrency").pipe(Options.withDescription("records created at once (default 8)"), Options.optional),
+  adoptionWindow: Options.integer("adoption-window").pipe(
+    Options.withDescription(
+      "seconds before a create of unknown outcome within which a record of the same title is taken as its result (default 300; 0: only records made after it)"
+    ),
+    Options.optional
+  ),
   json: jsonOption,
   ...verbosityOptions
 }

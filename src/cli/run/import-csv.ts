@@ -93,6 +93,10 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       if ("error" in read) return yield* Effect.fail(usageError(read.error))
       people = read
     }
+    const adoptionWindow = Option.getOrUndefined(flags.adoptionWindow)
+    if (adoptionWindow !== undefined && adoptionWindow < 0) {
+      return yield* Effect.fail(usageError(`--adoption-window ${adoptionWindow}: must be 0 or more seconds`))
+    }
     const concurrency = Option.getOrElse(flags.concurrency, () => 8)
     if (concurrency < 1) return yield* Effect.fail(usageError(`--concurrency ${concurrency}: must be at least 1`))
     const client = yield* clientLayerFromFlags(flags, { rest: true, app: tool && !flags.dryRun })
@@ -110,6 +114,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       concurrency,
       attachmentsDir,
       people,
+      ...(adoptionWindow !== undefined ? { skewMs: adoptionWindow * 1000 } : {}),
       onRowsRead: (n: number) => reading.advance(n),
       // Reading ends where sending starts (a dry run never sends: its reading ends below).
       onReplayStart: (total: number) => Effect.zipRight(reading.done(), sending.setTotal(total)),
