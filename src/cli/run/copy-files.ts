@@ -180,6 +180,14 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
         verbosity,
         `copy-files: ${summary.files} file(s): ${summary.copied} copied (${formatBytes(summary.bytes)}), ${summary.skipped} already copied, ${summary.failed} failed`
       )
+      if (summary.stopped !== undefined) {
+        return yield* Effect.fail(
+          new CliExit({
+            code: ExitCode.failed,
+            message: `copy-files: stopped: ${summary.stopped.reason}; ${summary.stopped.notStarted} file(s) not started; rerun with the same --journal to resume`
+          })
+        )
+      }
       if (summary.failed > 0) {
         const first = summary.failures[0]!
         return yield* Effect.fail(

@@ -13,6 +13,7 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as path from "node:path"
+import { isAbort } from "../../client/predicates.ts"
 import type { JournalApi, JournalError, Op } from "../../store/journal.ts"
 import type { Digest } from "./digest.ts"
 import { type DirTarget, openDirTarget } from "./dir-target.ts"
@@ -98,6 +99,12 @@ export interface CopySummary {
   /** Source files not copied because they are still PENDING. */
   readonly pendingSource: ReadonlyArray<string>
   readonly failures: ReadonlyArray<CopyFailure>
+  /**
+   * Set when a failure that every other file would meet too (a wait the service asks for
+   * above --max-retry-wait, a refused token) stopped the run: no new file was started
+   * after it, and `notStarted` files wait for the rerun.
+   */
+  readonly stopped?: { readonly reason: string; readonly notStarted: number }
 }
 
 /** A configuration problem found before any file moved. */
@@ -228,6 +235,14 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     let copied = 0
     let bytes = 0
     const failures: Array<CopyFailure> = []
+    /** The failure that stops the run (nothing new starts after it), and files left unstarted. */
+    let stop: string | undefined
+    let notStarted = 0
+    const stopped = () => {
+      if (stop === undefined) return false
+      notStarted++
+      return true
+    }
 
     const finish = (file: PlannedFile, outcome: Effect.Effect<CopyResult, unknown>) =>
       Effect.gen(function*() {
@@ -247,6 +262,8 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
           yield* journal.fail(file.key, reason)
           failures.push({ name, reason })
           reporter.fileFailed?.(name, reason)
+          // Every other file would meet the same wait (or the same refused token).
+          if (isAbort(result.left)) stop ??= reason
         }
       })
 
@@ -255,6 +272,7 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
         todo,
         (file) =>
           Effect.gen(function*() {
+            if (stopped()) return
             const claimed = yield* Effect.either(journal.claim(file.key))
             if (claimed._tag === "Left") return
             yield* finish(file, copyToDir(options, dirTarget!, file.payload, reporter))
@@ -283,6 +301,7 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
         units,
         (unit) =>
           Effect.gen(function*() {
+            if (unit._tag === "one" ? stopped() : unit.files.every(() => stopped())) return
             if (unit._tag === "one") {
               const claimed = yield* Effect.either(journal.claim(unit.file.key))
               if (claimed._tag === "Left") return
@@ -309,6 +328,7 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
       failed: failures.length,
       bytes,
       pendingSource: listed.pending,
-      failures
+      failures,
+      ...(stop !== undefined ? { stopped: { reason: stop, notStarted } } : {})
     } satisfies CopySummary
   })
