@@ -19,9 +19,10 @@ beforeAll(async () => {
 })
 afterAll(() => handle.close())
 
-const run = (args: ReadonlyArray<string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+const start = (args: ReadonlyArray<string>) => {
+  let child!: ReturnType<typeof spawn>
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => {
+    child = spawn(process.execPath, [BIN, ...args], {
       env: {
         ...process.env,
         WORKSYNC_REST_URL: handle.restUrl,
@@ -35,9 +36,24 @@ const run = (args: ReadonlyArray<string>) =>
     })
     let stdout = ""
     let stderr = ""
-    child.stdout.on("data", (d) => (stdout += d))
-    child.stderr.on("data", (d) => (stderr += d))
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
+    child.stdout!.on("data", (d) => (stdout += d))
+    child.stderr!.on("data", (d) => (stderr += d))
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
+  return { child, done }
+}
+
+const run = (args: ReadonlyArray<string>) => start(args).done
+
+/** Requests the emulator has seen on routes matching `pattern`. */
+const seenOn = (pattern: RegExp) =>
+  Object.entries(handle.stats().byRoute).filter(([route]) => pattern.test(route)).reduce((n, [, c]) => n + c, 0)
+
+/** Resolves once `condition` holds (checked on every turn of the event loop's timers). */
+const until = (condition: () => boolean) =>
+  new Promise<void>((resolve) => {
+    const check = () => (condition() ? resolve() : setImmediate(check))
+    check()
   })
 
 const writes = () => Object.entries(handle.stats().byRoute).filter(([route]) => /create|update|upload|graphql/i.test(route))
@@ -82,6 +98,39 @@ describe("import-csv --preset (command line)", () => {
     const again = await run(args)
     expect(again.code).toBe(0)
     expect(JSON.parse(again.stdout)).toMatchObject({ created: 0, skipped: 3, comments: 0, attachments: 0 })
+    expect(writes()).toEqual([])
+  })
+
+  it("SIGKILL while a comment is in flight, then resume: every comment exactly once, and a rerun sends nothing", async () => {
+    const ws = handle.admin.createWorkspace({ name: "jira kill" }).id
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-preset-cli-"))
+    const journal = path.join(dir, "j.sqlite")
+    const args = ["import-csv", "--workspace", ws, "--csv", JIRA, "--preset", "jira", "--journal", journal, "--json", "--quiet"]
+    handle.resetStats()
+    // The first GraphQL write (a comment) is held by the emulator; the process dies meanwhile.
+    handle.faults.inject({ route: "/graphql", kind: "latency", latencyMs: 1500 })
+    const { child, done } = start(args)
+    await until(() => seenOn(/graphql/) > 0)
+    child.kill("SIGKILL")
+    const killed = await done
+    expect(killed.signal).toBe("SIGKILL")
+    handle.faults.reset()
+    const resumed = await run(args)
+    expect(resumed.code).toBe(0)
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ rows: 3, rejected: 0 })
+    const recordId = (handle.ctx.db.prepare("SELECT id FROM records WHERE workspace_id = ? AND title = ?").get(ws, "Login fails on Safari") as { id: string }).id
+    const comments = (handle.ctx.db.prepare("SELECT text FROM activity WHERE record_id = ? AND kind = 'COMMENT' AND deleted_at IS NULL").all(recordId) as Array<{ text: string }>)
+      .map((c) => c.text.split("\n")[0])
+      .sort()
+    expect(comments).toEqual([
+      "Alice Example attached log.txt on 2025-11-06T08:00:00Z (Jira):",
+      "Alice Example wrote on 2025-11-05T17:18:00Z (Jira):",
+      "Bob Reporter attached screen shot;1.png on 2025-11-05T17:20:00Z (Jira):",
+      "Bob Reporter wrote on 2025-11-06T09:00:00Z (Jira):"
+    ])
+    handle.resetStats()
+    const again = await run(args)
+    expect(again.code).toBe(0)
     expect(writes()).toEqual([])
   })
 
