@@ -11,7 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 
 const BIN = "bin/worksync.js"
-const JIRA = path.join("test", "fixtures", "presets", "jira.csv")
+/** The Jira fixture copied into `dir`, so nothing the import writes beside it (rejects) lands in the fixtures. */
+const jira = (dir: string) => {
+  const file = path.join(dir, "jira.csv")
+  fs.copyFileSync(path.join("test", "fixtures", "presets", "jira.csv"), file)
+  return file
+}
 
 let handle: EmulatorHandle
 beforeAll(async () => {
@@ -64,7 +69,7 @@ describe("import-csv --preset (command line)", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-preset-cli-"))
     const journal = path.join(dir, "j.sqlite")
     handle.resetStats()
-    const r = await run(["import-csv", "--workspace", ws, "--csv", JIRA, "--preset", "jira", "--journal", journal, "--dry-run", "--json"])
+    const r = await run(["import-csv", "--workspace", ws, "--csv", jira(dir), "--preset", "jira", "--journal", journal, "--dry-run", "--json"])
     expect(r.code).toBe(0)
     const out = JSON.parse(r.stdout)
     expect(out).toMatchObject({ rows: 3, created: 0, rejected: 0, comments: 2, attachments: 2, dryRun: true, people: { unresolved: ["Alice Example", "alice@example.com"] } })
@@ -85,7 +90,7 @@ describe("import-csv --preset (command line)", () => {
     const people = path.join(dir, "people.csv")
     handle.admin.createUser({ email: "alice@corp.example", firstName: "Al", lastName: "Ex", workspaces: { [ws]: "MEMBER" } })
     fs.writeFileSync(people, "name,email\nAlice Example,alice@corp.example\n")
-    const args = ["import-csv", "--workspace", ws, "--csv", JIRA, "--preset", "jira", "--journal", journal, "--people", people, "--json"]
+    const args = ["import-csv", "--workspace", ws, "--csv", jira(dir), "--preset", "jira", "--journal", journal, "--people", people, "--json"]
     const first = await run(args)
     expect(first.code).toBe(0)
     const out = JSON.parse(first.stdout)
@@ -105,7 +110,7 @@ describe("import-csv --preset (command line)", () => {
     const ws = handle.admin.createWorkspace({ name: "jira kill" }).id
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-preset-cli-"))
     const journal = path.join(dir, "j.sqlite")
-    const args = ["import-csv", "--workspace", ws, "--csv", JIRA, "--preset", "jira", "--journal", journal, "--json", "--quiet"]
+    const args = ["import-csv", "--workspace", ws, "--csv", jira(dir), "--preset", "jira", "--journal", journal, "--json", "--quiet"]
     handle.resetStats()
     // The first GraphQL write (a comment) is held by the emulator; the process dies meanwhile.
     handle.faults.inject({ route: "/graphql", kind: "latency", latencyMs: 1500 })
@@ -139,7 +144,7 @@ describe("import-csv --preset (command line)", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-preset-cli-"))
     const people = path.join(dir, "people.csv")
     fs.writeFileSync(people, "who,mail\nA,a@x.example\n")
-    const base = ["import-csv", "--workspace", ws, "--csv", JIRA, "--preset", "jira", "--journal", path.join(dir, "j.sqlite")]
+    const base = ["import-csv", "--workspace", ws, "--csv", jira(dir), "--preset", "jira", "--journal", path.join(dir, "j.sqlite")]
     const bad = await run([...base, "--people", people])
     expect(bad.code).toBe(64)
     expect(bad.stderr.trim().split("\n")).toEqual([expect.stringContaining(`--people ${people}: the header must have the columns name,email`)])
