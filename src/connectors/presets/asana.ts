@@ -14,9 +14,8 @@
  * - creation and modification times are the service's own; `Projects` is the workspace
  *   chosen by --workspace; custom fields and dependencies have no documented operation.
  */
-import { cellValue, distinct, multiline, splitList } from "./cells.ts"
-import { classifyColumns, type ColumnRule, firstCell } from "./columns.ts"
-import { toolDate } from "./dates.ts"
+import { distinct, multiline, splitList } from "./cells.ts"
+import { classifyColumns, type ColumnRule, rowCells } from "./columns.ts"
 import { EMPTY_ROW, type PersonRef, type Preset, type PresetRow } from "./model.ts"
 
 type Role = "id" | "title" | "notes" | "section" | "assignee" | "email" | "start" | "due" | "completed" | "tags" | "parent"
@@ -47,37 +46,29 @@ export const asana: Preset = {
   open: (header) => {
     const cols = classifyColumns(header, RULES, CUSTOM_FIELD)
     if (cols.of("title").length === 0) return { error: "no \"Name\" column: is this an Asana CSV export?" }
-    const cell = (values: ReadonlyArray<string>, role: Role) => cellValue(firstCell(values, cols.of(role)))
     return {
       columns: cols.uses,
       read: (values): PresetRow => {
-        const problems: Array<string> = []
-        const date = (role: Role, column: string): string | undefined => {
-          const raw = cell(values, role)
-          if (raw === undefined) return undefined
-          const d = toolDate(raw)
-          if (d === undefined) problems.push(`${column}: ${JSON.stringify(raw)} is not a date`)
-          return d
-        }
-        const email = cell(values, "email")
-        const name = cell(values, "assignee")
+        const { cell, date, problems } = rowCells(cols, values)
+        const email = cell("email")
+        const name = cell("assignee")
         const assignee: PersonRef | undefined = email !== undefined || name !== undefined
           ? { ...(email !== undefined ? { email } : {}), ...(name !== undefined ? { name } : {}) }
           : undefined
-        const notes = cell(values, "notes")
-        const tags = cell(values, "tags")
+        const notes = cell("notes")
+        const tags = cell("tags")
         return {
           ...EMPTY_ROW,
-          id: cell(values, "id"),
-          title: cell(values, "title") ?? "",
+          id: cell("id"),
+          title: cell("title") ?? "",
           description: notes === undefined ? undefined : multiline(notes),
-          list: cell(values, "section"),
+          list: cell("section"),
           startedAt: date("start", "Start Date"),
           duedAt: date("due", "Due Date"),
           done: date("completed", "Completed At") !== undefined,
           tags: tags === undefined ? [] : distinct(splitList(tags, /,/)),
           assignees: assignee === undefined ? [] : [assignee],
-          parentId: cell(values, "parent"),
+          parentId: cell("parent"),
           problems
         }
       }

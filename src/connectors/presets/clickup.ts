@@ -20,11 +20,10 @@
  * done = a status among complete/completed/closed/done; `Priority` as the tag
  * `Priority: <p>`.
  */
-import { cellValue, distinct, isHttpUrl, jsonCell, listCell, multiline, stringField, urlFileName } from "./cells.ts"
-import { classifyColumns, type ColumnRule, firstCell } from "./columns.ts"
+import { distinct, isEmail, isHttpUrl, jsonCell, listCell, multiline, stringField, urlFileName } from "./cells.ts"
+import { classifyColumns, type ColumnRule, rowCells } from "./columns.ts"
 import { toolDate } from "./dates.ts"
 import { EMPTY_ROW, type PersonRef, type Preset, type PresetRow, type SourceAttachment, type SourceChecklist, type SourceComment } from "./model.ts"
-import { isEmail } from "./cells.ts"
 
 type Role =
   | "id"
@@ -135,30 +134,22 @@ export const clickup: Preset = {
   open: (header) => {
     const cols = classifyColumns(header, RULES, CUSTOM_FIELD)
     if (cols.of("title").length === 0) return { error: "no \"Task Name\" column: is this a ClickUp CSV export?" }
-    const cell = (values: ReadonlyArray<string>, role: Role) => cellValue(firstCell(values, cols.of(role)))
     return {
       columns: cols.uses,
       read: (values): PresetRow => {
-        const problems: Array<string> = []
-        const date = (role: Role, column: string): string | undefined => {
-          const raw = cell(values, role)
-          if (raw === undefined) return undefined
-          const d = toolDate(raw)
-          if (d === undefined) problems.push(`${column}: ${JSON.stringify(raw)} is not a date`)
-          return d
-        }
-        const status = cell(values, "status")
-        const priority = cell(values, "priority")
-        const tags = cell(values, "tags")
-        const assignees = cell(values, "assignees")
-        const content = cell(values, "content")
-        const checklists = cell(values, "checklists")
-        const comments = cell(values, "comments")
-        const attachments = cell(values, "attachments")
+        const { cell, date, problems } = rowCells(cols, values)
+        const status = cell("status")
+        const priority = cell("priority")
+        const tags = cell("tags")
+        const assignees = cell("assignees")
+        const content = cell("content")
+        const checklists = cell("checklists")
+        const comments = cell("comments")
+        const attachments = cell("attachments")
         return {
           ...EMPTY_ROW,
-          id: cell(values, "id"),
-          title: multiline(cell(values, "title") ?? "").trim(),
+          id: cell("id"),
+          title: multiline(cell("title") ?? "").trim(),
           description: content === undefined ? undefined : multiline(content),
           list: status,
           startedAt: date("start", "Start Date"),
@@ -175,7 +166,7 @@ export const clickup: Preset = {
           comments: comments === undefined ? [] : clickupComments(comments),
           checklists: checklists === undefined ? [] : clickupChecklists(checklists),
           attachments: attachments === undefined ? [] : clickupAttachments(attachments),
-          parentId: cell(values, "parent"),
+          parentId: cell("parent"),
           problems
         }
       }

@@ -5,6 +5,9 @@
  * each role it reads. Names match exactly first, then trimmed and case-insensitively, so
  * a custom field called `Effort ` keeps its trailing space in the census.
  */
+import { parseDone } from "../csv/row.ts"
+import { cellValue } from "./cells.ts"
+import { toolDate } from "./dates.ts"
 import type { CarriedField, ColumnUse } from "./model.ts"
 
 export type ColumnRule<Role extends string> =
@@ -58,4 +61,29 @@ export const allCells = (values: ReadonlyArray<string>, indexes: ReadonlyArray<n
     if (v !== undefined && v.trim() !== "") out.push(v)
   }
   return out
+}
+
+/**
+ * One row's cells by role, read the way every reader reads them: the first non-empty
+ * cell (a tool's word for "no value" is none), dates and flags checked, and each cell
+ * that cannot be read reported in `problems` naming its column (the row goes on).
+ */
+export const rowCells = <Role extends string>(cols: Columns<Role>, values: ReadonlyArray<string>) => {
+  const problems: Array<string> = []
+  const cell = (role: Role): string | undefined => cellValue(firstCell(values, cols.of(role)))
+  const date = (role: Role, column: string): string | undefined => {
+    const raw = cell(role)
+    if (raw === undefined) return undefined
+    const d = toolDate(raw)
+    if (d === undefined) problems.push(`${column}: ${JSON.stringify(raw)} is not a date`)
+    return d
+  }
+  const flag = (role: Role, column: string): boolean => {
+    const raw = cell(role)
+    if (raw === undefined) return false
+    const b = parseDone(raw)
+    if (b === undefined) problems.push(`${column}: ${JSON.stringify(raw)} is not true or false`)
+    return b === true
+  }
+  return { cell, date, flag, problems }
 }

@@ -22,8 +22,8 @@
  * - the rest (sprints, estimates, custom fields, watchers, versions, ...) is left behind,
  *   each column with its reason in the census.
  */
-import { cellValue, distinct, isEmail, isHttpUrl, multiline } from "./cells.ts"
-import { allCells, classifyColumns, type ColumnRule, firstCell } from "./columns.ts"
+import { distinct, isEmail, isHttpUrl, multiline } from "./cells.ts"
+import { allCells, classifyColumns, type ColumnRule, rowCells } from "./columns.ts"
 import { toolDate } from "./dates.ts"
 import { EMPTY_ROW, type Preset, type PresetRow, type SourceAttachment, type SourceComment } from "./model.ts"
 
@@ -141,42 +141,34 @@ export const jira: Preset = {
   open: (header) => {
     const cols = classifyColumns(header, RULES)
     if (cols.of("title").length === 0) return { error: "no \"Summary\" column: is this a Jira CSV export?" }
-    const cell = (values: ReadonlyArray<string>, role: Role) => cellValue(firstCell(values, cols.of(role)))
     return {
       columns: cols.uses,
       read: (values): PresetRow => {
-        const problems: Array<string> = []
-        const date = (role: Role, column: string): string | undefined => {
-          const raw = cell(values, role)
-          if (raw === undefined) return undefined
-          const d = toolDate(raw)
-          if (d === undefined) problems.push(`${column}: ${JSON.stringify(raw)} is not a date`)
-          return d
-        }
-        const status = cell(values, "status")
-        const resolution = cell(values, "resolution")
-        const resolved = cell(values, "resolved")
+        const { cell, date, problems } = rowCells(cols, values)
+        const status = cell("status")
+        const resolution = cell("resolution")
+        const resolved = cell("resolved")
         const done = (resolution !== undefined && resolution.toLowerCase() !== "unresolved") ||
           (resolved !== undefined && toolDate(resolved) !== undefined) ||
           (status !== undefined && DONE_STATUSES.has(status.toLowerCase()))
-        const priority = cell(values, "priority")
-        const type = cell(values, "type")
+        const priority = cell("priority")
+        const type = cell("type")
         const tags = distinct([
           ...allCells(values, cols.of("labels")).flatMap((l) => l.split(/\s+/)).map((l) => l.trim()).filter((l) => l !== ""),
           ...(priority !== undefined ? [`Priority: ${priority}`] : []),
           ...(type !== undefined ? [`Type: ${type}`] : [])
         ])
-        const assignee = cell(values, "assignee")
+        const assignee = cell("assignee")
         const created = date("created", "Created")
-        const head = attribution(cell(values, "key"), cell(values, "reporter"), created)
-        const body = cell(values, "description")
+        const head = attribution(cell("key"), cell("reporter"), created)
+        const body = cell("description")
         const description = head === undefined ? body && multiline(body) : body === undefined ? head : `${head}\n\n${multiline(body)}`
         const comments = allCells(values, cols.of("comment")).flatMap((c) => parseJiraComment(c) ?? [])
         const attachments = allCells(values, cols.of("attachment")).flatMap((c) => parseJiraAttachment(c) ?? [])
         return {
           ...EMPTY_ROW,
-          id: cell(values, "id") ?? cell(values, "key"),
-          title: (cell(values, "title") ?? "").trim(),
+          id: cell("id") ?? cell("key"),
+          title: (cell("title") ?? "").trim(),
           description,
           list: status,
           startedAt: date("start", "Start date"),
@@ -186,7 +178,7 @@ export const jira: Preset = {
           assignees: assignee === undefined ? [] : [isEmail(assignee) ? { email: assignee } : { name: assignee }],
           comments,
           attachments,
-          parentId: cell(values, "parent"),
+          parentId: cell("parent"),
           problems
         }
       }

@@ -14,11 +14,10 @@
  * display names, resolved through `--people`; attachment links are attachments named by
  * the URL's last segment.
  */
-import { cellValue, distinct, isHttpUrl, jsonCell, multiline, splitList, stringField, urlFileName } from "./cells.ts"
-import { classifyColumns, type ColumnRule, firstCell } from "./columns.ts"
+import { distinct, isHttpUrl, jsonCell, multiline, splitList, stringField, urlFileName } from "./cells.ts"
+import { classifyColumns, type ColumnRule, rowCells } from "./columns.ts"
 import { toolDate } from "./dates.ts"
 import { EMPTY_ROW, type Preset, type PresetRow, type SourceAttachment, type SourceChecklist, type SourceComment } from "./model.ts"
-import { parseDone } from "../csv/row.ts"
 
 type Role =
   | "id"
@@ -110,38 +109,23 @@ export const trello: Preset = {
   open: (header) => {
     const cols = classifyColumns(header, RULES)
     if (cols.of("title").length === 0) return { error: "no \"Card Name\" column: is this a Trello board export?" }
-    const cell = (values: ReadonlyArray<string>, role: Role) => cellValue(firstCell(values, cols.of(role)))
     return {
       columns: cols.uses,
       read: (values): PresetRow => {
-        const problems: Array<string> = []
-        const date = (role: Role, column: string): string | undefined => {
-          const raw = cell(values, role)
-          if (raw === undefined) return undefined
-          const d = toolDate(raw)
-          if (d === undefined) problems.push(`${column}: ${JSON.stringify(raw)} is not a date`)
-          return d
-        }
-        const flag = (role: Role, column: string): boolean => {
-          const raw = cell(values, role)
-          if (raw === undefined) return false
-          const b = parseDone(raw)
-          if (b === undefined) problems.push(`${column}: ${JSON.stringify(raw)} is not true or false`)
-          return b === true
-        }
-        const labels = cell(values, "labels")
-        const members = cell(values, "members")
-        const links = cell(values, "links")
-        const description = cell(values, "description")
-        const comments = cell(values, "comments")
-        const checklists = cell(values, "checklists")
-        const attachments = cell(values, "attachments")
+        const { cell, date, flag, problems } = rowCells(cols, values)
+        const labels = cell("labels")
+        const members = cell("members")
+        const links = cell("links")
+        const description = cell("description")
+        const comments = cell("comments")
+        const checklists = cell("checklists")
+        const attachments = cell("attachments")
         return {
           ...EMPTY_ROW,
-          id: cell(values, "id"),
-          title: cell(values, "title") ?? "",
+          id: cell("id"),
+          title: cell("title") ?? "",
           description: description === undefined ? undefined : multiline(description),
-          list: cell(values, "list"),
+          list: cell("list"),
           startedAt: date("start", "Start Date"),
           duedAt: date("due", "Due Date"),
           done: flag("dueComplete", "Due Complete"),
