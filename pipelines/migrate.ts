@@ -21,6 +21,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { clientLayer, type ClientServices } from "../src/client/layer.ts"
 import { RestClient } from "../src/client/rest-client.ts"
+import { GraphqlClient } from "../src/client/graphql-client.ts"
 import { importCsv, type ImportResult } from "../src/connectors/csv/import.ts"
 import { PRESET_NAMES, type PresetName } from "../src/connectors/csv/presets.ts"
 import { copyFiles, type CopySummary } from "../src/connectors/files/copy.ts"
@@ -125,7 +126,9 @@ export const migrate = (
           workspaceId: options.workspaceId,
           csv: { file: options.csv },
           mapping: { preset: options.preset },
-          rejectsFile
+          rejectsFile,
+          // Comments and attachments of another tool's export are written through GraphQL.
+          graphql: yield* GraphqlClient
         })
       })
     ).pipe(Effect.mapError(importFailure))

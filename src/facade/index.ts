@@ -26,6 +26,7 @@ import * as Stream from "effect/Stream"
 import type { ConnectionInput } from "../client/config.ts"
 import { clientLayer, type ClientServices } from "../client/layer.ts"
 import { RestClient } from "../client/rest-client.ts"
+import { GraphqlClient } from "../client/graphql-client.ts"
 import { importCsv as importCsvEffect, type ImportResult } from "../connectors/csv/import.ts"
 import type { Field } from "../connectors/csv/mapping.ts"
 import type { PresetName } from "../connectors/csv/presets.ts"
@@ -223,6 +224,8 @@ export const connect = (connection: ConnectionInput): Worksync => {
       run(
         Effect.gen(function*() {
           const rest = yield* RestClient
+          // Comments and attachments of another tool's export are written through GraphQL.
+          const graphql = yield* GraphqlClient
           const mapping = {
             ...(options.preset !== undefined ? { preset: options.preset } : {}),
             ...(options.mapping !== undefined ? { file: options.mapping } : {}),
@@ -232,6 +235,7 @@ export const connect = (connection: ConnectionInput): Worksync => {
             workspaceId: options.workspaceId,
             csv: { file: options.csv, delimiter: options.delimiter, encoding: options.encoding },
             mapping,
+            graphql,
             ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {})
           }
           if (options.dryRun === true) {
