@@ -32,8 +32,8 @@ export const listCell = (raw: string): Array<unknown> => {
   if (s === "" || s.toLowerCase() === "null") return []
   if (s.startsWith("[") && s.endsWith("]")) {
     const parsed = jsonCell(s)
-    // `[10, 12]` is JSON too: numbers and booleans are the text the tool showed.
-    if (Array.isArray(parsed)) {
+    // `[10, 0.0]` is JSON too, but of numbers: the text the tool wrote is what counts.
+    if (Array.isArray(parsed) && parsed.some((v) => typeof v === "string" || (typeof v === "object" && v !== null))) {
       return parsed
         .filter((v) => v !== null && v !== "")
         .map((v) => (typeof v === "number" || typeof v === "boolean" ? String(v) : v))
