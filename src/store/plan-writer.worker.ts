@@ -3,7 +3,7 @@
  * the caller's plan run, applying `planOps` to each batch in the order received.
  */
 import { parentPort, workerData } from "node:worker_threads"
-import { JournalDb } from "./journal.ts"
+import { JournalDb } from "./journal/db.ts"
 import { decodeOps, encodePlanned, type FromWorker, type ToWorker, type WorkerStart } from "./plan-writer.ts"
 
 const port = parentPort!

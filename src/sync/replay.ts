@@ -30,7 +30,6 @@ import * as Predicate from "effect/Predicate"
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../client/config.ts"
 import { ABORT_TAGS, writeOutcome } from "../client/predicates.ts"
 import { isApplied, type JournalApi, type JournalError, type JournalStateError, type Mapping, type NewOp, type Op } from "../store/journal.ts"
-import { batchedTransitions } from "../store/journal-batch.ts"
 
 /** What an executed or reconciled op produced. */
 export interface OpOutcome {
@@ -152,7 +151,7 @@ export const replay = <R>(
     yield* journal.resetInFlight()
     // Transitions of concurrent ops share commits (one fsync per event-loop turn); so do
     // the mappings executors write before their op ends.
-    const tx = batchedTransitions(journal.sync)
+    const tx = journal.transitions
     const executorJournal: JournalApi = { ...journal, setMapping: tx.setMapping, recordAdoption: tx.recordAdoption }
 
     const isResumable = (op: Op, executor: Executor<R>) =>

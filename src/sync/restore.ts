@@ -165,13 +165,13 @@ export const restore = (
 > =>
   Effect.gen(function*() {
     const target = options.targetWorkspaceId
-    const owner = journal.sync.getMeta("target.workspace")
+    const owner = Option.getOrUndefined(yield* journal.getMeta("target.workspace"))
     if (owner !== undefined && owner !== target) {
       return yield* Effect.fail(
         new RestoreError({ message: `journal ${journal.file} belongs to workspace ${owner}, not ${target}; use another journal file` })
       )
     }
-    const kind = journal.sync.getMeta("kind")
+    const kind = Option.getOrUndefined(yield* journal.getMeta("kind"))
     if (kind !== undefined && kind !== "restore") {
       return yield* Effect.fail(
         new RestoreError({ message: `journal ${journal.file} was planned by ${kind}, not by a restore; use another journal file` })
@@ -210,8 +210,8 @@ export const restore = (
         .map((row) => readSource(JSON.parse(row.detail) as Record<string, unknown>))
     )
     if (!options.dryRun) {
-      journal.sync.setMeta("target.workspace", target)
-      journal.sync.setMeta("kind", "restore")
+      yield* journal.setMeta("target.workspace", target)
+      yield* journal.setMeta("kind", "restore")
     }
 
     const unknownAssignees = new Set<string>()
@@ -233,6 +233,8 @@ export const restore = (
       return { listTitle: title }
     }
     const versionNs = versionNamespace(target)
+    /** Whether the journal holds an op with this key (planned by this or an earlier restore). */
+    const inJournal = (key: string) => Effect.map(journal.get(key), Option.isSome)
     // Applied after the ops are added: older versions' unfinished ops, superseded.
     const newVersions: Array<{ sourceId: string; versionKey: string; previous: string | undefined }> = []
     for (const r of sources) {
@@ -245,19 +247,19 @@ export const restore = (
       })
       const startedAt = restoreDate(r.startedAt)
       const duedAt = restoreDate(r.duedAt)
-      const latest = journal.sync.lookup(versionNs, r.id)
+      const latest = Option.getOrUndefined(yield* journal.lookup(versionNs, r.id))
       // The latest version restored (or planned) has this content. Journals of earlier
       // versions, without the version map, are judged by the hash key alone.
-      if (latest !== undefined ? contentOf(latest) === hash : journal.sync.get(`${base}@${hash}`) !== undefined) {
+      if (latest !== undefined ? contentOf(latest) === hash : yield* inJournal(`${base}@${hash}`)) {
         unchanged++
         continue
       }
       // A content seen before (the source went back to it) gets a fresh key.
       let versionKey = `${base}@${hash}`
-      for (let n = 2; journal.sync.get(versionKey) !== undefined; n++) versionKey = `${base}@${hash}#${n}`
+      for (let n = 2; yield* inJournal(versionKey); n++) versionKey = `${base}@${hash}#${n}`
       if (!options.dryRun) newVersions.push({ sourceId: r.id, versionKey, previous: latest })
       const marker = (dependsOn: string): PlanOp => ({ key: versionKey, kind: OP_KINDS.marker, payload: { hash }, dependsOn })
-      if (journal.sync.get(base) === undefined) {
+      if (!(yield* inJournal(base))) {
         const tagIds: Array<string> = []
         const tagTitles: Array<string> = []
         for (const t of tagsAvailable ? r.tags : []) {
@@ -342,13 +344,14 @@ export const restore = (
         )
       }
       const present = new Set(sources.map((r) => r.id))
-      for (const { sourceKey } of journal.sync.mappings(recordNamespace(target))) {
+      for (const { sourceKey } of yield* journal.mappings(recordNamespace(target))) {
         if (present.has(sourceKey)) continue
         // Only records this restore created: their create op is done in this journal.
-        if (journal.sync.get(`restore:${target}:${sourceKey}`)?.state !== "done") continue
+        const create = yield* journal.get(`restore:${target}:${sourceKey}`)
+        if (Option.isNone(create) || create.value.state !== "done") continue
         const key = `restore:${target}:${sourceKey}/delete`
         // Deleted (or planned for deletion) by an earlier restore.
-        if (journal.sync.get(key) !== undefined) continue
+        if (yield* inJournal(key)) continue
         const payload: RecordDeletePayload = { workspaceId: target, recordRef: sourceKey, origin: `source record ${sourceKey} (deleted at the source)` }
         ops.push({ key, kind: OP_KINDS.recordDelete, payload })
         deletes++
@@ -373,24 +376,18 @@ export const restore = (
     // The create op of an already restored record is done; `depends_on` lets updates run.
     // With the version map in one transaction: a crash cannot leave a version planned but
     // not recorded as the latest (a rerun would plan it again beside the first).
-    yield* Effect.try({
-      try: () =>
-        journal.sync.transaction(() => {
-          journal.sync.addOps(ops)
-          for (const v of newVersions) {
-            if (v.previous !== undefined) {
-              journal.sync.supersede(VERSION_STEPS.map((step) => `${v.previous}${step}`), v.versionKey)
-            }
-            journal.sync.setMapping({ namespace: versionNs, sourceKey: v.sourceId, targetId: v.versionKey })
-          }
-        }),
-      catch: (e) => new JournalError({ file: journal.file, action: "plan the restore", detail: e instanceof Error ? e.message : String(e) })
+    yield* journal.addPlan({
+      ops,
+      supersede: newVersions.flatMap((v) =>
+        v.previous === undefined ? [] : [{ keys: VERSION_STEPS.map((step) => `${v.previous}${step}`), by: v.versionKey }]
+      ),
+      mappings: newVersions.map((v) => ({ namespace: versionNs, sourceKey: v.sourceId, targetId: v.versionKey }))
     })
     yield* journal.retryFailed()
     const onNotice = (line: string) => {
       if (!notices.includes(line)) notices.push(line)
     }
-    const adoptedBefore = journal.sync.lastAdoptionId()
+    const adoptedBefore = yield* journal.lastAdoptionId()
     const report = yield* replay(journal, makeRecordExecutors(client, { onNotice }), {
       phases: PHASES,
       concurrency: options.concurrency ?? 8
@@ -406,7 +403,7 @@ export const restore = (
       unknown: report.unknown,
       unknownAssignees: [...unknownAssignees].sort(),
       notices,
-      adopted: journal.sync.adoptions(adoptedBefore).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
+      adopted: (yield* journal.adoptions(adoptedBefore)).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
         opKey,
         namespace,
         sourceKey,

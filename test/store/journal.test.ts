@@ -9,7 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import Database from "better-sqlite3"
 import { Journal, JournalDb, JOURNAL_FORMAT, journalLayer, openJournal } from "../../src/store/journal.ts"
-import { batchedTransitions } from "../../src/store/journal-batch.ts"
+import { batchedTransitions } from "../../src/store/journal/batch.ts"
 
 const tmpFile = (name = "journal.sqlite") => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-journal-")), name)
 

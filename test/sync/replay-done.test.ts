@@ -1,3 +1,4 @@
+import Database from "better-sqlite3"
 /**
  * A create whose payload says `then.done` sets `done` in the same op: create, map, then
  * update-record; done only after both, and a resumed op repeats only the update.
@@ -33,9 +34,11 @@ const runReplay = (journalFile: string, ops: ReadonlyArray<NewOp>, maxRetries = 
       yield* j.addOps(ops)
       yield* j.retryFailed()
       const report: ReplayReport = yield* replay(j, makeRecordExecutors(yield* RestClient), { settleMs: 1, concurrency: 2 })
-      const all = j.sync.db.prepare("SELECT key, kind, state, uncertain FROM ops ORDER BY seq").all() as Array<
+      const raw = new Database(journalFile, { readonly: true })
+      const all = raw.prepare("SELECT key, kind, state, uncertain FROM ops ORDER BY seq").all() as Array<
         { key: string; kind: string; state: string; uncertain: number }
       >
+      raw.close()
       return { report, all }
     }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle, { maxRetries }))))
   )
@@ -130,8 +133,8 @@ describe("record.create with then.done", () => {
       Effect.gen(function*() {
         const j = yield* Journal
         yield* j.addOps([{ key: "c", kind: OP_KINDS.recordCreate, payload: { workspaceId: ws, title: "Old", then: { done: true } } }])
-        j.sync.claim("c")
-        j.sync.complete("c", { id: created.id }, [{ namespace: recordNamespace(ws), sourceKey: "c", targetId: created.id }], [
+        yield* j.claim("c")
+        yield* j.complete("c", { id: created.id }, [{ namespace: recordNamespace(ws), sourceKey: "c", targetId: created.id }], [
           { key: "c/done", kind: OP_KINDS.recordUpdate, payload: { workspaceId: ws, recordRef: "c", fields: { done: true } }, dependsOn: "c" }
         ])
       }).pipe(Effect.provide(journalLayer(journalFile)))

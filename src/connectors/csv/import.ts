@@ -22,6 +22,7 @@ import { stringify } from "csv-stringify"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -36,7 +37,16 @@ import { EXTRA_KINDS, EXTRA_PHASES } from "../../sync/plan-extras.ts"
 import { makeExtraExecutors } from "../../sync/replay-extras.ts"
 import { allPages, Paging } from "../../streams/paging.ts"
 import { PAGE_MAX_LIMIT } from "../../schema/limits.ts"
-import { type Adoption, type JournalApi, JournalError, type JournalStateError, type OpState, type PlannedOp, type PlanOp } from "../../store/journal.ts"
+import {
+  type Adoption,
+  type JournalApi,
+  JournalError,
+  type JournalStateError,
+  type OpState,
+  type PlannedOp,
+  type Planner,
+  type PlanOp
+} from "../../store/journal.ts"
 import {
   listEnsureKey,
   OP_KINDS,
@@ -328,17 +338,16 @@ interface KeyAssigner {
  */
 const PLAN_THREAD_MIN_BYTES = 4 * 1024 * 1024
 
-const journalAssigner = (journal: JournalApi, thread: boolean): KeyAssigner => {
-  const run = journal.sync.beginPlanRun()
-  const writer = thread ? openPlanWriter(journal.file, run) : undefined
+const journalAssigner = (planner: Planner, thread: boolean): KeyAssigner => {
+  const writer = thread ? openPlanWriter(planner.file, planner.run) : undefined
   // A failure to store the plan is the journal's, whichever thread met it.
   const journalError = (e: unknown) =>
-    new JournalError({ file: journal.file, action: "planning", detail: e instanceof Error ? e.message : String(e) })
+    new JournalError({ file: planner.file, action: "planning", detail: e instanceof Error ? e.message : String(e) })
   // Ending the run makes it durable; with a thread, only once the thread's connection is closed.
   const close = async () => {
     try {
       await writer?.close()
-      journal.sync.endPlanRun(run)
+      planner.end()
     } catch (e) {
       throw journalError(e)
     }
@@ -347,7 +356,7 @@ const journalAssigner = (journal: JournalApi, thread: boolean): KeyAssigner => {
     return {
       plan: async (ops) => {
         try {
-          return journal.sync.planOps(run, ops)
+          return planner.planOps(ops)
         } catch (e) {
           throw journalError(e)
         }
@@ -518,8 +527,8 @@ export const planCsvImport = (
       needs = { tags: mapping.tags !== undefined, users: mapping.assignees !== undefined }
     }
 
-    const real = "sync" in journal ? journal : undefined
-    const owner = real?.sync.getMeta(TARGET_WORKSPACE_META)
+    const real = "dryRunJournalFile" in journal ? undefined : journal
+    const owner = real === undefined ? undefined : Option.getOrUndefined(yield* real.getMeta(TARGET_WORKSPACE_META))
     if (real !== undefined && owner !== undefined && owner !== ws) {
       reader.close()
       return yield* Effect.fail(
@@ -528,7 +537,7 @@ export const planCsvImport = (
         })
       )
     }
-    const kind = real?.sync.getMeta("kind")
+    const kind = real === undefined ? undefined : Option.getOrUndefined(yield* real.getMeta("kind"))
     if (real !== undefined && kind !== undefined && kind !== "import-csv") {
       reader.close()
       return yield* Effect.fail(
@@ -562,12 +571,12 @@ export const planCsvImport = (
       }
     }
     if (real !== undefined) {
-      real.sync.setMeta(TARGET_WORKSPACE_META, ws)
-      real.sync.setMeta("kind", "import-csv")
+      yield* real.setMeta(TARGET_WORKSPACE_META, ws)
+      yield* real.setMeta("kind", "import-csv")
     }
 
     const assigner = real !== undefined
-      ? journalAssigner(real, options.planThread ?? fs.statSync(options.csv.file).size >= PLAN_THREAD_MIN_BYTES)
+      ? journalAssigner(yield* real.planner(), options.planThread ?? fs.statSync(options.csv.file).size >= PLAN_THREAD_MIN_BYTES)
       : dryAssigner((journal as { dryRunJournalFile: string | undefined }).dryRunJournalFile)
     const rejects = rejectsWriter(dryRun ? undefined : options.rejectsFile, reader.header)
     const newOps: Record<string, number> = {}
@@ -722,11 +731,11 @@ export const importCsv = (
 ): Effect.Effect<ImportResult, ImportUsageError | ImportFailed | JournalError | JournalStateError | RestError | ReplayAborted> =>
   Effect.gen(function*() {
     const planned = yield* planCsvImport(client, journal, options)
-    if (options.dryRun === true || !("sync" in journal)) return planned
+    if (options.dryRun === true || "dryRunJournalFile" in journal) return planned
     const j = journal
     // A rerun retries what failed before (uncertain ones are reconciled first).
-    j.sync.retryFailed()
-    const counts = j.sync.counts()
+    yield* j.retryFailed()
+    const counts = yield* j.counts()
     if (options.onReplayStart) yield* options.onReplayStart(counts.pending + counts.in_flight)
     const notices = [...planned.notices]
     const onNotice = (line: string) => {
@@ -747,7 +756,7 @@ export const importCsv = (
         })
         : withoutGraphql(client, onNotice))
     ]
-    const adoptedBefore = j.sync.lastAdoptionId()
+    const adoptedBefore = yield* j.lastAdoptionId()
     let comments = 0
     const report: ReplayReport = yield* replay(j, executors, {
       phases: [...PHASES, ...EXTRA_PHASES],
@@ -763,8 +772,8 @@ export const importCsv = (
         })
     })
     // Still pending: waiting on a failed op, or deferred behind an unknown one.
-    const after = j.sync.counts()
-    const failures = j.sync.failed(5).map((op) => {
+    const after = yield* j.counts()
+    const failures = (yield* j.failed(5)).map((op) => {
       const origin = originOf(op.kind, op.payload)
       return `${origin !== undefined ? `${origin}: ` : ""}${op.kind} ${op.key}: ${op.error ?? "failed"}`
     })
@@ -776,7 +785,7 @@ export const importCsv = (
       blocked: after.pending + after.in_flight,
       failures,
       notices,
-      adopted: j.sync.adoptions(adoptedBefore).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
+      adopted: (yield* j.adoptions(adoptedBefore)).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
         opKey,
         namespace,
         sourceKey,

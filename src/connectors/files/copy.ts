@@ -11,6 +11,7 @@
  * and size computed on the way and checked against the declared size.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as path from "node:path"
 import { isAbort } from "../../client/predicates.ts"
@@ -125,12 +126,12 @@ const plan = (
 ): Effect.Effect<ReadonlyArray<PlannedFile>, JournalError> =>
   Effect.gen(function*() {
     const journal = options.journal
-    const known = files.map((source) => {
-      const key = opKeyOf(jobId, source)
-      const op = journal.sync.get(key)
-      const payload = op === undefined ? null : decodePayload(op.payload)
-      return { key, source, op, payload, knownName: payload?.localName ?? null }
-    })
+    const known = yield* Effect.forEach(files, (source) =>
+      Effect.map(journal.get(opKeyOf(jobId, source)), (found) => {
+        const op = Option.getOrUndefined(found)
+        const payload = op === undefined ? null : decodePayload(op.payload)
+        return { key: opKeyOf(jobId, source), source, op, payload, knownName: payload?.localName ?? null }
+      }))
     const localNames = dirTarget === null
       ? known.map(() => null)
       : assignLocalNames(known, [...dirTarget.existingNames, ...dirTarget.manifest.lines.keys()])

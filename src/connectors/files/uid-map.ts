@@ -3,12 +3,11 @@
  * journal (id_map namespace `file`), as a lookup for re-linking comments and file
  * custom fields (relink.ts).
  */
-import type { JournalApi, JournalDb } from "../../store/journal.ts"
+import * as Effect from "effect/Effect"
+import type { JournalApi, JournalError } from "../../store/journal.ts"
 import { FILE_NAMESPACE } from "./plan.ts"
 import type { UidLookup } from "./relink.ts"
 
-/** Looks each source uid up in the journal's `file` namespace (undefined when not copied). */
-export const fileUidLookup = (journal: JournalApi | JournalDb): UidLookup => {
-  const db = "sync" in journal ? journal.sync : journal
-  return (sourceUid) => db.lookup(FILE_NAMESPACE, sourceUid)
-}
+/** Every source uid the copy mapped, to its target uid (a uid not copied is absent). */
+export const fileUidLookup = (journal: JournalApi): Effect.Effect<UidLookup, JournalError> =>
+  Effect.map(journal.mappings(FILE_NAMESPACE), (mappings) => new Map(mappings.map((m) => [m.sourceKey, m.targetId])))

@@ -1,3 +1,4 @@
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
@@ -5,7 +6,7 @@ import type { WorkspaceFiles } from "../../../src/connectors/files/ports.ts"
 import { escapeAttribute, relinkCommentHtml } from "../../../src/connectors/files/relink.ts"
 import { fileUidLookup } from "../../../src/connectors/files/uid-map.ts"
 import type { EmulatorHandle } from "../../../src/emulator/index.ts"
-import { JournalDb } from "../../../src/store/journal.ts"
+import { openJournal } from "../../../src/store/journal.ts"
 import {
   type ClientCtx,
   credentialLog,
@@ -56,11 +57,10 @@ describe("copy-files workspace to workspace under faults", () => {
 
     const added = (await confirmedOf(to)).filter((f) => !before.has(f.uid))
     expect(added).toHaveLength(sources.length)
-    const db = new JournalDb(journalFile)
-    try {
-      const lookup = fileUidLookup(db)
+    const lookup = await Effect.runPromise(Effect.scoped(Effect.flatMap(openJournal(journalFile), fileUidLookup))) as ReadonlyMap<string, string>
+    {
       for (const s of sources) {
-        const targetUid = (lookup as (uid: string) => string | undefined)(s.uid)!
+        const targetUid = lookup.get(s.uid)!
         const copy = added.find((f) => f.uid === targetUid)!
         expect(copy).toMatchObject({ name: s.name, size: s.size, status: "CONFIRMED" })
         expect(await storedSha(emu, copy.uid)).toBe(await storedSha(emu, s.uid))
@@ -71,9 +71,7 @@ describe("copy-files workspace to workspace under faults", () => {
       const html = `<p>x</p><div class="attachment" file="${escapeAttribute(file)}"></div>`
       const relinked = relinkCommentHtml(html, lookup)
       expect(relinked.relinked).toEqual([s0.uid])
-      expect(relinked.value).toContain(escapeAttribute(`"uid":"${(lookup as (u: string) => string)(s0.uid)}"`))
-    } finally {
-      db.close()
+      expect(relinked.value).toContain(escapeAttribute(`"uid":"${lookup.get(s0.uid)}"`))
     }
     expect(credentialLog(emu)).toEqual([])
 

@@ -7,7 +7,9 @@
  * so a claim is still durable before its request is sent.
  */
 import * as Effect from "effect/Effect"
-import { type Adoption, JournalError, type JournalDb, JournalStateError, type Mapping, type NewOp, type Op } from "./journal.ts"
+import type { JournalDb } from "./db.ts"
+import { JournalError, JournalStateError } from "./errors.ts"
+import type { Adoption, Mapping, NewOp, Op } from "./types.ts"
 
 type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: JournalError | JournalStateError }
 

@@ -1,0 +1,136 @@
+/** The journal file's tables, its format, and how rows are read and payloads written. */
+import type Database from "better-sqlite3"
+import * as fs from "node:fs"
+import { type Migration, openDatabaseSync, StoreOpenError } from "../sqlite.ts"
+import type { Op, OpState } from "./types.ts"
+
+export const DDL = `
+CREATE TABLE IF NOT EXISTS ops (
+  seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+  key          TEXT NOT NULL UNIQUE,
+  kind         TEXT NOT NULL,
+  payload      TEXT NOT NULL,
+  depends_on   TEXT,
+  state        TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending','in_flight','done','failed')),
+  attempts     INTEGER NOT NULL DEFAULT 0,
+  attempted_at TEXT,
+  result       TEXT,
+  error        TEXT,
+  uncertain    INTEGER NOT NULL DEFAULT 0,
+  plan_run     INTEGER,
+  updated_at   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ops_state_seq ON ops(state, seq);
+CREATE TABLE IF NOT EXISTS id_map (
+  namespace  TEXT NOT NULL,
+  source_key TEXT NOT NULL,
+  target_id  TEXT NOT NULL,
+  op_key     TEXT,
+  created_at TEXT NOT NULL,
+  UNIQUE (namespace, source_key)
+);
+CREATE INDEX IF NOT EXISTS id_map_target ON id_map(namespace, target_id);
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS adoptions (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  op_key     TEXT NOT NULL,
+  namespace  TEXT NOT NULL,
+  source_key TEXT NOT NULL,
+  target_id  TEXT NOT NULL,
+  detail     TEXT NOT NULL,
+  adopted_at TEXT NOT NULL
+);
+`
+
+export interface OpRow {
+  seq: number
+  key: string
+  kind: string
+  payload: string
+  depends_on: string | null
+  state: OpState
+  attempts: number
+  attempted_at: string | null
+  result: string | null
+  error: string | null
+  uncertain: number
+}
+
+const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text))
+
+export const toOp = (r: OpRow): Op => ({
+  seq: r.seq,
+  key: r.key,
+  kind: r.kind,
+  payload: parse(r.payload),
+  dependsOn: r.depends_on,
+  state: r.state,
+  attempts: r.attempts,
+  attemptedAt: r.attempted_at,
+  result: parse(r.result),
+  error: r.error,
+  uncertain: r.uncertain === 1
+})
+
+/**
+ * A payload already serialised to JSON (by another thread, see plan-writer.ts): stored as
+ * it is instead of being serialised again.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+export const json = (value: unknown): string =>
+  value instanceof JsonText ? value.text : JSON.stringify(value === undefined ? null : value)
+
+/**
+ * The journal's format (SQLite `user_version`). 1 (or 0, unset): every payload a JSON
+ * object. 2: `record.create` payloads may be packed arrays without `workspaceId`
+ * (import-csv, see src/sync/plan.ts). A file of a newer format is refused at open.
+ */
+export const JOURNAL_FORMAT = 2
+
+/** Rows per planning INSERT: large enough that per-statement overhead vanishes (measured). */
+export const INSERT_CHUNK = 256
+/** WAL pages between checkpoints while planning (64 MB at 4 KiB pages); SQLite's default otherwise. */
+export const PLAN_WAL_AUTOCHECKPOINT = 16384
+export const DEFAULT_WAL_AUTOCHECKPOINT = 1000
+
+/**
+ * The journal's migrations, through the opener the snapshot uses (src/store/sqlite.ts):
+ * one scheme for both stores. 1 creates the tables (`IF NOT EXISTS`, so files of any
+ * earlier version, which had no version number, are read as they are and get the
+ * `adoptions` table); 2 marks that packed create payloads may be present.
+ */
+export const JOURNAL_MIGRATIONS: ReadonlyArray<Migration> = [
+  { version: 1, description: "ops, id_map, meta and adoptions", up: DDL },
+  { version: JOURNAL_FORMAT, description: "packed record.create payloads (import-csv)", up: () => {} }
+]
+
+/**
+ * Opens (creating owner-only when missing) and migrates a journal file. Durability is the
+ * journal's own: synchronous=FULL (see service.ts), not the opener's NORMAL.
+ */
+export const openJournalDatabase = (file: string): Database.Database => {
+  let db: Database.Database
+  try {
+    db = openDatabaseSync(file, { migrations: JOURNAL_MIGRATIONS })
+  } catch (e) {
+    if (e instanceof StoreOpenError && e.reason === "too-new") {
+      throw new Error(
+        `written by a newer worksync (journal format ${e.detail.replace(/^schema version (\d+).*$/, "$1")}; this version reads formats up to ${JOURNAL_FORMAT}): upgrade worksync or use another journal file`
+      )
+    }
+    throw e
+  }
+  // Tables added within a format (adoptions) reach files written before them: every
+  // statement is `IF NOT EXISTS`.
+  db.exec(DDL)
+  // An existing file made by another tool or umask keeps no wider mode than the owner's.
+  fs.chmodSync(file, 0o600)
+  db.pragma("synchronous = FULL")
+  return db
+}

@@ -1,0 +1,203 @@
+/** The journal as an Effect service and Layer, over the synchronous core (db.ts). */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import { lockStore, StoreBusy, StoreLockError } from "../file-lock.ts"
+import { type BatchedTransitions, batchedTransitions } from "./batch.ts"
+import { JournalDb } from "./db.ts"
+import { JournalError, JournalStateError } from "./errors.ts"
+import type {
+  Adoption,
+  JournalCounts,
+  Mapping,
+  NewOp,
+  Op,
+  PlannedOp,
+  PlanOp,
+  StoredAdoption
+} from "./types.ts"
+
+/**
+ * A plan run in progress, for loops that plan many ops (a batch per call, synchronously:
+ * an Effect per batch of a million-row file costs more than the batch). `planOps` throws
+ * what `JournalDb.planOps` throws; `end` makes the run durable.
+ */
+export interface Planner {
+  readonly file: string
+  readonly run: number
+  readonly planOps: (ops: ReadonlyArray<PlanOp>) => Array<PlannedOp>
+  readonly end: () => void
+}
+
+/**
+ * The journal as an Effect service; every method is a thin wrapper over `JournalDb`.
+ * Two narrow synchronous interfaces serve the hot paths: `planner` (import planning a
+ * million rows, a batch per call) and `transitions` (replay's group commit).
+ */
+export interface JournalApi {
+  readonly file: string
+  /** Starts a plan run: ops planned a batch at a time, made durable by `end`. */
+  readonly planner: () => Effect.Effect<Planner, JournalError>
+  /** Transitions committed together per turn of the event loop (batch.ts). */
+  readonly transitions: BatchedTransitions
+  /** Adds ops, marks older versions' ops superseded and writes mappings, in one transaction. */
+  readonly addPlan: (plan: {
+    readonly ops: ReadonlyArray<NewOp>
+    readonly supersede?: ReadonlyArray<{ readonly keys: ReadonlyArray<string>; readonly by: string }>
+    readonly mappings?: ReadonlyArray<Mapping>
+  }) => Effect.Effect<number, JournalError>
+  /** Every source item of a namespace with its counterpart, in source-key order. */
+  readonly mappings: (namespace: string) => Effect.Effect<Array<Mapping>, JournalError>
+  /** Adoptions recorded after row `afterId` (0: all), oldest first. */
+  readonly adoptions: (afterId?: number) => Effect.Effect<Array<StoredAdoption>, JournalError>
+  /** The id of the latest adoption (0 when none). */
+  readonly lastAdoptionId: () => Effect.Effect<number, JournalError>
+  /** Inserts ops not yet present (by key) in one transaction; returns how many were new. */
+  readonly addOps: (ops: Iterable<NewOp>) => Effect.Effect<number, JournalError>
+  readonly beginPlanRun: () => Effect.Effect<number, JournalError>
+  readonly endPlanRun: (run: number) => Effect.Effect<void, JournalError>
+  readonly planOps: (run: number, ops: ReadonlyArray<PlanOp>) => Effect.Effect<Array<PlannedOp>, JournalError>
+  readonly get: (key: string) => Effect.Effect<Option.Option<Op>, JournalError>
+  /** pending -> in_flight, attempts+1, attempted_at = now, committed before returning. */
+  readonly claim: (key: string) => Effect.Effect<Op, JournalError | JournalStateError>
+  readonly claimMany: (keys: ReadonlyArray<string>) => Effect.Effect<Array<Op>, JournalError>
+  /** -> done with the result, plus id mappings and follow-up ops, in one transaction. */
+  readonly complete: (
+    key: string,
+    result: unknown,
+    mappings?: ReadonlyArray<Mapping>,
+    followUps?: ReadonlyArray<NewOp>
+  ) => Effect.Effect<void, JournalError | JournalStateError>
+  /** -> failed with the error; `outcomeUnknown` marks it uncertain (reconcile before resending). */
+  readonly fail: (
+    key: string,
+    error: string,
+    options?: { readonly outcomeUnknown?: boolean }
+  ) => Effect.Effect<void, JournalError | JournalStateError>
+  /** in_flight -> pending + uncertain: sent, answer lost (or unreadable: `applied`). */
+  readonly markUncertain: (
+    key: string,
+    error: string,
+    options?: { readonly applied?: boolean }
+  ) => Effect.Effect<void, JournalError | JournalStateError>
+  /** Records an adoption (see Adoption). */
+  readonly recordAdoption: (adoption: Adoption) => Effect.Effect<void, JournalError>
+  /** in_flight -> pending: definitely not applied. */
+  readonly release: (key: string, error?: string | null) => Effect.Effect<void, JournalError | JournalStateError>
+  /** Clears `uncertain` on a pending op after a reconciliation found nothing. */
+  readonly markResolved: (key: string) => Effect.Effect<void, JournalError>
+  /** in_flight (left by a dead process) -> pending + uncertain; returns how many. */
+  readonly resetInFlight: () => Effect.Effect<number, JournalError>
+  /** failed -> pending (uncertain kept), for a rerun; returns how many. */
+  readonly retryFailed: (kinds?: ReadonlyArray<string>) => Effect.Effect<number, JournalError>
+  readonly pending: (options: {
+    readonly kinds?: ReadonlyArray<string>
+    readonly limit: number
+    readonly afterSeq?: number
+  }) => Effect.Effect<Array<Op>, JournalError>
+  readonly blocked: (limit?: number) => Effect.Effect<Array<Op>, JournalError>
+  readonly failed: (limit?: number) => Effect.Effect<Array<Op>, JournalError>
+  readonly setMapping: (mapping: Mapping) => Effect.Effect<void, JournalError>
+  readonly lookup: (namespace: string, sourceKey: string) => Effect.Effect<Option.Option<string>, JournalError>
+  readonly mappedTargets: (namespace: string, targetIds: ReadonlyArray<string>) => Effect.Effect<Set<string>, JournalError>
+  readonly getMeta: (key: string) => Effect.Effect<Option.Option<string>, JournalError>
+  readonly setMeta: (key: string, value: string) => Effect.Effect<void, JournalError>
+  readonly counts: () => Effect.Effect<JournalCounts, JournalError>
+}
+
+export class Journal extends Context.Tag("worksync/Journal")<Journal, JournalApi>() {}
+
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** Wraps a synchronous journal call; state errors stay typed, anything else is a JournalError. */
+const lift = <A>(file: string, action: string, f: () => A): Effect.Effect<A, JournalError> =>
+  Effect.try({ try: f, catch: (e) => new JournalError({ file, action, detail: errorText(e) }) })
+
+const liftState = <A>(file: string, action: string, f: () => A): Effect.Effect<A, JournalError | JournalStateError> =>
+  Effect.try({
+    try: f,
+    catch: (e) => (e instanceof JournalStateError ? e : new JournalError({ file, action, detail: errorText(e) }))
+  })
+
+/** Builds the service over an open core. */
+export const makeJournalApi = (core: JournalDb): JournalApi => {
+  const file = core.file
+  return {
+    file,
+    planner: () =>
+      lift(file, "beginPlanRun", () => {
+        const run = core.beginPlanRun()
+        return {
+          file,
+          run,
+          planOps: (ops) => core.planOps(run, ops),
+          end: () => core.endPlanRun(run)
+        } satisfies Planner
+      }),
+    transitions: batchedTransitions(core),
+    addPlan: (plan) =>
+      lift(file, "plan", () =>
+        core.transaction(() => {
+          const added = core.addOps(plan.ops)
+          for (const s of plan.supersede ?? []) core.supersede(s.keys, s.by)
+          for (const m of plan.mappings ?? []) core.setMapping(m)
+          return added
+        })),
+    mappings: (ns) => lift(file, "mappings", () => core.mappings(ns)),
+    adoptions: (afterId) => lift(file, "adoptions", () => core.adoptions(afterId)),
+    lastAdoptionId: () => lift(file, "lastAdoptionId", () => core.lastAdoptionId()),
+    addOps: (ops) => lift(file, "addOps", () => core.addOps(ops)),
+    beginPlanRun: () => lift(file, "beginPlanRun", () => core.beginPlanRun()),
+    endPlanRun: (run) => lift(file, "endPlanRun", () => core.endPlanRun(run)),
+    planOps: (run, ops) => lift(file, "planOps", () => core.planOps(run, ops)),
+    get: (key) => lift(file, "get", () => Option.fromNullable(core.get(key))),
+    claim: (key) => liftState(file, "claim", () => core.claim(key)),
+    claimMany: (keys) => lift(file, "claimMany", () => core.claimMany(keys)),
+    complete: (key, result, mappings, followUps) =>
+      liftState(file, "complete", () => core.complete(key, result, mappings, followUps)),
+    fail: (key, error, options) => liftState(file, "fail", () => core.fail(key, error, options)),
+    markUncertain: (key, error, options) => liftState(file, "markUncertain", () => core.markUncertain(key, error, options)),
+    recordAdoption: (adoption) => lift(file, "recordAdoption", () => core.recordAdoption(adoption)),
+    release: (key, error) => liftState(file, "release", () => core.release(key, error ?? null)),
+    markResolved: (key) => lift(file, "markResolved", () => core.markResolved(key)),
+    resetInFlight: () => lift(file, "resetInFlight", () => core.resetInFlight()),
+    retryFailed: (kinds) => lift(file, "retryFailed", () => core.retryFailed(kinds)),
+    pending: (options) => lift(file, "pending", () => core.pending(options)),
+    blocked: (limit) => lift(file, "blocked", () => core.blocked(limit)),
+    failed: (limit) => lift(file, "failed", () => core.failed(limit)),
+    setMapping: (mapping) => lift(file, "setMapping", () => core.setMapping(mapping)),
+    lookup: (ns, key) => lift(file, "lookup", () => Option.fromNullable(core.lookup(ns, key))),
+    mappedTargets: (ns, ids) => lift(file, "mappedTargets", () => core.mappedTargets(ns, ids)),
+    getMeta: (key) => lift(file, "getMeta", () => Option.fromNullable(core.getMeta(key))),
+    setMeta: (key, value) => lift(file, "setMeta", () => core.setMeta(key, value)),
+    counts: () => lift(file, "counts", () => core.counts())
+  }
+}
+
+/** Opens the journal for the scope: lock, open, and on close, close the database and unlock. */
+export const openJournal = (
+  file: string,
+  options: { readonly now?: () => string } = {}
+): Effect.Effect<JournalApi, JournalError | StoreBusy | StoreLockError, Scope.Scope> =>
+  Effect.gen(function*() {
+    yield* lockStore("journal", file)
+    const core = yield* Effect.acquireRelease(
+      lift(file, "open", () => new JournalDb(file, options)),
+      (c) => Effect.sync(() => c.close())
+    )
+    return makeJournalApi(core)
+  })
+
+/** The Journal service over `file` (created if missing), closed with the layer's scope. */
+export const journalLayer = (
+  file: string,
+  options: { readonly now?: () => string } = {}
+): Layer.Layer<Journal, JournalError | StoreBusy | StoreLockError> => Layer.scoped(Journal, openJournal(file, options))
+
+/** One-line descriptions for the CLI. */
+export const describeJournalError = (e: unknown): string | undefined =>
+  e instanceof JournalError || e instanceof StoreBusy || e instanceof StoreLockError || e instanceof JournalStateError
+    ? e.message
+    : undefined

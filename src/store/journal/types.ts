@@ -1,0 +1,102 @@
+/** The journal's data: operations, their states, mappings, adoptions, counts. */
+export type OpState = "pending" | "in_flight" | "done" | "failed"
+
+/** An operation to plan. `payload` and results are JSON-serialisable values. */
+export interface NewOp {
+  readonly key: string
+  readonly kind: string
+  readonly payload: unknown
+  /** Key of the op that must be done before this one may run. */
+  readonly dependsOn?: string | null | undefined
+}
+
+/** An operation as stored. */
+export interface Op {
+  readonly seq: number
+  readonly key: string
+  readonly kind: string
+  readonly payload: unknown
+  readonly dependsOn: string | null
+  readonly state: OpState
+  readonly attempts: number
+  /** ISO time of the latest claim (just before the latest send), or null if never claimed. */
+  readonly attemptedAt: string | null
+  readonly result: unknown
+  readonly error: string | null
+  /** A request may have been applied without our learning it: reconcile before resending. */
+  readonly uncertain: boolean
+}
+
+/**
+ * A reconciliation took an item found on the service as what an op of unknown outcome
+ * made (found by content: it may be someone else's; docs/journal.md, "Limits"). Kept in
+ * the journal (table `adoptions`, created in files of any earlier version when opened)
+ * and reported.
+ */
+export interface Adoption {
+  readonly opKey: string
+  readonly namespace: string
+  readonly sourceKey: string
+  readonly targetId: string
+  /** What it was found by, for the report ("title \"X\" in list L, created at T"). */
+  readonly detail: string
+}
+
+/** An adoption as stored, with its row id (ids grow: a run's adoptions are those above its start). */
+export interface StoredAdoption extends Adoption {
+  readonly id: number
+  readonly adoptedAt: string
+}
+
+/**
+ * The `result` an op keeps while failed or pending when the service answered its request
+ * 2xx but the answer could not be read: it was applied, so it is reconciled, never sent
+ * again.
+ */
+export const APPLIED_RESULT = { applied: true } as const
+
+/** Whether the service is known to have applied `op` (see APPLIED_RESULT). */
+export const isApplied = (op: Op): boolean =>
+  typeof op.result === "object" && op.result !== null && (op.result as { applied?: unknown }).applied === true && op.state !== "done"
+
+/** A source item's counterpart on the service. */
+export interface Mapping {
+  readonly namespace: string
+  readonly sourceKey: string
+  readonly targetId: string
+}
+
+export interface StateCounts {
+  readonly pending: number
+  readonly in_flight: number
+  readonly done: number
+  readonly failed: number
+}
+
+export interface JournalCounts extends StateCounts {
+  readonly total: number
+  /** Pending or failed ops that must be reconciled before they are sent again. */
+  readonly uncertain: number
+  readonly byKind: Readonly<Record<string, StateCounts>>
+}
+
+/** Outcome of planning one op with `planOps`. */
+export interface PlannedOp {
+  /** The key the op got (with an occurrence suffix when asked for). */
+  readonly key: string
+  /** False when an earlier run had already planned it. */
+  readonly isNew: boolean
+  /** The same key (without `occurrence`) was already planned in this very run. */
+  readonly duplicate: boolean
+  readonly state: OpState
+}
+
+/** An op to plan in a numbered plan run; see `planOps`. */
+export interface PlanOp extends NewOp {
+  /**
+   * Identical source items (same content, no explicit key) must stay distinct: with
+   * `occurrence`, the n-th op of this run with the same key gets `key#n` (n >= 1), and
+   * the same file planned again maps its n-th duplicate to the same key.
+   */
+  readonly occurrence?: boolean
+}
