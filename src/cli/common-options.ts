@@ -87,22 +87,25 @@ export const connectionOptions = {
   ...configOptions
 }
 
+/** `to-rest-url` -> `WORKSYNC_TARGET_REST_URL`. */
+const targetEnv = (flag: string) => `WORKSYNC_TARGET_${flag.slice(3).toUpperCase().replace(/-/g, "_")}`
+
 const target = (flag: string, description: string, field: ProfileField) =>
   Options.text(flag).pipe(
-    Options.withFallbackConfig(targetProfile(field)),
-    Options.withDescription(`${description} (or key ${field} of the --to-profile profile)`),
+    Options.withFallbackConfig(targetProfile(field, targetEnv(flag))),
+    Options.withDescription(`${description} (or key ${field} of the --to-profile profile, or env ${targetEnv(flag)})`),
     Options.optional
   )
 const secretTarget = (flag: string, description: string, field: ProfileField) =>
   Options.redacted(flag).pipe(
-    Options.withFallbackConfig(secretTargetProfile(field)),
-    Options.withDescription(`${description} (or key ${field} of the --to-profile profile)`),
+    Options.withFallbackConfig(secretTargetProfile(field, targetEnv(flag))),
+    Options.withDescription(`${description} (or key ${field} of the --to-profile profile, or env ${targetEnv(flag)})`),
     Options.optional
   )
 
 /**
- * The target connection of `copy-files` (`--to-rest-url`, ... or `--to-profile NAME`);
- * each defaults to the source's.
+ * The target connection of `copy-files`, `restore` and `migrate` (`--to-rest-url`, ... or
+ * `--to-profile NAME`, or `WORKSYNC_TARGET_*`); each defaults to the source's.
  */
 export const targetConnectionOptions = {
   restUrl: target("to-rest-url", "target REST base URL", "restUrl"),

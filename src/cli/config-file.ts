@@ -293,18 +293,23 @@ export const secondsProfileThenEnv = (field: ProfileField, env: string, whole: b
     )
   })
 
-/** Fallback of a `--to-*` flag: the `--to-profile` profile's value (no environment variable). */
-export const targetProfile = (field: ProfileField): Config.Config<string> =>
+/**
+ * Fallback of a `--to-*` flag: the `--to-profile` profile's value, else the environment
+ * variable (`WORKSYNC_TARGET_*`).
+ */
+export const targetProfile = (field: ProfileField, env: string): Config.Config<string> =>
   Config.suspend(() => {
     const value = fromProfile("target", field)
-    return value !== undefined
-      ? Config.succeed(value)
+    if (value !== undefined) return Config.succeed(value)
+    const fromEnv = process.env[env]
+    return fromEnv !== undefined && fromEnv !== ""
+      ? Config.succeed(fromEnv)
       // MissingData, so @effect/cli treats the flag as simply not given.
       : Config.mapOrFail(Config.succeed(undefined), () => Either.left(ConfigError.MissingData([], `not in the target profile`)))
   })
 
-export const secretTargetProfile = (field: ProfileField): Config.Config<Redacted.Redacted<string>> =>
-  Config.map(targetProfile(field), Redacted.make)
+export const secretTargetProfile = (field: ProfileField, env: string): Config.Config<Redacted.Redacted<string>> =>
+  Config.map(targetProfile(field, env), Redacted.make)
 
 /**
  * The problem with the config file, if any, as one line; also warns once on stderr when

@@ -115,6 +115,13 @@ const selectWorkspaces = (all: ReadonlyArray<Workspace>, named: ReadonlyArray<st
     return out
   })
 
+/** One workspace named by id or slug (restore and migrate name their workspaces so). */
+export const findWorkspace = (name: string): Effect.Effect<Workspace, PageError | WorkspaceNotFound, RestClient> =>
+  Effect.gen(function*() {
+    const all = yield* Stream.runCollect(workspacesStream())
+    return (yield* selectWorkspaces([...all], [name]))[0]!
+  })
+
 export const DEFAULT_REFRESH_EVERY = 7
 
 /** FNV-1a of an id: spreads records evenly over the refresh cycle. */

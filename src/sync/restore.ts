@@ -1,47 +1,45 @@
 /**
- * Restore: a plan from one snapshot run of a source workspace into a target workspace,
- * replayed exactly once through the journal.
+ * Restore: makes a target workspace hold the records of one snapshot run of a source
+ * workspace (or only the records named), replayed exactly once through the journal.
  *
- * - A source record with no counterpart yet (id map `record:<target>`) is created
- *   (`restore:<target>:<sourceId>`), then its done / archived / color set by an update
- *   that waits for the create.
- * - A source record already restored whose restorable content changed since the last
- *   restore is updated (and moved when its list changed). Each update's key carries a
- *   hash of that content (`...@<hash>`), so an unchanged record plans nothing: a second
- *   restore of the same run sends nothing, a restore of a later run sends only changes.
- * - Versions of one record apply in order: the journal maps each record to its latest
- *   planned version (`restore.version:<target>`), which alone decides "unchanged" (a
- *   record whose source went back to an earlier content is updated again, under a fresh
- *   key `...@<hash>#n`), and planning a version supersedes the unfinished ops of the one
- *   before it (done without sending): an older update can never land after a newer one.
- * - Lists and tags are matched on the target by title (missing ones are made by
- *   list.ensure / tag.ensure ops); assignees by e-mail among the target's users (unknown
- *   e-mails are left out and reported).
- * - With `deleteMissing`, a record restored earlier whose source is not in the run (deleted
- *   at the source) is deleted on the target (`restore:<target>:<sourceId>/delete`, once).
- *   Off by default: delete-record cannot be undone through the interface. Only from a
- *   complete run that holds records of the source workspace: an empty or partial run
- *   would read as "everything was deleted".
- * - Limits: tag changes of an already restored record are not applied (update-record
- *   takes no tags); a target record deleted by someone else after its restore makes its
- *   update fail (reported); a source record deleted and later brought back is not
- *   restored again once its counterpart was deleted.
+ * Each source record is matched with a target record, then compared with it as it is now
+ * (restore-target.ts):
+ * - Matched: through the journal's id map (`record:<target>`, made by an earlier restore's
+ *   create), or, with no mapping, by the same id (restoring into the workspace the run was
+ *   taken from: the record still exists and is updated in place; the id maps to itself).
+ * - No target record (never restored, or deleted since): created (`restore:<target>:<id>`,
+ *   `...#n` when that key made a record that is gone), then done / archived / color set.
+ * - Matched and different: updated (title, description, dates, done, archived, colour,
+ *   assignees), and moved when its list differs. Each version's key carries a hash of
+ *   its content (`...@<hash>`, `...#n` for a content seen before). Planning a version
+ *   supersedes the unfinished ops of the one before it (done without sending): an older
+ *   update can never land after a newer one.
+ * - Matched and the same: nothing is sent. The description is not in the listing: it
+ *   counts as the same when the record's `updatedAt` is the one in the run (in place),
+ *   when the journal's latest version of the record has this content, or when
+ *   get-record shows it (read only for those records).
+ * - Lists and tags are matched by title (missing ones made by list.ensure / tag.ensure
+ *   ops); assignees by e-mail among the target's users (unknown e-mails left out and
+ *   reported).
+ * - With `deleteMissing`, target records that no run record matches are deleted (in the
+ *   source workspace: records created after the run). Only from a complete run that holds
+ *   records of the source workspace: an empty or partial run would read as "everything
+ *   was deleted".
+ * - What the documented writes cannot carry is counted in `notRestored`: tags of records
+ *   that exist (update-record takes no tags), checklists, custom field values, comments...
  * All-day dates read back as midnight UTC, or as a zoneless midnight (the other reading),
  * are sent as bare dates (assumptions.ts ALL_DAY_READ_FORM).
  * Tags and `archived` need operations beyond the documents: a service without them gets
  * the records without, and the result's `notices` say so in one line.
  */
-import { createHash } from "node:crypto"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { notAvailableLine } from "../client/errors.ts"
 import type { RestClientApi, RestError } from "../client/rest-client.ts"
-import { restUserEmail } from "../schema/users.ts"
-import { allPages, Paging } from "../streams/paging.ts"
-import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
+import type { PageError } from "../streams/paging.ts"
+import type { ScanUnstable } from "../streams/stable-scan.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
-import { type Adoption, type JournalApi, JournalError, type JournalStateError, type PlanOp } from "../store/journal.ts"
+import { type Adoption, type JournalApi, JournalError, type JournalStateError, type Mapping, type PlanOp } from "../store/journal.ts"
 import {
   listEnsureKey,
   OP_KINDS,
@@ -55,6 +53,11 @@ import {
 } from "./plan.ts"
 import { replay, type ReplayAborted } from "./replay.ts"
 import { makeRecordExecutors } from "./replay-records.ts"
+import { censusOfDetails, contentHash, type NotRestored, readSource, restoreDate, type SourceRecord } from "./restore-source.ts"
+import { compareSummary, readTarget } from "./restore-target.ts"
+
+export { restoreDate } from "./restore-source.ts"
+export type { NotRestored } from "./restore-source.ts"
 
 export class RestoreError extends Data.TaggedError("RestoreError")<{ readonly message: string }> {}
 
@@ -62,18 +65,20 @@ export interface RestoreOptions {
   readonly run: RunRow
   readonly sourceWorkspaceId: string
   readonly targetWorkspaceId: string
+  /** Only these source records (point-in-time restore of single records). */
+  readonly records?: ReadonlyArray<string>
   readonly concurrency?: number
   /** Plan only: count what would be sent. */
   readonly dryRun?: boolean
-  /** Delete on the target the records restored earlier whose source is gone (see above). */
+  /** Delete target records that no run record matches (see above). */
   readonly deleteMissing?: boolean
 }
 
 export interface RestoreResult {
-  /** Source records in the run. */
+  /** Source records restored (all of the run's, or those named). */
   readonly records: number
   readonly planned: { readonly creates: number; readonly updates: number; readonly moves: number; readonly deletes: number }
-  /** Records already restored with the same content. */
+  /** Records the target already holds as the run has them. */
   readonly unchanged: number
   readonly created: number
   readonly updated: number
@@ -82,70 +87,19 @@ export interface RestoreResult {
   readonly unknown: number
   /** Assignee e-mails with no user on the target (left out). */
   readonly unknownAssignees: ReadonlyArray<string>
+  /** What the documented interface cannot restore, counted (the contract's `notRestored`). */
+  readonly notRestored: ReadonlyArray<NotRestored>
   /** What was left out because the service lacks an operation beyond the documents, one line each. */
   readonly notices: ReadonlyArray<string>
   /** Records found by title and taken as what a create of unknown outcome made (see ImportResult.adopted). */
   readonly adopted: ReadonlyArray<Adoption>
 }
 
-/** The restorable part of a stored record detail (tolerant: a snapshot is data, not code). */
-interface SourceRecord {
-  readonly id: string
-  readonly title: string
-  readonly html: string
-  readonly text: string
-  readonly listTitle: string | null
-  readonly startedAt: string | null
-  readonly duedAt: string | null
-  readonly done: boolean
-  readonly archived: boolean
-  readonly color: string | null
-  readonly emails: ReadonlyArray<string>
-  readonly tags: ReadonlyArray<string>
-}
-
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null)
-
-const readSource = (detail: Record<string, unknown>): SourceRecord => {
-  const list = detail.todoList as { title?: unknown } | null | undefined
-  const users = Array.isArray(detail.users) ? (detail.users as Array<{ email?: unknown }>) : []
-  const tags = Array.isArray(detail.tags) ? (detail.tags as Array<{ title?: unknown }>) : []
-  return {
-    id: String(detail.id),
-    title: str(detail.title) ?? "",
-    html: str(detail.html) ?? "",
-    text: str(detail.text) ?? "",
-    listTitle: str(list?.title),
-    startedAt: str(detail.startedAt),
-    duedAt: str(detail.duedAt),
-    done: detail.done === true,
-    archived: detail.archived === true,
-    color: str(detail.color),
-    emails: users.map((u) => str(u.email)).filter((e): e is string => e !== null).map((e) => e.toLowerCase()).sort(),
-    tags: tags.map((t) => str(t.title)).filter((t): t is string => t !== null).sort()
-  }
-}
-
-/**
- * All-day dates come back as midnight UTC (or, in the other reading, as a zoneless
- * midnight); send them as bare dates so they stay all-day. Another zoneless time is
- * sent as UTC (inputs need a zone, assumptions.ts DATE_INPUT_FORMS).
- */
-export const restoreDate = (value: string | null): string | undefined => {
-  if (value === null) return undefined
-  const m = /^(\d{4}-\d{2}-\d{2})T00:00(?::00(?:\.0+)?)?Z?$/.exec(value)
-  if (m) return m[1]!
-  return /T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/.test(value) ? `${value}Z` : value
-}
-
-const contentHash = (r: SourceRecord): string =>
-  createHash("sha1")
-    .update(JSON.stringify([r.title, r.html, r.text, r.listTitle, r.startedAt, r.duedAt, r.done, r.archived, r.color, r.emails]))
-    .digest("hex")
-    .slice(0, 16)
-
 /** id_map namespace: source record id -> the version key of its latest planned restore. */
 export const versionNamespace = (target: string) => `restore.version:${target}`
+
+/** Journal meta: set once the service refused `archived` on update-record (then not compared). */
+const ARCHIVED_LEFT_OUT_META = "restore.archived-left-out"
 
 /** The ops of one version: its marker (the version key itself) and its steps. */
 const VERSION_STEPS = ["", "/state", "/update", "/move"] as const
@@ -161,7 +115,7 @@ export const restore = (
   options: RestoreOptions
 ): Effect.Effect<
   RestoreResult,
-  RestoreError | SnapshotError | RestError | JournalError | JournalStateError | ReplayAborted
+  RestoreError | SnapshotError | RestError | PageError | ScanUnstable | JournalError | JournalStateError | ReplayAborted
 > =>
   Effect.gen(function*() {
     const target = options.targetWorkspaceId
@@ -177,53 +131,64 @@ export const restore = (
         new RestoreError({ message: `journal ${journal.file} was planned by ${kind}, not by a restore; use another journal file` })
       )
     }
-    const notices: Array<string> = []
-    const lists = new Map((yield* client.listLists({ workspaceId: target })).map((l) => [l.title, l.id] as const))
-    // Tags are beyond the documents: without them on the service, records are restored without tags.
-    const tagList = yield* client.listTags({ workspaceId: target }).pipe(
-      Effect.map(Option.some),
-      Effect.catchTag("NotAvailable", (e) => {
-        notices.push(`${notAvailableLine("tags", e)}; records are restored without their tags`)
-        return Effect.succeed(Option.none())
-      })
-    )
-    const tagsAvailable = Option.isSome(tagList)
-    const tags = new Map(Option.getOrElse(tagList, () => []).map((t) => [t.title, t.id] as const))
-    const users = new Map<string, string>()
-    const listed = yield* allPages(
-      (skip, limit) => Effect.map(client.listUsers({ workspaceId: target, skip, limit }), (p) => Paging.totalCount(p.users, p.totalCount, skip)),
-      PAGE_MAX_LIMIT
-    )
-    for (const u of listed) {
-      // A user the service lists without an e-mail cannot be matched by one.
-      const email = restUserEmail(u)
-      if (email !== undefined) users.set(email, u.id)
+    if (options.deleteMissing === true && options.records !== undefined) {
+      return yield* Effect.fail(new RestoreError({ message: "deleting what the run lacks restores the whole run: do not name single records with it" }))
+    }
+    if (options.deleteMissing === true && options.run.status !== "complete") {
+      return yield* Effect.fail(new RestoreError({ message: `run ${options.run.id} is ${options.run.status}: deleting what it lacks needs a complete run` }))
     }
 
-    const sources = yield* store.query("read the run's records", (db) =>
+    const details = yield* store.query("read the run's records", (db) =>
       (db
         .prepare(
           `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
            WHERE rr.run_id = ? AND r.workspace_id = ? ORDER BY r.id`
         )
         .all(options.run.id, options.sourceWorkspaceId) as Array<{ detail: string }>)
-        .map((row) => readSource(JSON.parse(row.detail) as Record<string, unknown>))
+        .map((row) => JSON.parse(row.detail) as Record<string, unknown>)
     )
+    const wanted = options.records === undefined ? undefined : new Set(options.records)
+    const chosen = wanted === undefined ? details : details.filter((d) => wanted.has(String(d.id)))
+    if (wanted !== undefined) {
+      const found = new Set(chosen.map((d) => String(d.id)))
+      const missing = [...wanted].filter((id) => !found.has(id))
+      if (missing.length > 0) {
+        return yield* Effect.fail(
+          new RestoreError({
+            message: `record ${missing.join(", ")} is not in run ${options.run.id} of workspace ${options.sourceWorkspaceId}; list the run's records with \`export --run ${options.run.id}\``
+          })
+        )
+      }
+    }
+    const sources = chosen.map(readSource)
+    if (options.deleteMissing === true && sources.length === 0) {
+      return yield* Effect.fail(
+        new RestoreError({
+          message: `run ${options.run.id} holds no record of workspace ${options.sourceWorkspaceId}: refusing to delete every record of the target; restore without deleting, or back the workspace up first`
+        })
+      )
+    }
+
+    const now = yield* readTarget(client, target)
+    const notices = [...now.notices]
     if (!options.dryRun) {
       yield* journal.setMeta("target.workspace", target)
       yield* journal.setMeta("kind", "restore")
     }
+    const archivedSettable = Option.isNone(yield* journal.getMeta(ARCHIVED_LEFT_OUT_META))
 
     const unknownAssignees = new Set<string>()
     const ops: Array<PlanOp> = []
+    const mappings: Array<Mapping> = []
     const ensured = new Set<string>()
     let creates = 0
     let updates = 0
     let moves = 0
     let unchanged = 0
+    let tagsBehind = 0
     const listRef = (title: string | null): { listId?: string; listTitle?: string } => {
       if (title === null) return {}
-      const id = lists.get(title)
+      const id = now.lists.get(title)
       if (id !== undefined) return { listId: id }
       const key = listEnsureKey(target, title)
       if (!ensured.has(key)) {
@@ -233,44 +198,71 @@ export const restore = (
       return { listTitle: title }
     }
     const versionNs = versionNamespace(target)
+    const recordNs = recordNamespace(target)
     /** Whether the journal holds an op with this key (planned by this or an earlier restore). */
     const inJournal = (key: string) => Effect.map(journal.get(key), Option.isSome)
+    /**
+     * The key for a create of this record: the first of `base`, `base#2`, ... not yet in
+     * the journal, or the one still unfinished (it resumes: `resume`).
+     */
+    const createKey = (base: string) =>
+      Effect.gen(function*() {
+        for (let n = 1;; n++) {
+          const key = n === 1 ? base : `${base}#${n}`
+          const op = yield* journal.get(key)
+          if (Option.isNone(op)) return { key, resume: false }
+          if (op.value.state !== "done") return { key, resume: true }
+        }
+      })
+    /** Whether the target's description is the source's (read only when nothing else tells). */
+    const sameDescription = (r: SourceRecord, targetId: string) =>
+      Effect.map(client.getRecord({ workspaceId: target, recordId: targetId }), (d) =>
+        r.html !== "" ? d.html === r.html : d.text === r.text)
     // Applied after the ops are added: older versions' unfinished ops, superseded.
     const newVersions: Array<{ sourceId: string; versionKey: string; previous: string | undefined }> = []
+    /** Target ids some run record matches (kept by deleteMissing). */
+    const matched = new Set<string>()
     for (const r of sources) {
       const hash = contentHash(r)
       const base = `restore:${target}:${r.id}`
       const assigneeIds = r.emails.flatMap((e) => {
-        const id = users.get(e)
+        const id = now.users.get(e)
         if (id === undefined) unknownAssignees.add(e)
         return id === undefined ? [] : [id]
       })
+      const assigneeEmails = r.emails.filter((e) => now.users.has(e))
       const startedAt = restoreDate(r.startedAt)
       const duedAt = restoreDate(r.duedAt)
+      const mapped = Option.getOrUndefined(yield* journal.lookup(recordNs, r.id))
+      const inPlace = mapped === undefined && now.records.has(r.id)
+      const targetId = mapped ?? (inPlace ? r.id : undefined)
+      const current = targetId === undefined ? undefined : now.records.get(targetId)
       const latest = Option.getOrUndefined(yield* journal.lookup(versionNs, r.id))
-      // The latest version restored (or planned) has this content. Journals of earlier
-      // versions, without the version map, are judged by the hash key alone.
-      if (latest !== undefined ? contentOf(latest) === hash : yield* inJournal(`${base}@${hash}`)) {
-        unchanged++
-        continue
-      }
-      // A content seen before (the source went back to it) gets a fresh key.
-      let versionKey = `${base}@${hash}`
-      for (let n = 2; yield* inJournal(versionKey); n++) versionKey = `${base}@${hash}#${n}`
-      if (!options.dryRun) newVersions.push({ sourceId: r.id, versionKey, previous: latest })
-      const marker = (dependsOn: string): PlanOp => ({ key: versionKey, kind: OP_KINDS.marker, payload: { hash }, dependsOn })
-      if (!(yield* inJournal(base))) {
+      /** A fresh version key: a content seen before (the source went back to it) gets `#n`. */
+      const freshVersion = Effect.gen(function*() {
+        let key = `${base}@${hash}`
+        for (let n = 2; yield* inJournal(key); n++) key = `${base}@${hash}#${n}`
+        if (!options.dryRun) newVersions.push({ sourceId: r.id, versionKey: key, previous: latest })
+        return key
+      })
+      const marker = (key: string, dependsOn: string): PlanOp => ({ key, kind: OP_KINDS.marker, payload: { hash }, dependsOn })
+
+      if (current === undefined) {
+        const { key, resume } = yield* createKey(base)
+        // A create planned earlier and not finished: the replay below resumes it.
+        if (resume) continue
+        const versionKey = yield* freshVersion
         const tagIds: Array<string> = []
         const tagTitles: Array<string> = []
-        for (const t of tagsAvailable ? r.tags : []) {
-          const id = tags.get(t)
+        for (const t of Option.isSome(now.tags) ? r.tags : []) {
+          const id = Option.isSome(now.tags) ? now.tags.value.get(t) : undefined
           if (id !== undefined) tagIds.push(id)
           else {
             tagTitles.push(t)
-            const key = tagEnsureKey(target, t)
-            if (!ensured.has(key)) {
-              ensured.add(key)
-              ops.push({ key, kind: OP_KINDS.tagEnsure, payload: { workspaceId: target, title: t } })
+            const ensureKey = tagEnsureKey(target, t)
+            if (!ensured.has(ensureKey)) {
+              ensured.add(ensureKey)
+              ops.push({ key: ensureKey, kind: OP_KINDS.tagEnsure, payload: { workspaceId: target, title: t } })
             }
           }
         }
@@ -287,9 +279,9 @@ export const restore = (
           ...(tagIds.length > 0 ? { tagIds } : {}),
           ...(tagTitles.length > 0 ? { tagTitles } : {})
         }
-        ops.push({ key: base, kind: OP_KINDS.recordCreate, payload })
+        ops.push({ key, kind: OP_KINDS.recordCreate, payload })
         creates++
-        let last = base
+        let last = key
         // create-record takes no done / archived / color: set them once it exists.
         if (r.done || r.archived || r.color !== null) {
           const state: RecordUpdatePayload = {
@@ -299,11 +291,28 @@ export const restore = (
             origin: `source record ${r.id}`
           }
           last = `${versionKey}/state`
-          ops.push({ key: last, kind: OP_KINDS.recordUpdate, payload: state, dependsOn: base })
+          ops.push({ key: last, kind: OP_KINDS.recordUpdate, payload: state, dependsOn: key })
         }
-        ops.push(marker(last))
+        ops.push(marker(versionKey, last))
         continue
       }
+
+      matched.add(current.id)
+      const difference = compareSummary(r, current, assigneeEmails, archivedSettable)
+      if (difference.tags) tagsBehind++
+      if (!difference.fields && !difference.list) {
+        const described = (inPlace && r.updatedAt !== null && r.updatedAt === current.updatedAt) ||
+          (latest !== undefined && contentOf(latest) === hash) ||
+          (latest === undefined && !inPlace && (yield* inJournal(`${base}@${hash}`))) ||
+          (yield* sameDescription(r, current.id))
+        if (described) {
+          unchanged++
+          continue
+        }
+      }
+      // Matched by id: the id maps to itself, so updates find it as they find created ones.
+      if (inPlace) mappings.push({ namespace: recordNs, sourceKey: r.id, targetId: r.id })
+      const versionKey = yield* freshVersion
       const update: RecordUpdatePayload = {
         workspaceId: target,
         recordRef: r.id,
@@ -320,44 +329,45 @@ export const restore = (
         origin: `source record ${r.id}`
       }
       const updateKey = `${versionKey}/update`
-      ops.push({ key: updateKey, kind: OP_KINDS.recordUpdate, payload: update, dependsOn: base })
+      ops.push({ key: updateKey, kind: OP_KINDS.recordUpdate, payload: update })
       updates++
       let last = updateKey
-      if (r.listTitle !== null) {
+      if (difference.list) {
         const move: RecordMovePayload = { workspaceId: target, recordRef: r.id, ...listRef(r.listTitle), origin: `source record ${r.id}` }
         last = `${versionKey}/move`
         ops.push({ key: last, kind: OP_KINDS.recordMove, payload: move, dependsOn: updateKey })
         moves++
       }
-      ops.push(marker(last))
+      ops.push(marker(versionKey, last))
     }
     let deletes = 0
     if (options.deleteMissing === true) {
-      if (options.run.status !== "complete") {
-        return yield* Effect.fail(new RestoreError({ message: `run ${options.run.id} is ${options.run.status}: deleting what it lacks needs a complete run` }))
+      // Records matched through the journal whose source is in the run, and those in place.
+      for (const { sourceKey, targetId } of yield* journal.mappings(recordNs)) {
+        if (sources.some((r) => r.id === sourceKey)) matched.add(targetId)
       }
-      if (sources.length === 0) {
-        return yield* Effect.fail(
-          new RestoreError({
-            message: `run ${options.run.id} holds no record of workspace ${options.sourceWorkspaceId}: refusing to delete every restored record; restore without deleting, or back the workspace up first`
-          })
-        )
-      }
-      const present = new Set(sources.map((r) => r.id))
-      for (const { sourceKey } of yield* journal.mappings(recordNamespace(target))) {
-        if (present.has(sourceKey)) continue
-        // Only records this restore created: their create op is done in this journal.
-        const create = yield* journal.get(`restore:${target}:${sourceKey}`)
-        if (Option.isNone(create) || create.value.state !== "done") continue
-        const key = `restore:${target}:${sourceKey}/delete`
+      for (const r of sources) if (now.records.has(r.id)) matched.add(r.id)
+      for (const id of now.records.keys()) {
+        if (matched.has(id)) continue
+        const key = `restore:${target}:delete:${id}`
         // Deleted (or planned for deletion) by an earlier restore.
         if (yield* inJournal(key)) continue
-        const payload: RecordDeletePayload = { workspaceId: target, recordRef: sourceKey, origin: `source record ${sourceKey} (deleted at the source)` }
+        const payload: RecordDeletePayload = { workspaceId: target, recordId: id, origin: `target record ${id} (not in run ${options.run.id})` }
         ops.push({ key, kind: OP_KINDS.recordDelete, payload })
         deletes++
       }
     }
     const planned = { creates, updates, moves, deletes }
+    const notRestoredOf = (leftOut: ReadonlyArray<string>): Array<NotRestored> => [
+      ...(tagsBehind > 0
+        ? [{ what: "tags of records that exist on the target", count: tagsBehind, why: "update-record takes no tags; only a created record gets its tags" }]
+        : []),
+      ...(unknownAssignees.size > 0
+        ? [{ what: "assignees", count: unknownAssignees.size, why: "no user with that e-mail on the target" }]
+        : []),
+      ...leftOut.map((line) => ({ what: line.slice(0, line.indexOf(":")), count: sources.length, why: line })),
+      ...censusOfDetails(chosen)
+    ]
     if (options.dryRun) {
       return {
         records: sources.length,
@@ -369,11 +379,11 @@ export const restore = (
         failed: 0,
         unknown: 0,
         unknownAssignees: [...unknownAssignees].sort(),
+        notRestored: notRestoredOf(notices),
         notices,
         adopted: []
       }
     }
-    // The create op of an already restored record is done; `depends_on` lets updates run.
     // With the version map in one transaction: a crash cannot leave a version planned but
     // not recorded as the latest (a rerun would plan it again beside the first).
     yield* journal.addPlan({
@@ -381,7 +391,7 @@ export const restore = (
       supersede: newVersions.flatMap((v) =>
         v.previous === undefined ? [] : [{ keys: VERSION_STEPS.map((step) => `${v.previous}${step}`), by: v.versionKey }]
       ),
-      mappings: newVersions.map((v) => ({ namespace: versionNs, sourceKey: v.sourceId, targetId: v.versionKey }))
+      mappings: [...mappings, ...newVersions.map((v) => ({ namespace: versionNs, sourceKey: v.sourceId, targetId: v.versionKey }))]
     })
     yield* journal.retryFailed()
     const onNotice = (line: string) => {
@@ -392,6 +402,7 @@ export const restore = (
       phases: PHASES,
       concurrency: options.concurrency ?? 8
     })
+    if (notices.some((line) => line.startsWith("archived:"))) yield* journal.setMeta(ARCHIVED_LEFT_OUT_META, "1")
     return {
       records: sources.length,
       planned,
@@ -402,6 +413,7 @@ export const restore = (
       failed: report.failed,
       unknown: report.unknown,
       unknownAssignees: [...unknownAssignees].sort(),
+      notRestored: notRestoredOf(notices),
       notices,
       adopted: (yield* journal.adoptions(adoptedBefore)).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
         opKey,

@@ -5,6 +5,7 @@ import { diffCommand } from "./diff.ts"
 import { emulatorCommand } from "./emulator.ts"
 import { exportCommand } from "./export.ts"
 import { importCsvCommand } from "./import-csv.ts"
+import { restoreCommand } from "./restore.ts"
 import { versionCommand } from "./version.ts"
 
 export const commands = [
@@ -13,6 +14,7 @@ export const commands = [
   exportCommand,
   importCsvCommand,
   copyFilesCommand,
+  restoreCommand,
   emulatorCommand,
   versionCommand
 ] as const

@@ -20,6 +20,7 @@ import { checkConfigFile, clientLayerFromFlags, targetFlags } from "../connectio
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
 import { makeProgress } from "../progress.ts"
+import { hasOwnTarget, targetPrefix } from "./target.ts"
 
 registerDescriber(describeJournalError)
 registerDescriber((e) => (isFileCopyError(e) ? e.message : undefined))
@@ -28,8 +29,6 @@ registerDescriber((e) => (isFileCopyError(e) ? e.message : undefined))
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 const defaultAgrees: Same<typeof DEFAULT_CONCURRENCY, typeof COPY_DEFAULT_CONCURRENCY> = true
 void defaultAgrees
-
-const anySome = (flags: ConnectionFlags): boolean => Object.values(flags).some((v) => Option.isOption(v) && Option.isSome(v))
 
 const formatBytes = (n: number): string =>
   n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : n < 1024 ** 3
@@ -101,7 +100,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
       }
 
       const sourceFlags: ConnectionFlags = flags
-      const targetOwn = anySome(flags.to_)
+      const targetOwn = hasOwnTarget(flags.to_)
       const target = targetFlags(sourceFlags, flags.to_)
       let source: WorkspaceFiles | undefined
       let targetFiles: WorkspaceFiles | undefined
@@ -114,7 +113,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
           // One account: one client, so both ends share its limiter.
           ? source
           : yield* workspaceFilesOf(
-            yield* clientLayerFromFlags(target, { rest: true }, { prefix: targetOwn ? "to-" : "", envPrefix: "WORKSYNC_" })
+            yield* clientLayerFromFlags(target, { rest: true }, targetPrefix(flags.to_))
           )
       }
 

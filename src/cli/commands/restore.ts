@@ -1,0 +1,55 @@
+/**
+ * `worksync restore --snapshot FILE --to workspace:ID --journal FILE [--run RUN]
+ *  [--from-workspace ID] [--record ID]... [--delete-missing] [--dry-run] [--json]`:
+ * makes the target workspace hold the records of one snapshot run (or the records named).
+ * The target account may differ (`--to-rest-url`, `--to-token`, ...; each defaults to the
+ * source connection's).
+ *
+ * Exit: 0 done; 1 could not finish (a rerun with the same journal resumes); 64 bad
+ * invocation.
+ *
+ * The definition only; the work is in ../run/restore.ts, loaded when the command runs.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import { connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
+import { withExamples } from "../help-doc.ts"
+
+export const options = {
+  ...connectionOptions,
+  to_: targetConnectionOptions,
+  snapshot: Options.text("snapshot").pipe(Options.withDescription("SQLite snapshot file written by worksync backup")),
+  to: Options.text("to").pipe(Options.withDescription("target: workspace:ID")),
+  journal: Options.text("journal").pipe(
+    Options.withDescription("SQLite journal file (created if missing); rerun with the same file to resume")
+  ),
+  run: Options.text("run").pipe(Options.withDescription("run id; default the latest complete run"), Options.optional),
+  fromWorkspace: Options.text("from-workspace").pipe(
+    Options.withDescription("the run's source workspace (required when the run holds several)"),
+    Options.optional
+  ),
+  record: Options.text("record").pipe(
+    Options.withDescription("restore only this record of the run (repeatable)"),
+    Options.repeated
+  ),
+  deleteMissing: Options.boolean("delete-missing").pipe(
+    Options.withDescription("also delete target records that are not in the run (in the source workspace: those created after it)")
+  ),
+  dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan's counts and send nothing")),
+  json: jsonOption,
+  ...verbosityOptions
+}
+
+export type RestoreFlags = Command.Command.ParseConfig<typeof options>
+
+export const restoreCommand = Command.make("restore", options, (flags) =>
+  Effect.flatMap(Effect.promise(() => import("../run/restore.ts")), (run) => run.restoreRun(flags))).pipe(
+    Command.withDescription(
+      withExamples("restore the records of a snapshot run into a workspace (in place or elsewhere, resumable)", [
+        "worksync restore --snapshot backup.sqlite --to workspace:website --journal restore.sqlite --dry-run",
+        "worksync restore --snapshot backup.sqlite --to workspace:website --journal restore.sqlite --record 123 --run 4",
+        "worksync restore --snapshot backup.sqlite --to workspace:archive --to-profile other-account --journal restore.sqlite"
+      ], ["Rerun with the same --journal to resume: nothing is sent twice."])
+    )
+  )

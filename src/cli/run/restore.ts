@@ -1,0 +1,137 @@
+/** `worksync restore`: the work behind the definition in ../commands/restore.ts. */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { RestClient } from "../../client/rest-client.ts"
+import { StoreBusy } from "../../store/file-lock.ts"
+import { describeJournalError, openJournal } from "../../store/journal.ts"
+import { resolveRun, SnapshotStore } from "../../store/snapshot.ts"
+import { findWorkspace } from "../../sync/backup.ts"
+import { restore, RestoreError, type RestoreResult } from "../../sync/restore.ts"
+import type { RestoreFlags } from "../commands/restore.ts"
+import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
+import { checkConfigFile, clientLayerFromFlags, nextStepSuffix, targetFlags } from "../connection.ts"
+import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
+import { logLine, printJson } from "../output.ts"
+import { snapshotFailure } from "./snapshot-failure.ts"
+import { parseWorkspaceEnd, targetPrefix } from "./target.ts"
+
+registerDescriber(describeJournalError)
+
+const messageOf = (e: unknown): string =>
+  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+
+const summary = (r: RestoreResult, dryRun: boolean): string =>
+  dryRun
+    ? `restore (dry run): ${r.records} record(s): would create ${r.planned.creates}, update ${r.planned.updates} ` +
+      `(${r.planned.moves} moved), delete ${r.planned.deletes}; ${r.unchanged} unchanged; nothing was sent`
+    : `restore: ${r.records} record(s): ${r.created} created, ${r.updated} updated, ${r.unchanged} unchanged, ` +
+      `${r.deleted} deleted, ${r.failed + r.unknown} failed`
+
+/** The workspaces whose records a run holds. */
+const workspacesOfRun = (runId: number) =>
+  Effect.flatMap(SnapshotStore, (store) =>
+    store.query("read the run's workspaces", (db) =>
+      (db
+        .prepare(
+          `SELECT DISTINCT r.workspace_id AS id FROM run_records rr JOIN records r ON r.vid = rr.vid
+           WHERE rr.run_id = ? ORDER BY r.workspace_id`
+        )
+        .all(runId) as Array<{ id: string }>).map((row) => row.id)
+    ))
+
+export const restoreRun = (flags: RestoreFlags) =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const verbosity = verbosityOf(flags)
+      yield* checkConfigFile
+      const to = yield* parseWorkspaceEnd("--to", flags.to)
+      const sourceFlags: ConnectionFlags = flags
+      const client = yield* clientLayerFromFlags(
+        targetFlags(sourceFlags, flags.to_),
+        { rest: true },
+        targetPrefix(flags.to_)
+      )
+      const snapshot = SnapshotStore.layer(flags.snapshot, { mustExist: true })
+      const result = yield* Effect.gen(function*() {
+        const store = yield* SnapshotStore
+        const run = yield* resolveRun(store, Option.getOrUndefined(flags.run))
+        if (run === undefined) {
+          return yield* Effect.fail(usageError(`--snapshot ${flags.snapshot}: no complete run to restore; run worksync backup first`))
+        }
+        const held = yield* workspacesOfRun(run.id)
+        const named = Option.getOrUndefined(flags.fromWorkspace)
+        if (named === undefined && held.length !== 1) {
+          return yield* Effect.fail(
+            usageError(
+              held.length === 0
+                ? `run ${run.id} holds no record; pick another --run`
+                : `run ${run.id} holds workspaces ${held.join(", ")}: name one with --from-workspace`
+            )
+          )
+        }
+        const source = named ?? held[0]!
+        if (!held.includes(source)) {
+          return yield* Effect.fail(usageError(`--from-workspace ${source}: run ${run.id} holds no record of it (it holds ${held.join(", ") || "none"})`))
+        }
+        const target = yield* findWorkspace(to).pipe(
+          Effect.catchTag("WorkspaceNotFound", (e) => Effect.fail(usageError(`--to workspace:${to}: ${e.message}`)))
+        )
+        const journal = yield* openJournal(flags.journal).pipe(
+          Effect.catchAll((e) => Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e))
+        )
+        yield* logLine(verbosity, `restore: run ${run.id}, workspace ${source} -> workspace ${target.id}`, "detail")
+        return yield* restore(store, yield* RestClient, journal, {
+          run,
+          sourceWorkspaceId: source,
+          targetWorkspaceId: target.id,
+          ...(flags.record.length > 0 ? { records: flags.record } : {}),
+          ...(flags.deleteMissing ? { deleteMissing: true } : {}),
+          ...(flags.dryRun ? { dryRun: true } : {})
+        })
+      }).pipe(
+        Effect.provide(Layer.merge(client, snapshot)),
+        Effect.catchAll((e): Effect.Effect<never, unknown> => {
+          if (e instanceof CliExit) return Effect.fail(e)
+          if (e instanceof RestoreError) return Effect.fail(usageError(`restore: ${e.message}`))
+          const mapped = snapshotFailure(e, flags.snapshot)
+          if (mapped !== undefined) return Effect.fail(mapped)
+          return Effect.fail(
+            new CliExit({
+              code: ExitCode.failed,
+              message: `restore failed: ${messageOf(e)}${nextStepSuffix(e)}; rerun with the same --journal to resume`
+            })
+          )
+        })
+      )
+      for (const line of result.notices) yield* logLine(verbosity, `restore: ${line}`)
+      if (result.unknownAssignees.length > 0) {
+        yield* logLine(verbosity, `restore: no user on the target with these e-mails, left unassigned: ${result.unknownAssignees.join(", ")}`)
+      }
+      for (const a of result.adopted) {
+        yield* logLine(verbosity, `restore: adopted record ${a.targetId} for ${a.opKey} (found by ${a.detail})`, "detail")
+      }
+      if (flags.json) {
+        yield* printJson({
+          records: result.records,
+          ...(flags.dryRun ? { planned: result.planned } : {}),
+          created: result.created,
+          updated: result.updated,
+          unchanged: result.unchanged,
+          deleted: result.deleted,
+          failed: result.failed + result.unknown,
+          notRestored: result.notRestored,
+          ...(result.adopted.length > 0 ? { adopted: result.adopted.map((a) => ({ key: a.opKey, recordId: a.targetId, found: a.detail })) } : {})
+        })
+      }
+      yield* logLine(verbosity, summary(result, flags.dryRun))
+      if (result.failed + result.unknown > 0) {
+        return yield* Effect.fail(
+          new CliExit({
+            code: ExitCode.failed,
+            message: `restore: ${result.failed + result.unknown} operation(s) failed; rerun with the same --journal to retry them`
+          })
+        )
+      }
+    })
+  )

@@ -1,0 +1,116 @@
+/**
+ * The source side of a restore: the restorable part of each record detail a snapshot run
+ * holds, and the census of what the run holds that no restore can carry.
+ *
+ * Read tolerantly: a snapshot is data written by any earlier version, not code.
+ */
+import { createHash } from "node:crypto"
+
+/** The restorable part of a stored record detail. */
+export interface SourceRecord {
+  readonly id: string
+  readonly updatedAt: string | null
+  readonly title: string
+  readonly html: string
+  readonly text: string
+  readonly listTitle: string | null
+  readonly startedAt: string | null
+  readonly duedAt: string | null
+  readonly done: boolean
+  readonly archived: boolean
+  readonly color: string | null
+  /** Assignee e-mails, lower case, sorted. */
+  readonly emails: ReadonlyArray<string>
+  /** Tag titles, sorted. */
+  readonly tags: ReadonlyArray<string>
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null)
+const count = (v: unknown): number => (Array.isArray(v) ? v.length : 0)
+
+export const readSource = (detail: Record<string, unknown>): SourceRecord => {
+  const list = detail.todoList as { title?: unknown } | null | undefined
+  const users = Array.isArray(detail.users) ? (detail.users as Array<{ email?: unknown }>) : []
+  const tags = Array.isArray(detail.tags) ? (detail.tags as Array<{ title?: unknown }>) : []
+  return {
+    id: String(detail.id),
+    updatedAt: str(detail.updatedAt),
+    title: str(detail.title) ?? "",
+    html: str(detail.html) ?? "",
+    text: str(detail.text) ?? "",
+    listTitle: str(list?.title),
+    startedAt: str(detail.startedAt),
+    duedAt: str(detail.duedAt),
+    done: detail.done === true,
+    archived: detail.archived === true,
+    color: str(detail.color),
+    emails: users.map((u) => str(u.email)).filter((e): e is string => e !== null).map((e) => e.toLowerCase()).sort(),
+    tags: tags.map((t) => str(t.title)).filter((t): t is string => t !== null).sort()
+  }
+}
+
+/**
+ * All-day dates come back as midnight UTC (or, in the other reading, as a zoneless
+ * midnight); send them as bare dates so they stay all-day. Another zoneless time is
+ * sent as UTC (inputs need a zone, assumptions.ts DATE_INPUT_FORMS).
+ */
+export const restoreDate = (value: string | null): string | undefined => {
+  if (value === null) return undefined
+  const m = /^(\d{4}-\d{2}-\d{2})T00:00(?::00(?:\.0+)?)?Z?$/.exec(value)
+  if (m) return m[1]!
+  return /T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/.test(value) ? `${value}Z` : value
+}
+
+/** Whether two dates as read back name the same instant (zoneless read as UTC). */
+export const sameDate = (a: string | null, b: string | null): boolean => {
+  if (a === null || b === null) return a === b
+  const instant = (v: string) => Date.parse(/T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/.test(v) ? `${v}Z` : v)
+  const x = instant(a)
+  const y = instant(b)
+  return Number.isNaN(x) || Number.isNaN(y) ? a === b : x === y
+}
+
+/** What a restore sends for a record, hashed: equal hashes, nothing to send again. */
+export const contentHash = (r: SourceRecord): string =>
+  createHash("sha1")
+    .update(JSON.stringify([r.title, r.html, r.text, r.listTitle, r.startedAt, r.duedAt, r.done, r.archived, r.color, r.emails]))
+    .digest("hex")
+    .slice(0, 16)
+
+/** One kind of content a restore leaves behind, as the contract's `notRestored` lists it. */
+export interface NotRestored {
+  readonly what: string
+  readonly count: number
+  readonly why: string
+}
+
+/**
+ * What the run's records hold that the documented record writes cannot set: counted from
+ * the details, so the user sees exactly how much stays behind.
+ */
+export const censusOfDetails = (details: ReadonlyArray<Record<string, unknown>>): Array<NotRestored> => {
+  let checklists = 0
+  let customFields = 0
+  let comments = 0
+  let covers = 0
+  let repeating = 0
+  for (const d of details) {
+    checklists += count(d.checklists)
+    const fields = Array.isArray(d.customFields) ? (d.customFields as Array<Record<string, unknown>>) : []
+    customFields += fields.filter((f) =>
+      (typeof f.text === "string" && f.text !== "") || typeof f.number === "number" || f.checked === true ||
+      count(f.customFieldOptions) > 0 || count(f.tableRows) > 0
+    ).length
+    comments += typeof d.commentCount === "number" ? d.commentCount : 0
+    if (typeof d.cover === "string" && d.cover !== "") covers++
+    if (d.isRepeating === true) repeating++
+  }
+  const out: Array<NotRestored> = [
+    { what: "checklists", count: checklists, why: "the documented record writes take no checklists" },
+    { what: "custom field values", count: customFields, why: "the documented record writes take no custom field values" },
+    { what: "comments", count: comments, why: "a restore writes records; comments move with `migrate`" },
+    { what: "covers", count: covers, why: "the documented record writes take no cover" },
+    { what: "repeat settings", count: repeating, why: "the documented record writes take no repeat settings" }
+  ]
+  return out.filter((n) => n.count > 0)
+}

@@ -1,0 +1,103 @@
+/**
+ * The target side of a restore: what the target workspace holds now (lists, tags, users,
+ * and every record, archived or not), and how a record there compares with its source.
+ *
+ * A restore makes the target hold the run's records, so "unchanged" is judged against the
+ * target as it is, not against what an earlier restore sent: an edit made on the target
+ * since is undone by the next restore.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { notAvailableLine } from "../client/errors.ts"
+import { RestClient, type RestClientApi, type RestError } from "../client/rest-client.ts"
+import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
+import type { RecordSummary } from "../schema/records.ts"
+import { restUserEmail } from "../schema/users.ts"
+import { allPages, Paging } from "../streams/paging.ts"
+import type { PageError } from "../streams/paging.ts"
+import { type ScanUnstable, stableRecordScan } from "../streams/stable-scan.ts"
+import { sameDate, type SourceRecord } from "./restore-source.ts"
+
+export interface TargetState {
+  /** List id by title. */
+  readonly lists: Map<string, string>
+  /** Tag id by title; none when the service has no tag operations (beyond the documents). */
+  readonly tags: Option.Option<Map<string, string>>
+  /** User id by lower-case e-mail. */
+  readonly users: Map<string, string>
+  /** Every record of the workspace now, archived or not, by id. */
+  readonly records: Map<string, RecordSummary>
+  /** What the service lacks, one line each. */
+  readonly notices: ReadonlyArray<string>
+}
+
+/** Reads the target workspace as it is now. */
+export const readTarget = (
+  client: RestClientApi,
+  workspaceId: string
+): Effect.Effect<TargetState, RestError | PageError | ScanUnstable> =>
+  Effect.gen(function*() {
+    const notices: Array<string> = []
+    const lists = new Map((yield* client.listLists({ workspaceId })).map((l) => [l.title, l.id] as const))
+    const tags = yield* client.listTags({ workspaceId }).pipe(
+      Effect.map((all) => Option.some(new Map(all.map((t) => [t.title, t.id] as const)))),
+      Effect.catchTag("NotAvailable", (e) => {
+        notices.push(`${notAvailableLine("tags", e)}; records are restored without their tags`)
+        return Effect.succeed(Option.none<Map<string, string>>())
+      })
+    )
+    const users = new Map<string, string>()
+    const listed = yield* allPages(
+      (skip, limit) => Effect.map(client.listUsers({ workspaceId, skip, limit }), (p) => Paging.totalCount(p.users, p.totalCount, skip)),
+      PAGE_MAX_LIMIT
+    )
+    for (const u of listed) {
+      // A user the service lists without an e-mail cannot be matched by one.
+      const email = restUserEmail(u)
+      if (email !== undefined) users.set(email, u.id)
+    }
+    // Both `archived` values, sent explicitly: either reading of the default gives all.
+    const records = new Map<string, RecordSummary>()
+    for (const archived of [false, true]) {
+      const scan = yield* stableRecordScan(workspaceId, { archived })
+      yield* Stream.runForEach(scan.records, (r) => Effect.sync(() => records.set(r.id, r)))
+    }
+    return { lists, tags, users, records, notices }
+  }).pipe(Effect.provideService(RestClient, client))
+
+/** How a target record differs from its source, field by field (what update and move can set). */
+export interface Difference {
+  /** Fields update-record sets differ (title, done, archived, dates, color, assignees). */
+  readonly fields: boolean
+  /** The list differs (move-record). */
+  readonly list: boolean
+  /** The tags differ: no documented write sets the tags of an existing record. */
+  readonly tags: boolean
+}
+
+/**
+ * Compares what the list-records summary shows. The description is not in the summary:
+ * callers judge it by `updatedAt` or by the journal (see restore.ts).
+ * `archivedSettable` false: the service cannot set `archived`, so it is not a difference
+ * (an update could not remove it).
+ */
+export const compareSummary = (
+  source: SourceRecord,
+  target: RecordSummary,
+  assigneeEmails: ReadonlyArray<string>,
+  archivedSettable: boolean
+): Difference => {
+  const targetEmails = target.users.map((u) => u.email.toLowerCase()).sort()
+  const fields = source.title !== target.title ||
+    source.done !== target.done ||
+    (archivedSettable && source.archived !== target.archived) ||
+    !sameDate(source.startedAt, target.startedAt) ||
+    !sameDate(source.duedAt, target.duedAt) ||
+    // update-record sets a colour but cannot clear one.
+    (source.color !== null && source.color !== target.color) ||
+    assigneeEmails.join("\n") !== targetEmails.join("\n")
+  const list = source.listTitle !== null && source.listTitle !== target.todoList.title
+  const tags = source.tags.join("\n") !== target.tags.map((t) => t.title).sort().join("\n")
+  return { fields, list, tags }
+}
