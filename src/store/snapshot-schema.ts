@@ -129,8 +129,123 @@ CREATE TABLE run_notes (
 ) WITHOUT ROWID;
 `
 
+/**
+ * Read-only views for plain SQL (documented in docs/snapshot.md, "Querying the snapshot
+ * with SQL"). They add no data and no table, so a file gains them on open without any
+ * rewrite. JSON keys are read with json_extract, which gives NULL for a missing key: a
+ * shape without a field yields a NULL column rather than an error.
+ *
+ * "Latest" is resolved per workspace, not per run: the latest complete run of each scope
+ * (`latest_runs`), then for each workspace the newest of those that covered it
+ * (`latest_workspace_runs`). A workspace backed up alone after a run of every workspace
+ * is then read from its own newer run, and every record appears once even when scopes
+ * overlap. Only complete runs count, as for diff: a failed run may have stopped halfway.
+ */
+const v2 = `
+CREATE VIEW IF NOT EXISTS latest_runs AS
+SELECT scope, max(id) AS run_id
+FROM runs
+WHERE status = 'complete'
+GROUP BY scope;
+
+CREATE VIEW IF NOT EXISTS latest_workspace_runs AS
+SELECT rw.id AS workspace_id, max(lr.run_id) AS run_id
+FROM latest_runs AS lr
+JOIN run_workspaces AS rw ON rw.run_id = lr.run_id
+GROUP BY rw.id;
+
+CREATE VIEW IF NOT EXISTS latest_record_versions AS
+SELECT r.id AS id, r.workspace_id AS workspace_id, r.vid AS vid, lw.run_id AS run_id
+FROM latest_workspace_runs AS lw
+JOIN run_records AS rr ON rr.run_id = lw.run_id
+JOIN records AS r ON r.vid = rr.vid AND r.workspace_id = lw.workspace_id;
+
+CREATE VIEW IF NOT EXISTS latest_records AS
+SELECT
+  r.id AS id,
+  r.workspace_id AS workspace_id,
+  json_extract(r.detail, '$.title') AS title,
+  json_extract(r.detail, '$.todoList.id') AS list_id,
+  json_extract(r.detail, '$.todoList.title') AS list_title,
+  json_extract(r.detail, '$.done') AS done,
+  json_extract(r.detail, '$.archived') AS archived,
+  json_extract(r.detail, '$.startedAt') AS started_at,
+  json_extract(r.detail, '$.duedAt') AS dued_at,
+  json_extract(r.detail, '$.createdAt') AS created_at,
+  coalesce(json_extract(r.detail, '$.updatedAt'), r.updated_at) AS updated_at,
+  (SELECT group_concat(json_extract(u.value, '$.email'), ',') FROM json_each(r.detail, '$.users') AS u) AS assignees,
+  (SELECT group_concat(json_extract(t.value, '$.title'), ',') FROM json_each(r.detail, '$.tags') AS t) AS tags,
+  lv.run_id AS run_id
+FROM latest_record_versions AS lv
+JOIN records AS r ON r.vid = lv.vid;
+
+CREATE VIEW IF NOT EXISTS record_history AS
+SELECT
+  r.id AS id,
+  r.workspace_id AS workspace_id,
+  r.vid AS vid,
+  json_extract(r.detail, '$.title') AS title,
+  json_extract(r.detail, '$.done') AS done,
+  coalesce(json_extract(r.detail, '$.updatedAt'), r.updated_at) AS updated_at,
+  m.first_run AS first_run,
+  m.last_run AS last_run,
+  coalesce(m.runs, 0) AS runs
+FROM records AS r
+LEFT JOIN (
+  SELECT rr.vid AS vid, min(rr.run_id) AS first_run, max(rr.run_id) AS last_run, count(*) AS runs
+  FROM run_records AS rr
+  JOIN runs AS ru ON ru.id = rr.run_id AND ru.status = 'complete'
+  GROUP BY rr.vid
+) AS m ON m.vid = r.vid;
+
+CREATE VIEW IF NOT EXISTS latest_files AS
+SELECT
+  f.id AS id,
+  json_extract(f.item, '$.uid') AS uid,
+  f.workspace_id AS workspace_id,
+  json_extract(f.item, '$.name') AS name,
+  json_extract(f.item, '$.size') AS size,
+  json_extract(f.item, '$.type') AS type,
+  json_extract(f.item, '$.status') AS status,
+  json_extract(f.item, '$.todo.id') AS record_id,
+  json_extract(f.item, '$.createdAt') AS created_at,
+  lw.run_id AS run_id
+FROM latest_workspace_runs AS lw
+JOIN run_files AS rf ON rf.run_id = lw.run_id
+JOIN files AS f ON f.vid = rf.vid AND f.workspace_id = lw.workspace_id;
+
+CREATE VIEW IF NOT EXISTS latest_activity AS
+SELECT
+  lv.id AS record_id,
+  lv.workspace_id AS workspace_id,
+  a.seq AS seq,
+  a.id AS activity_id,
+  json_extract(a.item, '$.__typename') AS category,
+  json_extract(a.item, '$.type') AS type,
+  json_extract(a.item, '$.createdAt') AS created_at,
+  coalesce(json_extract(a.item, '$.commentUser.fullName'), json_extract(a.item, '$.actionUser.fullName')) AS author,
+  json_extract(a.item, '$.html') AS text,
+  lv.run_id AS run_id
+FROM latest_record_versions AS lv
+JOIN activity AS a ON a.vid = lv.vid;
+
+CREATE VIEW IF NOT EXISTS runs_summary AS
+SELECT
+  ru.id AS run_id,
+  ru.status AS status,
+  ru.started AS started_at,
+  ru.finished AS finished_at,
+  ru.scope AS scope,
+  ru.full AS full,
+  (SELECT count(*) FROM run_records AS rr WHERE rr.run_id = ru.id) AS records,
+  (SELECT count(*) FROM run_files AS rf WHERE rf.run_id = ru.id) AS files,
+  (SELECT coalesce(sum(r.activity_count), 0) FROM run_records AS rr JOIN records AS r ON r.vid = rr.vid WHERE rr.run_id = ru.id) AS activities
+FROM runs AS ru;
+`
+
 export const SNAPSHOT_MIGRATIONS: ReadonlyArray<Migration> = [
-  { version: 1, description: "runs, versioned entities, run membership, notes", up: v1 }
+  { version: 1, description: "runs, versioned entities, run membership, notes", up: v1 },
+  { version: 2, description: "views for plain SQL queries", up: v2 }
 ]
 
 /** Entity tables that follow the plain `(vid, id, hash, item)` + `run_<table>` pattern. */
