@@ -117,6 +117,8 @@ export interface WorkspaceUserListInput {
   readonly first?: number
   readonly skip?: number
   readonly search?: string
+  /** Select each user's `projectLevel` in this workspace. */
+  readonly withLevel?: boolean
 }
 
 export interface UpdateWorkspaceUserRoleInput {
@@ -519,7 +521,9 @@ export const makeGraphqlClient = (config: ConnectionConfig, pipeline: PipelineAp
     if (input.search !== undefined) args.push(["search", "String", input.search])
     const decl = args.map(([n, t]) => `$${n}: ${t}`).join(", ")
     const pass = args.map(([n]) => `${n}: $${n}`).join(", ")
-    const query = `query workspaceUserList(${decl}) { workspaceUserList(${pass}) { users { ${USER_FIELDS} } pageInfo { totalItems hasNextPage } totalCount } }`
+    // Each user's level in this workspace (documented on User) only when asked: it costs the service a lookup per user.
+    const level = input.withLevel === true ? " projectLevel(projectId: $projectId)" : ""
+    const query = `query workspaceUserList(${decl}) { workspaceUserList(${pass}) { users { ${USER_FIELDS}${level} } pageInfo { totalItems hasNextPage } totalCount } }`
     return execute(query, Object.fromEntries(args.map(([n, , v]) => [n, v])), field("workspaceUserList", ProjectUserList), {
       workspaceId: input.projectId
     }).pipe(Effect.map((d) => d.workspaceUserList))

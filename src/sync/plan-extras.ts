@@ -31,6 +31,8 @@ export const EXTRA_PHASES: ReadonlyArray<ReadonlyArray<string>> = [
 
 /** id_map namespaces of the follow-ups (per target workspace), keyed by op key. */
 export const checklistNamespace = (workspaceId: string) => `checklist:${workspaceId}`
+/** Source comment id -> target comment id (replies find their parent through it). */
+export const commentNamespace = (workspaceId: string) => `comment:${workspaceId}`
 
 const Str = Schema.String
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optional(s)
@@ -38,8 +40,20 @@ const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optional(s)
 /** The record a follow-up belongs to: the source key of its create op (the op's key). */
 const Target = { workspaceId: Str, recordRef: Str, origin: opt(Str) }
 
-/** A comment; `fileRef` names the `file.upload` op whose file it embeds. */
-export const CommentCreatePayload = Schema.Struct({ ...Target, text: Str, fileRef: opt(Str) })
+/**
+ * A comment; `fileRef` names the `file.upload` op whose file it embeds. A comment moved
+ * from another workspace carries its body as `html` (attachment elements already pointing
+ * at the target's files; `text` is then the attribution line sent before it), its own id
+ * as `sourceKey` (mapped in `commentNamespace`) and its parent's as `parentRef`.
+ */
+export const CommentCreatePayload = Schema.Struct({
+  ...Target,
+  text: Str,
+  fileRef: opt(Str),
+  html: opt(Str),
+  sourceKey: opt(Str),
+  parentRef: opt(Str)
+})
 export type CommentCreatePayload = typeof CommentCreatePayload.Type
 
 /** Where an attachment's bytes come from: a URL fetched without credentials, or a file under `--attachments`. */

@@ -33,6 +33,7 @@ import {
   ChecklistItemCreatePayload,
   checklistNamespace,
   CommentCreatePayload,
+  commentNamespace,
   EXTRA_KINDS,
   FileUploadPayload,
   FileUploadResult,
@@ -81,14 +82,27 @@ const commentsOf = (client: RestClientApi, workspaceId: string, recordId: string
     ACTIVITY_MAX_LIMIT
   )
 
+/** The body a comment op sends: its text as HTML, or the attribution line then the moved body. */
+const bodyOf = (p: CommentCreatePayload, text: string): { readonly html: string; readonly text: string } =>
+  p.html === undefined
+    ? { html: textToHtml(text), text }
+    : p.text === ""
+    ? { html: p.html, text: commentVisibleText(p.html) }
+    : { html: `${textToHtml(p.text)}${p.html}`, text: `${p.text}\n${commentVisibleText(p.html)}` }
+
 const commentExecutor = (client: RestClientApi, graphql: GraphqlClientApi): Executor => {
   const prepare = (op: Op, journal: JournalApi) =>
     Effect.gen(function*() {
       const p = yield* decode(CommentCreatePayload, op)
       const recordId = yield* recordOf(p, journal)
       const file = p.fileRef === undefined ? undefined : yield* uploadedFile(journal, p.fileRef)
-      return { p, recordId, file, text: commentTextOf(p, file) }
+      const parentId = p.parentRef === undefined
+        ? undefined
+        : yield* lookupOrFail(journal, commentNamespace(p.workspaceId), p.parentRef, `the comment ${p.parentRef} replied to was not created`)
+      return { p, recordId, file, parentId, body: bodyOf(p, commentTextOf(p, file)) }
     })
+  const outcome = (p: CommentCreatePayload, id: string, recordId: string) =>
+    done({ id, recordId }, p.sourceKey === undefined ? [] : [{ namespace: commentNamespace(p.workspaceId), sourceKey: p.sourceKey, targetId: id }])
   return {
     kind: EXTRA_KINDS.commentCreate,
     // Comments of one record one at a time: they keep the export's order, and a
@@ -99,20 +113,33 @@ const commentExecutor = (client: RestClientApi, graphql: GraphqlClientApi): Exec
     },
     execute: (op, journal) =>
       Effect.gen(function*() {
-        const { file, recordId, text } = yield* prepare(op, journal)
+        const { body, file, p, parentId, recordId } = yield* prepare(op, journal)
         const attachments = file !== undefined && "uid" in file ? [file] : []
         const comment = yield* graphql
-          .createComment({ html: textToHtml(text), text, category: "TODO", categoryId: recordId, attachments })
+          .createComment({
+            html: body.html,
+            text: body.text,
+            category: "TODO",
+            categoryId: recordId,
+            attachments,
+            ...(parentId !== undefined ? { parentId } : {})
+          })
           .pipe(Effect.mapError(failure))
-        return done({ id: comment.id, recordId })
+        return outcome(p, comment.id, recordId)
       }),
     reconcile: (op, journal) =>
       Effect.gen(function*() {
-        const { p, recordId, text } = yield* prepare(op, journal)
-        const wanted = commentVisibleText(textToHtml(text))
+        const { body, p, recordId } = yield* prepare(op, journal)
+        const wanted = commentVisibleText(body.html)
         const items = yield* commentsOf(client, p.workspaceId, recordId).pipe(Effect.mapError(failure))
-        const found = items.find((c) => c.deletedAt === null && c.html !== null && commentVisibleText(c.html) === wanted)
-        return found === undefined ? Option.none() : Option.some(done({ id: found.id, recordId }))
+        // A comment already taken for another source comment (same words) is not this one.
+        const taken = p.sourceKey === undefined
+          ? new Set<string>()
+          : yield* journal.mappedTargets(commentNamespace(p.workspaceId), items.map((c) => c.id)).pipe(Effect.mapError(journalFailure))
+        const found = items.find((c) =>
+          c.deletedAt === null && c.html !== null && !taken.has(c.id) && commentVisibleText(c.html) === wanted
+        )
+        return found === undefined ? Option.none() : Option.some(outcome(p, found.id, recordId))
       })
   }
 }

@@ -91,13 +91,15 @@ export interface NotRestored {
 export const censusOfDetails = (details: ReadonlyArray<Record<string, unknown>>): Array<NotRestored> => {
   let checklists = 0
   let customFields = 0
+  let fileValues = 0
   let comments = 0
   let covers = 0
   let repeating = 0
   for (const d of details) {
     checklists += count(d.checklists)
     const fields = Array.isArray(d.customFields) ? (d.customFields as Array<Record<string, unknown>>) : []
-    customFields += fields.filter((f) =>
+    fileValues += fields.filter((f) => f.type === "FILE" && typeof f.text === "string" && f.text !== "" && f.text !== "[]").length
+    customFields += fields.filter((f) => f.type !== "FILE").filter((f) =>
       (typeof f.text === "string" && f.text !== "") || typeof f.number === "number" || f.checked === true ||
       count(f.customFieldOptions) > 0 || count(f.tableRows) > 0
     ).length
@@ -108,6 +110,7 @@ export const censusOfDetails = (details: ReadonlyArray<Record<string, unknown>>)
   const out: Array<NotRestored> = [
     { what: "checklists", count: checklists, why: "the documented record writes take no checklists" },
     { what: "custom field values", count: customFields, why: "the documented record writes take no custom field values" },
+    { what: "file custom field values", count: fileValues, why: "a restore writes records; file values move with `migrate`" },
     { what: "comments", count: comments, why: "a restore writes records; comments move with `migrate`" },
     { what: "covers", count: covers, why: "the documented record writes take no cover" },
     { what: "repeat settings", count: repeating, why: "the documented record writes take no repeat settings" }

@@ -72,6 +72,8 @@ export interface RestoreOptions {
   readonly dryRun?: boolean
   /** Delete target records that no run record matches (see above). */
   readonly deleteMissing?: boolean
+  /** What the journal is for (meta `kind`): a migration restores into its own journal. Default "restore". */
+  readonly journalKind?: string
 }
 
 export interface RestoreResult {
@@ -125,10 +127,11 @@ export const restore = (
         new RestoreError({ message: `journal ${journal.file} belongs to workspace ${owner}, not ${target}; use another journal file` })
       )
     }
+    const journalKind = options.journalKind ?? "restore"
     const kind = Option.getOrUndefined(yield* journal.getMeta("kind"))
-    if (kind !== undefined && kind !== "restore") {
+    if (kind !== undefined && kind !== journalKind) {
       return yield* Effect.fail(
-        new RestoreError({ message: `journal ${journal.file} was planned by ${kind}, not by a restore; use another journal file` })
+        new RestoreError({ message: `journal ${journal.file} was planned by ${kind}, not by a ${journalKind}; use another journal file` })
       )
     }
     if (options.deleteMissing === true && options.records !== undefined) {
@@ -173,7 +176,7 @@ export const restore = (
     const notices = [...now.notices]
     if (!options.dryRun) {
       yield* journal.setMeta("target.workspace", target)
-      yield* journal.setMeta("kind", "restore")
+      yield* journal.setMeta("kind", journalKind)
     }
     const archivedSettable = Option.isNone(yield* journal.getMeta(ARCHIVED_LEFT_OUT_META))
 
@@ -220,6 +223,8 @@ export const restore = (
         r.html !== "" ? d.html === r.html : d.text === r.text)
     // Applied after the ops are added: older versions' unfinished ops, superseded.
     const newVersions: Array<{ sourceId: string; versionKey: string; previous: string | undefined }> = []
+    /** The update ops of records that exist (not the state set after a create): `updated` counts these. */
+    const updateKeys: Array<string> = []
     /** Target ids some run record matches (kept by deleteMissing). */
     const matched = new Set<string>()
     for (const r of sources) {
@@ -330,6 +335,7 @@ export const restore = (
       }
       const updateKey = `${versionKey}/update`
       ops.push({ key: updateKey, kind: OP_KINDS.recordUpdate, payload: update })
+      updateKeys.push(updateKey)
       updates++
       let last = updateKey
       if (difference.list) {
@@ -408,7 +414,7 @@ export const restore = (
       planned,
       unchanged,
       created: report.doneByKind[OP_KINDS.recordCreate] ?? 0,
-      updated: report.doneByKind[OP_KINDS.recordUpdate] ?? 0,
+      updated: (yield* Effect.forEach(updateKeys, (key) => journal.get(key))).filter((o) => Option.isSome(o) && o.value.state === "done").length,
       deleted: report.doneByKind[OP_KINDS.recordDelete] ?? 0,
       failed: report.failed,
       unknown: report.unknown,

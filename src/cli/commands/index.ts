@@ -5,6 +5,7 @@ import { diffCommand } from "./diff.ts"
 import { emulatorCommand } from "./emulator.ts"
 import { exportCommand } from "./export.ts"
 import { importCsvCommand } from "./import-csv.ts"
+import { migrateCommand } from "./migrate.ts"
 import { restoreCommand } from "./restore.ts"
 import { versionCommand } from "./version.ts"
 
@@ -15,6 +16,7 @@ export const commands = [
   importCsvCommand,
   copyFilesCommand,
   restoreCommand,
+  migrateCommand,
   emulatorCommand,
   versionCommand
 ] as const

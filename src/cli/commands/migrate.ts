@@ -1,0 +1,49 @@
+/**
+ * `worksync migrate --from workspace:ID --to workspace:ID --journal FILE [--dry-run]
+ *  [--people invite|skip] [--no-attribution] [--json]`: a whole workspace into another
+ * one, usually of another account (`--to-rest-url`, `--to-token`, ...), exactly once and
+ * resumable, then verified.
+ *
+ * Exit: 0 everything that can move did and verification holds; 2 finished, but the
+ * service refused some items (listed in the report); 1 could not finish (a rerun with
+ * the same journal resumes); 64 bad invocation.
+ *
+ * The definition only; the work is in ../run/migrate.ts, loaded when the command runs.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import { connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
+import { withExamples } from "../help-doc.ts"
+
+export const options = {
+  ...connectionOptions,
+  to_: targetConnectionOptions,
+  from: Options.text("from").pipe(Options.withDescription("source: workspace:ID")),
+  to: Options.text("to").pipe(Options.withDescription("target: workspace:ID")),
+  journal: Options.text("journal").pipe(
+    Options.withDescription("SQLite journal file (created if missing; the source is read into FILE-source.sqlite beside it); rerun with the same file to resume")
+  ),
+  dryRun: Options.boolean("dry-run").pipe(Options.withDescription("read the source and plan; send nothing")),
+  people: Options.choice("people", ["invite", "skip"] as const).pipe(
+    Options.withDescription("invite the source's members to the target workspace at their level (default), or leave people out"),
+    Options.withDefault("invite" as const)
+  ),
+  noAttribution: Options.boolean("no-attribution").pipe(
+    Options.withDescription("do not open each comment with a line naming its original author and date")
+  ),
+  json: jsonOption,
+  ...verbosityOptions
+}
+
+export type MigrateFlags = Command.Command.ParseConfig<typeof options>
+
+export const migrateCommand = Command.make("migrate", options, (flags) =>
+  Effect.flatMap(Effect.promise(() => import("../run/migrate.ts")), (run) => run.migrateRun(flags))).pipe(
+    Command.withDescription(
+      withExamples("move a whole workspace into another one (lists, records, files, comments, roles, people), then verify", [
+        "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --dry-run",
+        "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --json"
+      ], ["Rerun with the same --journal to resume: nothing is sent twice."])
+    )
+  )

@@ -1,0 +1,223 @@
+/**
+ * The verification pass of a migration, and its report (the contract's `--json`): the
+ * target is read again and compared with the source run, item by item: lists, records
+ * (title, done, dates, assignees, list, tags), comment counts per record, files (present,
+ * CONFIRMED, same size; content was checked by sha256 while copying), file custom field
+ * values, roles and members (or a pending invitation, or a refusal reported).
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { RestClient } from "../../client/rest-client.ts"
+import type { CopySummary } from "../../connectors/files/copy.ts"
+import { fileUidLookup } from "../../connectors/files/uid-map.ts"
+import { stableFileScan } from "../../streams/stable-scan.ts"
+import type { RunRow, SnapshotStoreService } from "../../store/snapshot.ts"
+import type { JournalApi } from "../../store/journal.ts"
+import { recordNamespace } from "../plan.ts"
+import type { ReplayReport } from "../replay.ts"
+import type { RestoreResult } from "../restore.ts"
+import { type NotRestored, readSource } from "../restore-source.ts"
+import { compareSummary, readTarget } from "../restore-target.ts"
+import type { MigrateEnd } from "./migrate.ts"
+import { type InviteOutcome, membersOf } from "./people.ts"
+
+export interface Tally {
+  readonly source: number
+  readonly created: number
+  readonly skipped: number
+  readonly failed: number
+}
+
+export interface MigrationReport {
+  readonly verified: boolean
+  readonly dryRun: boolean
+  readonly lists: Tally
+  readonly records: Tally & { readonly updated: number }
+  readonly comments: Tally
+  readonly files: { readonly source: number; readonly copied: number; readonly skipped: number; readonly failed: number }
+  readonly customFieldFiles: Tally
+  readonly roles: Tally & { readonly refused: ReadonlyArray<{ readonly name: string; readonly code: string }> }
+  readonly people: {
+    readonly source: number
+    readonly invited: number
+    readonly alreadyMember: number
+    readonly refused: ReadonlyArray<{ readonly email: string; readonly code: string; readonly current?: number; readonly limit?: number }>
+  }
+  readonly notCarried: ReadonlyArray<NotRestored>
+  /** What verification found different, one line each (first 50). */
+  readonly mismatches: ReadonlyArray<string>
+}
+
+interface StepCounts {
+  readonly source: number
+  readonly planned?: number
+  readonly skipped?: number
+  readonly report: ReplayReport
+}
+
+export interface VerifyInput {
+  readonly source: MigrateEnd
+  readonly target: MigrateEnd
+  readonly journal: JournalApi
+  readonly store: SnapshotStoreService
+  readonly dryRun: boolean
+  readonly run: RunRow
+  readonly src: {
+    readonly details: ReadonlyArray<Record<string, unknown>>
+    readonly lists: ReadonlyArray<string>
+    readonly comments: ReadonlyArray<{ readonly recordId: string }>
+  }
+  readonly records: RestoreResult
+  readonly files: CopySummary | undefined
+  /** Files the source run holds (the count a dry run reports). */
+  readonly sourceFiles: number
+  readonly notCarried: ReadonlyArray<NotRestored>
+  readonly counts: {
+    readonly roles: StepCounts & {
+      readonly skipped: number
+      readonly planned: number
+      readonly refused: ReadonlyArray<{ readonly name: string; readonly code: string }>
+    }
+    readonly lists: StepCounts
+    readonly comments: StepCounts & { readonly planned: number }
+    readonly customFieldFiles: StepCounts & { readonly planned: number }
+    readonly people: {
+      readonly source: number
+      readonly alreadyMember: number
+      readonly planned: number
+      readonly refusedBeforeSending: ReadonlyArray<{ readonly email: string; readonly code: string }>
+      readonly outcomes: ReadonlyArray<{ readonly email: string; readonly outcome: InviteOutcome }>
+    }
+  }
+}
+
+const sumDone = (r: ReplayReport) => Object.values(r.doneByKind).reduce((a, b) => a + b, 0)
+
+/** created = done by this run; skipped = done before; failed = what is left failed or unknown. */
+const tally = (source: number, planned: number, report: ReplayReport, dryRun: boolean, skippedBefore = 0): Tally => {
+  const created = sumDone(report)
+  const failed = report.failed + report.unknown
+  return {
+    source,
+    created,
+    skipped: skippedBefore + (dryRun ? 0 : Math.max(0, planned - created - failed - report.deferred)),
+    failed
+  }
+}
+
+export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unknown> =>
+  Effect.gen(function*() {
+    const { counts, dryRun, journal, records, source, src, target } = input
+    const mismatches: Array<string> = []
+    const miss = (line: string) => {
+      if (mismatches.length < 50) mismatches.push(line)
+    }
+    const people = counts.people
+    const refused = [
+      ...people.refusedBeforeSending,
+      ...people.outcomes.flatMap(({ email, outcome }) =>
+        "refused" in outcome
+          ? [{ email, code: outcome.refused, ...(outcome.current !== undefined ? { current: outcome.current } : {}), ...(outcome.limit !== undefined ? { limit: outcome.limit } : {}) }]
+          : []
+      )
+    ]
+    const report = (verified: boolean): MigrationReport => ({
+      verified,
+      dryRun,
+      lists: tally(counts.lists.source, counts.lists.source, counts.lists.report, dryRun),
+      records: {
+        source: records.records,
+        created: records.created,
+        updated: records.updated,
+        skipped: records.unchanged,
+        failed: records.failed + records.unknown
+      },
+      comments: tally(counts.comments.source, counts.comments.planned, counts.comments.report, dryRun),
+      files: {
+        source: input.files?.files ?? input.sourceFiles,
+        copied: input.files?.copied ?? 0,
+        skipped: input.files?.skipped ?? 0,
+        failed: input.files?.failed ?? 0
+      },
+      customFieldFiles: tally(counts.customFieldFiles.source, counts.customFieldFiles.planned, counts.customFieldFiles.report, dryRun),
+      roles: (() => {
+        const t = tally(counts.roles.source, counts.roles.planned, counts.roles.report, dryRun, counts.roles.skipped)
+        return { ...t, created: Math.max(0, t.created - counts.roles.refused.length), refused: counts.roles.refused }
+      })(),
+      people: {
+        source: people.source,
+        invited: people.outcomes.filter(({ outcome }) => "invited" in outcome).length,
+        alreadyMember: people.alreadyMember + people.outcomes.filter(({ outcome }) => "alreadyMember" in outcome).length,
+        refused
+      },
+      notCarried: input.notCarried,
+      mismatches
+    })
+    if (dryRun) return report(false)
+
+    // Lists and records.
+    const now = yield* readTarget(target.rest, target.workspaceId)
+    for (const title of src.lists) if (!now.lists.has(title)) miss(`list "${title}" is missing on the target`)
+    const mapped = new Map((yield* journal.mappings(recordNamespace(target.workspaceId))).map((m) => [m.sourceKey, m.targetId] as const))
+    const commentsPerRecord = new Map<string, number>()
+    for (const c of src.comments) commentsPerRecord.set(c.recordId, (commentsPerRecord.get(c.recordId) ?? 0) + 1)
+    for (const d of src.details) {
+      const r = readSource(d)
+      const id = mapped.get(r.id)
+      const t = id === undefined ? undefined : now.records.get(id)
+      if (t === undefined) {
+        miss(`record ${r.id} "${r.title}" is missing on the target`)
+        continue
+      }
+      const emails = r.emails.filter((e) => now.users.has(e))
+      const diff = compareSummary(r, t, emails, true)
+      if (diff.fields || diff.list) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
+      // Tags are carried on create; a record that existed before keeps its own (reported in notCarried).
+      const want = commentsPerRecord.get(r.id) ?? 0
+      if (want > 0) {
+        const detail = yield* target.rest.getRecord({ workspaceId: target.workspaceId, recordId: t.id })
+        if (detail.commentCount < want) miss(`record ${r.id}: ${want} comments at the source, ${detail.commentCount} on the target`)
+      }
+    }
+
+    // Files: every source file mapped to a CONFIRMED target file of the same size.
+    const uids = yield* fileUidLookup(journal)
+    const targetFiles = new Map<string, { size: number; status: string }>()
+    const scan = yield* stableFileScan(target.workspaceId).pipe(Effect.provideService(RestClient, target.rest))
+    yield* Stream.runForEach(scan.records, (f) => Effect.sync(() => targetFiles.set(f.uid, { size: f.size, status: f.status }))).pipe(
+      Effect.provideService(RestClient, target.rest)
+    )
+    const sourceFiles = yield* input.store.query("read the source's files", (db) =>
+      (db
+        .prepare(`SELECT f.item AS item FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? AND f.workspace_id = ?`)
+        .all(input.run.id, source.workspaceId) as Array<{ item: string }>).map((row) => JSON.parse(row.item) as { uid: string; name: string; size: number; status?: string })
+    )
+    for (const f of sourceFiles) {
+      if (f.status !== undefined && f.status !== "CONFIRMED") continue
+      const to = typeof uids === "function" ? uids(f.uid) : uids.get(f.uid)
+      const t = to === undefined ? undefined : targetFiles.get(to)
+      if (t === undefined) miss(`file ${f.name} (${f.uid}) is missing on the target`)
+      else if (t.size !== f.size || t.status !== "CONFIRMED") miss(`file ${f.name}: ${t.size} bytes ${t.status} on the target, ${f.size} at the source`)
+    }
+
+    // Roles and members.
+    const sourceRoles = Option.getOrElse(yield* source.graphql.workspaceUserRoles(source.workspaceId), () => [])
+    const targetRoles = new Set(Option.getOrElse(yield* target.graphql.workspaceUserRoles(target.workspaceId), () => []).map((r) => r.name))
+    const refusedRoles = new Set(counts.roles.refused.map((r) => r.name))
+    for (const r of sourceRoles) {
+      if (!targetRoles.has(r.name) && !refusedRoles.has(r.name)) miss(`role "${r.name}" is missing on the target`)
+    }
+    if (people.source > 0) {
+      const members = new Set((yield* membersOf(target.graphql, target.workspaceId)).map((u) => u.email.toLowerCase()))
+      const pending = new Set((yield* target.graphql.invitations({ projectId: target.workspaceId, pending: true })).map((i) => i.email.toLowerCase()))
+      const refusedEmails = new Set(refused.map((r) => r.email))
+      for (const u of yield* membersOf(source.graphql, source.workspaceId)) {
+        const email = u.email.toLowerCase()
+        if (!members.has(email) && !pending.has(email) && !refusedEmails.has(email)) miss(`member ${email} is neither a member of the target nor invited`)
+      }
+    }
+    const r = report(false)
+    const failed = r.lists.failed + r.records.failed + r.comments.failed + r.files.failed + r.customFieldFiles.failed + r.roles.failed
+    return { ...r, verified: failed === 0 && mismatches.length === 0 }
+  })
