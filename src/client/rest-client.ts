@@ -44,7 +44,15 @@ import {
   SuccessResponse,
   UpdateRecordAnswer
 } from "../schema/records.ts"
-import { type List, ListsResponse, type Tag, TagsResponse, Workspace, WorkspacesPage } from "../schema/workspaces.ts"
+import {
+  CustomFieldsResponse,
+  type List,
+  ListsResponse,
+  type Tag,
+  TagsResponse,
+  Workspace,
+  WorkspacesPage
+} from "../schema/workspaces.ts"
 import { Connection, type ConnectionConfig } from "./config.ts"
 import {
   ConflictingInput,
@@ -180,6 +188,8 @@ export interface RestClientApi {
   readonly listTags: (input: WorkspaceScoped) => Effect.Effect<TagsResponse, RestError>
   /** create-tag (beyond the documents), read like `createList`'s answer. */
   readonly createTag: (input: CreateTagInput) => Effect.Effect<Tag, RestError>
+  /** list-custom-fields (beyond the documents): NotAvailable when the service lacks it. */
+  readonly listCustomFields: (input: WorkspaceScoped) => Effect.Effect<CustomFieldsResponse, RestError>
   /** create-workspace (beyond the documents); the workspace when the answer is one. */
   readonly createWorkspace: (input: CreateWorkspaceInput) => Effect.Effect<Option.Option<Workspace>, RestError>
 
@@ -509,6 +519,7 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
         Effect.catchTag("NotAvailable", (e) => Effect.fail(new NotAvailable({ ...e, operation: "create-list" })))
       ),
     listTags: listTagsRpc,
+    listCustomFields: (input) => rpcBeyond("list-custom-fields", Inputs.ListTagsInput, input, CustomFieldsResponse, true),
     createTag: (input) =>
       Effect.flatMap(
         rpcBeyond("create-tag", Inputs.CreateTagInput, input, Schema.Unknown, false),

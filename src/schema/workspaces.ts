@@ -63,6 +63,14 @@ const itemsOrArray = <A, I>(item: Schema.Schema<A, I, never>) => {
 export const ListsResponse = itemsOrArray(List)
 export type ListsResponse = typeof ListsResponse.Type
 
+/** A custom field definition (list-custom-fields, beyond the documents). */
+export const CustomFieldDefinition = openStruct({ id: Schema.String, name: Schema.String, type: Schema.String })
+export type CustomFieldDefinition = typeof CustomFieldDefinition.Type
+
+/** list-custom-fields response, decoded to the definitions. */
+export const CustomFieldsResponse = itemsOrArray(CustomFieldDefinition)
+export type CustomFieldsResponse = typeof CustomFieldsResponse.Type
+
 /** list-tags response, decoded to the tags. */
 export const TagsResponse = itemsOrArray(Tag)
 export type TagsResponse = typeof TagsResponse.Type

@@ -99,12 +99,24 @@ export const planCustomFieldFiles = (
   }
 }
 
-/** The target's FILE custom fields by name, read from one of its records. */
-export const targetFileFields = (rest: RestClientApi, workspaceId: string, recordId: string | undefined) =>
-  recordId === undefined
-    ? Effect.succeed(new Map<string, string>())
-    : Effect.map(rest.getRecord({ workspaceId, recordId }), (d) =>
-      new Map(d.customFields.filter((f) => f.type === "FILE").map((f) => [f.name, f.id] as const)))
+/** Record details read at most to find the target's FILE fields when the service cannot list them. */
+const DETAILS_TO_READ = 20
+
+/**
+ * The target's FILE custom fields by name: from list-custom-fields (beyond the
+ * documents), else from its records' details, which show every field of the workspace in
+ * one reading and only the fields set on the record in the other.
+ */
+export const targetFileFields = (rest: RestClientApi, workspaceId: string, recordIds: ReadonlyArray<string>) =>
+  rest.listCustomFields({ workspaceId }).pipe(
+    Effect.map((defs) => new Map(defs.filter((f) => f.type === "FILE").map((f) => [f.name, f.id] as const))),
+    Effect.catchTag("NotAvailable", () =>
+      Effect.reduce(recordIds.slice(0, DETAILS_TO_READ), new Map<string, string>(), (found, recordId) =>
+        Effect.map(rest.getRecord({ workspaceId, recordId }), (d) => {
+          for (const f of d.customFields) if (f.type === "FILE" && !found.has(f.name)) found.set(f.name, f.id)
+          return found
+        })))
+  )
 
 const failure = (e: { readonly _tag: string; readonly message: string }): ExecFailure => e
 

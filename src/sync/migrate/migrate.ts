@@ -242,10 +242,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
     const commentsReport = yield* run_(commentOps, makeExtraExecutors(target.rest, target.graphql), [[EXTRA_KINDS.commentCreate]])
 
     // File custom field values.
-    const someTarget = Option.getOrUndefined(
-      Option.fromNullable((yield* journal.mappings(recordNamespace(target.workspaceId)))[0]?.targetId)
-    )
-    const fields = yield* targetFileFields(target.rest, target.workspaceId, someTarget)
+    const targetRecords = (yield* journal.mappings(recordNamespace(target.workspaceId))).map((m) => m.targetId)
+    const fields = yield* targetFileFields(target.rest, target.workspaceId, targetRecords)
     const cf = planCustomFieldFiles(src.details, target.workspaceId, fields, uids)
     notCarried.push(...cf.notCarried)
     const cfReport = yield* run_(cf.ops, [makeCustomFieldFileExecutor(target.rest, target.graphql)], [[CF_FILE_KIND]])
@@ -272,7 +270,12 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
         roles: { source: roles.source, skipped: roles.skipped, planned: roles.ops.length, report: rolesReport, refused: refusedRoles },
         lists: { source: src.lists.length, report: listsReport },
         comments: { source: src.comments.length, planned: commentOps.length, report: commentsReport },
-        customFieldFiles: { source: cf.source, planned: cf.ops.length, report: cfReport },
+        customFieldFiles: {
+          source: cf.source,
+          planned: cf.ops.length,
+          report: cfReport,
+          values: cf.ops.map((op) => op.payload as { recordRef: string; customFieldId: string; fileUid: string })
+        },
         people: { source: people.source, alreadyMember: people.alreadyMember.length, refusedBeforeSending: people.refused, outcomes, planned: people.ops.length }
       }
     })

@@ -81,7 +81,11 @@ export interface VerifyInput {
     }
     readonly lists: StepCounts
     readonly comments: StepCounts & { readonly planned: number }
-    readonly customFieldFiles: StepCounts & { readonly planned: number }
+    readonly customFieldFiles: StepCounts & {
+      readonly planned: number
+      /** Each value planned: the source record and what its target field must hold. */
+      readonly values: ReadonlyArray<{ readonly recordRef: string; readonly customFieldId: string; readonly fileUid: string }>
+    }
     readonly people: {
       readonly source: number
       readonly alreadyMember: number
@@ -178,6 +182,20 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
       if (want > 0) {
         const detail = yield* target.rest.getRecord({ workspaceId: target.workspaceId, recordId: t.id })
         if (detail.commentCount < want) miss(`record ${r.id}: ${want} comments at the source, ${detail.commentCount} on the target`)
+      }
+    }
+
+    // File custom field values: the target record's field holds the copied file.
+    const byRecord = new Map<string, Array<{ customFieldId: string; fileUid: string }>>()
+    for (const v of counts.customFieldFiles.values) byRecord.set(v.recordRef, [...(byRecord.get(v.recordRef) ?? []), v])
+    for (const [recordRef, values] of byRecord) {
+      const id = mapped.get(recordRef)
+      if (id === undefined) continue
+      const detail = yield* target.rest.getRecord({ workspaceId: target.workspaceId, recordId: id })
+      for (const v of values) {
+        const field = detail.customFields.find((f) => f.id === v.customFieldId)
+        const text = typeof field?.text === "string" ? field.text : ""
+        if (!text.includes(v.fileUid)) miss(`record ${recordRef}: file ${v.fileUid} is not in its custom field on the target`)
       }
     }
 
