@@ -226,5 +226,11 @@ export const attachFaults = (ctx: EmulatorContext, faults: FaultController): voi
 
 export const churnOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.churn() ?? null
 
+/** The webhook delivery faults of a running emulator (FaultOptions.webhookDeliveries), if any. */
+export const deliveryFaultsOf = (ctx: EmulatorContext): { readonly duplicate: boolean; readonly jitterMs: number } => {
+  const f = controllers.get(ctx)?.settings.webhookDeliveries
+  return { duplicate: f?.duplicate === true, jitterMs: Math.max(0, f?.jitterMs ?? 0) }
+}
+
 /** The list-files churn of a running emulator (FaultOptions.fileChurn), if any. */
 export const fileChurnOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.settings.fileChurn ?? null

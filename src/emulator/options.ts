@@ -54,6 +54,12 @@ export interface FaultOptions {
   readonly churn?: ChurnOptions | undefined
   /** Files deleted from the front of the listing and added on each list-files call (uploads/file-churn.ts). */
   readonly fileChurn?: ChurnOptions | undefined
+  /**
+   * Webhook deliveries as real senders make them: each sent twice (an at-least-once
+   * sender retrying an answer it did not see), and each delayed by a random extra up to
+   * `jitterMs` (scaled like the documented delays), so they arrive out of order.
+   */
+  readonly webhookDeliveries?: { readonly duplicate?: boolean; readonly jitterMs?: number } | undefined
   /** Seed of the PRNG behind the fractions. */
   readonly seed?: number | undefined
 }

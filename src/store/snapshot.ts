@@ -351,6 +351,37 @@ const makeStore = (db: Database.Database, file: string) => {
         (s.notes.all(runId) as Array<{ workspaceId: string | null; kind: string; subject: string | null; detail: string | null }>)
           .map((n) => ({ ...n, detail: n.detail === null ? null : JSON.parse(n.detail) as unknown }))
       ),
+    /**
+     * Makes run `to` hold exactly what run `from` holds (every membership table), in one
+     * transaction: the mirror's run starts as a copy of the run that reconciled it.
+     */
+    copyMembership: (from: number, to: number) =>
+      run("copy run membership", () =>
+        db.transaction(() => {
+          for (const t of MEMBERSHIP) {
+            db.prepare(`DELETE FROM run_${t} WHERE run_id = ?`).run(to)
+            db.prepare(`INSERT INTO run_${t} (run_id, id, vid) SELECT ?, id, vid FROM run_${t} WHERE run_id = ?`).run(to, from)
+          }
+        })()
+      ),
+    /** Removes items from one run's membership (a record or list deleted since). */
+    removeMembers: (table: "records" | "lists" | "files", runId: number, ids: ReadonlyArray<string>) =>
+      run(`remove ${table} from run`, () =>
+        db.transaction(() => {
+          const del = db.prepare(`DELETE FROM run_${table} WHERE run_id = ? AND id = ?`)
+          let removed = 0
+          for (const id of ids) removed += del.run(runId, id).changes
+          return removed
+        })()
+      ),
+    /** The version of a record a run holds, if any. */
+    memberVersion: (runId: number, id: string) =>
+      run("look up run member", () =>
+        db.prepare(
+          `SELECT r.vid AS vid, r.workspace_id AS workspaceId, r.updated_at AS updatedAt, r.detail AS detail
+           FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`
+        ).get(runId, id) as { vid: number; workspaceId: string; updatedAt: string | null; detail: string } | undefined
+      ),
     /** Counts of one run's membership tables. */
     counts: (runId: number) =>
       run("count run", () => {

@@ -66,6 +66,8 @@ export interface BackupOptions {
   /** Records written per transaction. Default 200. */
   readonly batchSize?: number | undefined
   readonly progress?: BackupProgress | undefined
+  /** The caller already holds the snapshot's lock (a mirror reconciling its own snapshot). */
+  readonly lockHeld?: boolean | undefined
 }
 
 /** The contract's `backup --json` object. */
@@ -283,7 +285,7 @@ export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult,
     const store = yield* SnapshotStore
     // One backup per snapshot at a time: a second one would take the first's run for a
     // killed one and mark it failed under it.
-    yield* lockStore("snapshot", store.file)
+    if (options.lockHeld !== true) yield* lockStore("snapshot", store.file)
     const all = yield* Stream.runCollect(workspacesStream())
     const selected = yield* selectWorkspaces([...all], options.workspaces ?? [])
     const scope = scopeOf(options.workspaces === undefined || options.workspaces.length === 0 ? [] : selected.map((w) => w.id))

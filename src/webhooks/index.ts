@@ -23,5 +23,6 @@ export {
   WebhookReceiverError,
   type ReceivedDelivery,
   type WebhookReceiver,
-  type WebhookReceiverOptions
+  type WebhookReceiverOptions,
+  type WebhookSecrets
 } from "./receiver.ts"

@@ -17,9 +17,19 @@ export class WebhookReceiverError extends Data.TaggedError("WebhookReceiverError
   readonly cause?: unknown
 }> {}
 
+/** One secret, several (a rotation: deliveries signed with any of them verify), or where to read them each time. */
+export type WebhookSecrets =
+  | string
+  | Redacted.Redacted<string>
+  | ReadonlyArray<string | Redacted.Redacted<string>>
+  | (() => ReadonlyArray<string | Redacted.Redacted<string>>)
+
 export interface WebhookReceiverOptions {
-  /** The webhook's signing secret (as `createWebhook` returned it). */
-  readonly secret: string | Redacted.Redacted<string>
+  /**
+   * The webhook's signing secret (as `createWebhook` returned it), or several: while a
+   * webhook is replaced, deliveries of the old and the new one both verify.
+   */
+  readonly secret: WebhookSecrets
   /** Default 127.0.0.1. */
   readonly host?: string
   /** Default 0 (an ephemeral port). */
@@ -71,7 +81,9 @@ export const serveWebhooks = <E, R>(
 ): Effect.Effect<WebhookReceiver, WebhookReceiverError, R | Scope.Scope> =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<R>()
-    const secret = Redacted.isRedacted(options.secret) ? options.secret : Redacted.make(options.secret)
+    const given = options.secret
+    const secrets = (): ReadonlyArray<string | Redacted.Redacted<string>> =>
+      typeof given === "function" ? given() : Array.isArray(given) ? given : [given as string | Redacted.Redacted<string>]
     const max = options.maxBodyBytes ?? 10 * 1024 * 1024
 
     const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -81,8 +93,11 @@ export const serveWebhooks = <E, R>(
       const raw = await readRaw(req, max)
       if (raw === "too-large") return answer(res, 413, "body too large")
       const signature = req.headers[SIGNATURE_HEADER]
-      const given = Array.isArray(signature) ? signature[0] : signature
-      if (given === undefined || !verifySignature(raw, given, secret)) return answer(res, 401, "bad signature")
+      const signatureGiven = Array.isArray(signature) ? signature[0] : signature
+      // Every secret is tried (no early exit), so timing tells nothing about which one matched.
+      const verified = signatureGiven !== undefined &&
+        secrets().map((secret) => verifySignature(raw, signatureGiven, secret)).some((ok) => ok)
+      if (!verified) return answer(res, 401, "bad signature")
       let json: unknown
       try {
         json = JSON.parse(raw.toString("utf8"))

@@ -56,6 +56,24 @@ describe("webhook receiver", () => {
     })
   )
 
+  it.scoped("R-WEBHOOK-DELIVERY-09: while a secret rotates, deliveries signed with either verify; one altered byte or another secret does not", () =>
+    Effect.gen(function* () {
+      let secrets = [SECRET]
+      const receiver = yield* webhookQueue({ secret: () => secrets })
+      const body = delivery("TODO_CREATED")
+      expect((yield* post(receiver.url, body, { "X-Signature": sign(body, "next-secret") })).status).toBe(401)
+      secrets = ["next-secret", SECRET]
+      expect((yield* post(receiver.url, body, { "X-Signature": sign(body) })).status).toBe(200)
+      expect((yield* post(receiver.url, body, { "X-Signature": sign(body, "next-secret") })).status).toBe(200)
+      const altered = body.replace("\"A\"", "\"B\"")
+      expect((yield* post(receiver.url, altered, { "X-Signature": sign(body, "next-secret") })).status).toBe(401)
+      expect((yield* post(receiver.url, body, { "X-Signature": sign(body, "a third one") })).status).toBe(401)
+      secrets = ["next-secret"]
+      expect((yield* post(receiver.url, body, { "X-Signature": sign(body) })).status).toBe(401)
+      expect(Chunk.size(yield* Queue.takeAll(receiver.deliveries))).toBe(2)
+    })
+  )
+
   it.scoped("R-WEBHOOK-DELIVERY-18: an unknown event string such as WEBHOOK_HEALTH_CHECK is delivered, not rejected", () =>
     Effect.gen(function* () {
       const receiver = yield* webhookQueue({ secret: SECRET })

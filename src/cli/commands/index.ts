@@ -6,8 +6,10 @@ import { emulatorCommand } from "./emulator.ts"
 import { exportCommand } from "./export.ts"
 import { importCsvCommand } from "./import-csv.ts"
 import { migrateCommand } from "./migrate.ts"
+import { mirrorCommand } from "./mirror.ts"
 import { restoreCommand } from "./restore.ts"
 import { versionCommand } from "./version.ts"
+import { webhooksCommand } from "./webhooks.ts"
 
 export const commands = [
   backupCommand,
@@ -17,6 +19,8 @@ export const commands = [
   copyFilesCommand,
   restoreCommand,
   migrateCommand,
+  mirrorCommand,
+  webhooksCommand,
   emulatorCommand,
   versionCommand
 ] as const

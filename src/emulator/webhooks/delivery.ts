@@ -7,6 +7,7 @@ import { createHmac } from "node:crypto"
 import { WEBHOOK_MIN_TIMEOUT_MS } from "../../schema/assumptions.ts"
 import { altEventValue } from "../alt/events.ts"
 import type { DomainEvent, EmulatorContext } from "../context.ts"
+import { deliveryFaultsOf } from "../faults.ts"
 import { readingOf } from "../readings.ts"
 import { isWorkspaceMember, userEmail } from "./membership.ts"
 import { WEBHOOK_ATTEMPTS, WEBHOOK_FIRST_DELAY_MS, WEBHOOK_HEALTH_CHECK_EVENT, WEBHOOK_TIMEOUT_MS } from "./timing.ts"
@@ -85,7 +86,21 @@ export const startDelivery = (ctx: EmulatorContext): DeliveryEngine => {
         "INSERT INTO webhook_deliveries (id, webhook_id, event, workspace_id, body, signature, status, attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, 'QUEUED', 0, ?)"
       )
       .run(pending.deliveryId, row.id, event, workspaceId, body, pending.signature, ctx.clock.iso())
-    schedule(pending, 1, scale(WEBHOOK_FIRST_DELAY_MS))
+    const faults = deliveryFaultsOf(ctx)
+    const jitter = () => (faults.jitterMs > 0 ? scale(Math.floor(Math.random() * faults.jitterMs)) : 0)
+    schedule(pending, 1, scale(WEBHOOK_FIRST_DELAY_MS) + jitter())
+    // The same body and signature again, as its own delivery.
+    if (faults.duplicate) later(jitter(), () => schedule({ ...pending, deliveryId: duplicateOf(pending) }, 1, scale(WEBHOOK_FIRST_DELAY_MS) + jitter()))
+  }
+
+  const duplicateOf = (p: Pending): string => {
+    const id = ctx.ids.id()
+    ctx.db
+      .prepare(
+        "INSERT INTO webhook_deliveries (id, webhook_id, event, workspace_id, body, signature, status, attempts, created_at) SELECT ?, webhook_id, event, workspace_id, body, signature, 'QUEUED', 0, ? FROM webhook_deliveries WHERE id = ?"
+      )
+      .run(id, ctx.clock.iso(), p.deliveryId)
+    return id
   }
 
   const schedule = (p: Pending, attempt: number, delayMs: number) => {

@@ -1,0 +1,235 @@
+/**
+ * `mirror`: keeps a snapshot current between backups from the service's signed webhook
+ * deliveries.
+ *
+ * - The receiver answers 2xx as soon as a delivery verifies (the service times out at 7 s
+ *   and disables a webhook after 5 failed attempts), queues it and applies it after.
+ *   A delivery acknowledged but not applied before a crash is not lost for good: every
+ *   start reconciles.
+ * - Deliveries carry no id, so a duplicate is recognised by the hash of its body within a
+ *   window; one the snapshot is already newer than is left (apply.ts).
+ * - Reconciling is an incremental backup (run R), after which the mirror's run is a copy
+ *   of R kept current (run.ts). It happens on start, every `reconcileEveryMs`, and
+ *   whenever a gap shows: an event that cannot be applied exactly, the webhook found
+ *   disabled or UNHEALTHY (re-enabled first).
+ * - The snapshot's lock is held for the whole run: one writer per snapshot.
+ */
+import { createHash } from "node:crypto"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import type { GraphqlClientApi } from "../../client/graphql-client.ts"
+import { isNotFound } from "../../client/predicates.ts"
+import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
+import type { ActivityItem } from "../../schema/activity.ts"
+import { lockStore } from "../../store/file-lock.ts"
+import { SnapshotStore, type SnapshotStoreService } from "../../store/snapshot.ts"
+import { recordActivityStream } from "../../streams/activity.ts"
+import { serveWebhooks, type ReceivedDelivery } from "../../webhooks/receiver.ts"
+import { backup } from "../backup.ts"
+import { actionOf } from "./apply.ts"
+import { openMirrorRun, writeVersion } from "./run.ts"
+import { checkWebhook, ensureWebhook, secretFileOf } from "./webhook.ts"
+
+export interface MirrorEvent {
+  readonly event: string
+  readonly recordId: string | null
+  readonly applied: boolean
+}
+
+export interface MirrorOptions {
+  readonly store: SnapshotStoreService
+  readonly rest: RestClientApi
+  readonly graphql: GraphqlClientApi
+  /** Workspace ids mirrored; empty: every workspace the token reads. */
+  readonly workspaces: ReadonlyArray<string>
+  readonly host: string
+  readonly port: number
+  /** The URL the service delivers to (it reaches the receiver through it). */
+  readonly publicUrl: string
+  readonly reconcileEveryMs: number
+  /** How often the webhook's health is looked at. Default: a minute, or `reconcileEveryMs` if shorter. */
+  readonly healthEveryMs?: number
+  /** How long a delivery's body is remembered to recognise its duplicates. Default 10 minutes. */
+  readonly duplicateWindowMs?: number
+  readonly onEvent?: (e: MirrorEvent) => void
+  readonly log?: (line: string) => void
+  /** Told once the receiver listens and the first reconciliation is done. */
+  readonly onReady?: (info: { readonly url: string; readonly runId: number }) => void
+}
+
+/** Deliveries applied per transaction at most. */
+const BATCH = 500
+/** Records read again at once. */
+const REREAD_CONCURRENCY = 8
+
+/** Remembers body hashes for a while, oldest first out. */
+const makeSeen = (windowMs: number) => {
+  const seen = new Map<string, number>()
+  return (body: Uint8Array): boolean => {
+    const now = Date.now()
+    for (const [h, at] of seen) {
+      if (now - at <= windowMs) break
+      seen.delete(h)
+    }
+    const hash = createHash("sha256").update(body).digest("hex")
+    if (seen.has(hash)) return true
+    seen.set(hash, now)
+    return false
+  }
+}
+
+export const mirror = (options: MirrorOptions) =>
+  Effect.gen(function*() {
+    const { graphql, rest, store } = options
+    const log = options.log ?? (() => undefined)
+    yield* lockStore("snapshot", store.file)
+    const register = ensureWebhook(graphql, {
+      url: options.publicUrl,
+      workspaces: options.workspaces,
+      secretFile: secretFileOf(store.file),
+      log
+    })
+    let hook = yield* register
+    const queue = yield* Effect.acquireRelease(Queue.unbounded<ReceivedDelivery>(), Queue.shutdown)
+    const isDuplicate = makeSeen(options.duplicateWindowMs ?? 10 * 60_000)
+    const receiver = yield* serveWebhooks(
+      // Read on every delivery: a webhook registered again brings its own secret.
+      { secret: () => hook.secrets(), host: options.host, port: options.port },
+      (received) =>
+        Effect.suspend(() => {
+          if (isDuplicate(received.rawBody)) {
+            options.onEvent?.({ event: received.delivery.event, recordId: null, applied: false })
+            return Effect.void
+          }
+          return Queue.offer(queue, received)
+        })
+    )
+
+    /** The workspace of each mirrored record, for the reads that need it. */
+    const workspaceIds = options.workspaces
+    const runRef = yield* Ref.make(0)
+    const gap = yield* Ref.make<string | undefined>(undefined)
+
+    const reconcile = (why: string) =>
+      Effect.gen(function*() {
+        log(`reconciling (${why})`)
+        const result = yield* backup({ workspaces: options.workspaces, lockHeld: true }).pipe(
+          Effect.provideService(RestClient, rest),
+          Effect.provideService(SnapshotStore, store)
+        )
+        const run = (yield* store.getRun(Number(result.runId)))!
+        const mirrorRun = yield* openMirrorRun(store, run)
+        yield* Ref.set(runRef, mirrorRun)
+        log(`run ${result.runId} complete (${result.records} records); mirroring into run ${mirrorRun}`)
+        return mirrorRun
+      })
+
+    /** Reads a record again, in the workspace the snapshot has it in (or each mirrored one for a new record). */
+    const reread = (runId: number, recordId: string) =>
+      Effect.gen(function*() {
+        const known = yield* store.memberVersion(runId, recordId)
+        const candidates = known !== undefined ? [known.workspaceId] : workspaceIds.length > 0 ? workspaceIds : yield* allWorkspaces
+        for (const workspaceId of candidates) {
+          const detail = yield* rest.getRecord({ workspaceId, recordId }).pipe(
+            Effect.map(Option.some),
+            Effect.catchIf(isNotFound, () => Effect.succeed(Option.none()))
+          )
+          if (Option.isNone(detail)) continue
+          const activity: Array<ActivityItem> = [...yield* Stream.runCollect(recordActivityStream({ workspaceId, recordId }))].map((a) => a)
+          yield* writeVersion(store, runId, workspaceId, detail.value, activity)
+          return true
+        }
+        // Gone from the service: gone from the mirror.
+        yield* store.removeMembers("records", runId, [recordId])
+        return false
+      }).pipe(Effect.provideService(RestClient, rest))
+    const allWorkspaces = Effect.map(rest.listWorkspaces(), (page) => page.items.map((w) => w.id))
+
+    /** Applies a batch of deliveries to the mirror's run; returns the records to read again. */
+    const applyBatch = (runId: number, batch: ReadonlyArray<ReceivedDelivery>) =>
+      Effect.gen(function*() {
+        const rereads = new Set<string>()
+        for (const { delivery } of batch) {
+          const action = actionOf(delivery)
+          switch (action._tag) {
+            case "Write": {
+              const known = yield* store.memberVersion(runId, action.recordId)
+              const at = action.detail.updatedAt as string
+              // The snapshot already holds this state or a newer one: a duplicate or an overtaken delivery.
+              if (known !== undefined && known.updatedAt !== null && known.updatedAt >= at) {
+                options.onEvent?.({ event: delivery.event, recordId: action.recordId, applied: false })
+                break
+              }
+              const workspaceId = known?.workspaceId ?? (typeof action.detail.workspaceId === "string" ? action.detail.workspaceId : undefined)
+              if (workspaceId === undefined || known === undefined) {
+                rereads.add(action.recordId)
+              } else {
+                yield* writeVersion(store, runId, workspaceId, action.detail, { reuseFrom: known.vid })
+                // The event's value has no activity: the record's activity is read again.
+                rereads.add(action.recordId)
+              }
+              options.onEvent?.({ event: delivery.event, recordId: action.recordId, applied: true })
+              break
+            }
+            case "Reread":
+              rereads.add(action.recordId)
+              options.onEvent?.({ event: delivery.event, recordId: action.recordId, applied: true })
+              break
+            case "Delete":
+              rereads.delete(action.recordId)
+              yield* store.removeMembers("records", runId, [action.recordId])
+              options.onEvent?.({ event: delivery.event, recordId: action.recordId, applied: true })
+              break
+            case "List": {
+              if (action.deleted) yield* store.removeMembers("lists", runId, [action.list.id])
+              else yield* Ref.set(gap, `${delivery.event} of list ${action.list.id}`)
+              options.onEvent?.({ event: delivery.event, recordId: null, applied: action.deleted })
+              break
+            }
+            case "Gap":
+              yield* Ref.set(gap, action.reason)
+              options.onEvent?.({ event: delivery.event, recordId: null, applied: false })
+              break
+            case "Ignore":
+              options.onEvent?.({ event: delivery.event, recordId: null, applied: false })
+              break
+          }
+        }
+        return rereads
+      })
+
+    let runId = yield* reconcile(hook.missed ? "start; the webhook had been disabled" : "start")
+    options.onReady?.({ url: receiver.url, runId })
+    let lastReconcile = Date.now()
+    let lastHealth = Date.now()
+    const healthEvery = options.healthEveryMs ?? Math.min(60_000, options.reconcileEveryMs)
+    for (;;) {
+      const batch = yield* Queue.takeBetween(queue, 1, BATCH).pipe(
+        Effect.timeoutTo({ duration: "200 millis", onTimeout: () => [] as Array<ReceivedDelivery>, onSuccess: (c) => [...c] })
+      )
+      // One batch at a time, whole: an interruption (SIGINT) waits for the batch at hand.
+      yield* Effect.uninterruptible(
+        Effect.gen(function*() {
+          if (batch.length > 0) {
+            const rereads = yield* applyBatch(runId, batch)
+            yield* Effect.forEach(rereads, (id) => reread(runId, id), { concurrency: REREAD_CONCURRENCY, discard: true })
+          }
+        })
+      )
+      const now = Date.now()
+      if (now - lastHealth >= healthEvery) {
+        lastHealth = now
+        const state = yield* checkWebhook(graphql, hook.id, log)
+        if (state === "gone") hook = yield* register
+        if (state !== "ok") yield* Ref.set(gap, state === "gone" ? "the webhook was gone (registered again)" : "the webhook had been disabled")
+      }
+      const why = yield* Ref.getAndSet(gap, undefined)
+      if (why !== undefined || now - lastReconcile >= options.reconcileEveryMs) {
+        runId = yield* Effect.uninterruptible(reconcile(why ?? "scheduled"))
+        lastReconcile = Date.now()
+      }
+    }
+  })

@@ -1,0 +1,239 @@
+/**
+ * `worksync mirror` against the emulator's real webhook deliveries (time scale shortened):
+ * every event type applied equals what the service holds; duplicated and reordered
+ * deliveries; the receiver down long enough for the webhook to be disabled, then
+ * restarted: re-enabled, reconciled, the snapshot exact; the secret never printed.
+ */
+import Database from "better-sqlite3"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { runCli } from "../support/cli.ts"
+
+const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
+
+let handle: EmulatorHandle
+beforeAll(async () => {
+  // A hundredth of the documented delays: deliveries 50 ms after a change, retries soon after.
+  handle = await startEmulator({ seed: "empty", timeScale: 0.01 })
+})
+afterAll(() => handle.close())
+
+const env = () => ({
+  WORKSYNC_REST_URL: handle.restUrl,
+  WORKSYNC_BASE_URL: handle.baseUrl,
+  WORKSYNC_TOKEN: handle.token,
+  WORKSYNC_TOKEN_ID: handle.tokenId,
+  WORKSYNC_TOKEN_SECRET: handle.tokenSecret,
+  WORKSYNC_ORG: handle.org
+})
+
+const rpc = async (op: string, body: Record<string, unknown>): Promise<any> => {
+  const res = await fetch(`${handle.restUrl}/v1/${op}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${handle.token}`, "content-type": "application/json", "svc-org-id": handle.org },
+    body: JSON.stringify(body)
+  })
+  expect(res.status, `${op}: ${res.status} ${await res.clone().text()}`).toBeLessThan(300)
+  return res.json()
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer()
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port
+      s.close(() => resolve(port))
+    })
+  })
+
+interface Mirror {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+const startMirror = async (snapshot: string, port: number, ws: string): Promise<Mirror> => {
+  const child = spawn(process.execPath, [
+    BIN,
+    "mirror",
+    "--snapshot",
+    snapshot,
+    "--listen",
+    `127.0.0.1:${port}`,
+    "--public-url",
+    `http://127.0.0.1:${port}/hooks`,
+    "--workspace",
+    ws,
+    "--json"
+  ], { env: { ...process.env, ...env() }, stdio: ["ignore", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal }))
+  )
+  await until(() => stderr.includes("listening on") || child.exitCode !== null)
+  expect(child.exitCode, stderr).toBeNull()
+  return { child, stdout: () => stdout, stderr: () => stderr, exited }
+}
+
+const until = async (condition: () => boolean, what = "condition") => {
+  for (let i = 0; i < 3000; i++) {
+    if (condition()) return
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+/** The records of the snapshot's latest complete run, as the service shows them. */
+const mirrored = (snapshot: string) => {
+  const db = new Database(snapshot, { readonly: true, fileMustExist: true })
+  try {
+    const run = db.prepare("SELECT id FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1").get() as { id: number } | undefined
+    if (run === undefined) return []
+    return (db
+      .prepare(
+        `SELECT r.id, r.detail, r.activity_count AS activities FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? ORDER BY r.id`
+      )
+      .all(run.id) as Array<{ id: string; detail: string; activities: number }>).map((row) => {
+      const d = JSON.parse(row.detail)
+      return {
+        id: row.id,
+        title: d.title as string,
+        done: d.done as boolean,
+        list: d.todoList?.title as string,
+        duedAt: d.duedAt === null ? null : Date.parse(d.duedAt),
+        assignees: (d.users as Array<{ email: string }>).map((u) => u.email).sort(),
+        checklists: (d.checklists as Array<unknown>).length,
+        comments: d.commentCount as number
+      }
+    })
+  } finally {
+    db.close()
+  }
+}
+
+/** The same, from the service's own tables. */
+const live = (ws: string) =>
+  (handle.ctx.db
+    .prepare(
+      `SELECT r.id, r.title, r.done, l.title AS list, r.dued_at AS duedAt,
+        (SELECT count(*) FROM checklists c WHERE c.record_id = r.id AND c.deleted_at IS NULL) AS checklists,
+        (SELECT count(*) FROM activity a WHERE a.record_id = r.id AND a.kind = 'COMMENT' AND a.deleted_at IS NULL) AS comments
+       FROM records r JOIN lists l ON l.id = r.list_id WHERE r.workspace_id = ? AND r.deleted_at IS NULL ORDER BY r.id`
+    )
+    .all(ws) as Array<Record<string, unknown>>).map((r) => ({
+      id: r.id,
+      title: r.title,
+      done: r.done === 1,
+      list: r.list,
+      duedAt: r.duedAt === null ? null : Date.parse(String(r.duedAt)),
+      assignees: (handle.ctx.db
+        .prepare("SELECT u.email FROM record_assignees ra JOIN users u ON u.id = ra.user_id WHERE ra.record_id = ? ORDER BY u.email")
+        .all(r.id) as Array<{ email: string }>).map((u) => u.email),
+      checklists: r.checklists,
+      comments: r.comments
+    }))
+
+const same = (snapshot: string, ws: string) => JSON.stringify(mirrored(snapshot)) === JSON.stringify(live(ws))
+
+/** One change of every kind the mirror applies. */
+const changeEverything = async (ws: string, tag: string) => {
+  const lists = await rpc("list-lists", { workspaceId: ws })
+  const listIds = ((lists.items ?? lists) as Array<{ id: string }>).map((l) => l.id)
+  const a = (await rpc("create-record", { workspaceId: ws, title: `${tag} created`, listId: listIds[0] })).id
+  const b = (await rpc("create-record", { workspaceId: ws, title: `${tag} to change`, listId: listIds[0] })).id
+  const gone = (await rpc("create-record", { workspaceId: ws, title: `${tag} to delete`, listId: listIds[0] })).id
+  await rpc("update-record", { workspaceId: ws, recordId: b, title: `${tag} renamed` })
+  await rpc("update-record", { workspaceId: ws, recordId: b, done: true })
+  await rpc("update-record", { workspaceId: ws, recordId: a, duedAt: "2026-06-01" })
+  await rpc("update-record", { workspaceId: ws, recordId: a, assigneeIds: [handle.ownerUserId] })
+  if (listIds.length > 1) await rpc("move-record", { workspaceId: ws, recordId: a, listId: listIds[1] })
+  await rpc("create-checklist", { workspaceId: ws, recordId: b, title: "Steps" })
+  await rpc("create-comment", { workspaceId: ws, recordId: a, text: `${tag}: a comment` })
+  await rpc("delete-record", { workspaceId: ws, recordId: gone })
+}
+
+describe("worksync mirror", () => {
+  it("applies every kind of change, duplicated and out of order; survives being down long enough to be disabled; the secret is never printed", async () => {
+    const ws = handle.admin.createWorkspace({ name: "mirrored" }).id
+    await rpc("create-list", { workspaceId: ws, title: "Later" })
+    for (const title of ["One", "Two", "Three"]) await rpc("create-record", { workspaceId: ws, title })
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-mirror-"))
+    const snapshot = path.join(dir, "snap.sqlite")
+    const port = await freePort()
+
+    const first = await startMirror(snapshot, port, ws)
+    await until(() => same(snapshot, ws), "the first reconciliation")
+    expect(mirrored(snapshot).map((r) => r.title).sort()).toEqual(["One", "Three", "Two"])
+
+    // Every kind of change, each delivery sent twice and delayed at random.
+    handle.faults.configure({ webhookDeliveries: { duplicate: true, jitterMs: 3000 } })
+    await changeEverything(ws, "first")
+    const wanted = ["TODO_CREATED", "TODO_NAME_CHANGED", "TODO_DONE_STATUS_UPDATED", "TODO_DUE_DATE_ADDED", "TODO_ASSIGNEE_ADDED", "TODO_MOVED", "TODO_CHECKLIST_CREATED", "COMMENT_CREATED", "TODO_DELETED"]
+    const events = () => first.stdout().trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { event: string; applied: boolean })
+    // Every kind delivered (twice) and handled; one the snapshot was already newer than is left (applied: false).
+    await until(() => wanted.every((e) => events().filter((x) => x.event === e).length >= 2), "every delivery, twice")
+    await until(() => same(snapshot, ws), "the changes to be mirrored")
+    // The second copy of each was recognised and left.
+    expect(events().filter((x) => !x.applied).length).toBeGreaterThanOrEqual(events().length / 2)
+    handle.faults.configure({ webhookDeliveries: undefined })
+
+    // While it runs, export reads the mirrored state as the latest complete run.
+    const exported = await runCli(["export", "--snapshot", snapshot, "--out", path.join(dir, "out"), "--json"], { env: env() })
+    expect(exported.code, exported.stderr).toBe(0)
+    expect(fs.readFileSync(path.join(dir, "out", "records.ndjson"), "utf8")).toContain("first renamed")
+
+    // SIGTERM: exit 0.
+    first.child.kill("SIGTERM")
+    expect((await first.exited).code).toBe(0)
+
+    // Down: deliveries fail until the service disables the webhook.
+    const secretFile = `${snapshot}.webhook.json`
+    const saved = JSON.parse(fs.readFileSync(secretFile, "utf8")) as { webhookId: string; secrets: Array<string> }
+    expect(fs.statSync(secretFile).mode & 0o777).toBe(0o600)
+    await changeEverything(ws, "while down")
+    await until(() => {
+      const row = handle.ctx.db.prepare("SELECT enabled, status FROM webhooks WHERE id = ?").get(saved.webhookId) as { enabled: number; status: string }
+      return row.enabled === 0 && row.status === "UNHEALTHY"
+    }, "the webhook to be disabled")
+
+    // Restarted: the same webhook re-enabled, the window reconciled, the snapshot exact.
+    const second = await startMirror(snapshot, port, ws)
+    expect(second.stderr()).toMatch(/re-enabled/)
+    await until(() => same(snapshot, ws), "reconciliation after the gap")
+    const row = handle.ctx.db.prepare("SELECT enabled FROM webhooks WHERE id = ?").get(saved.webhookId) as { enabled: number }
+    expect(row.enabled).toBe(1)
+    await changeEverything(ws, "after")
+    await until(() => same(snapshot, ws), "changes after the restart")
+    second.child.kill("SIGINT")
+    expect((await second.exited).code).toBe(0)
+
+    for (const out of [first.stdout(), first.stderr(), second.stdout(), second.stderr()]) {
+      for (const secret of saved.secrets) expect(out).not.toContain(secret)
+      expect(out).not.toContain(handle.tokenSecret)
+    }
+  }, 120_000)
+
+  it("bad invocations are one line and exit 64", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-mirror-"))
+    const base = ["mirror", "--snapshot", path.join(dir, "s.sqlite")]
+    for (const [args, message] of [
+      [[...base, "--listen", "nowhere", "--public-url", "http://x/"], /--listen nowhere: expected HOST:PORT/],
+      [[...base, "--listen", "127.0.0.1:0", "--public-url", "ftp://x/"], /--public-url ftp:\/\/x\/: not an http\(s\) URL/],
+      [[...base, "--listen", "127.0.0.1:0", "--public-url", "http://x/", "--reconcile-every", "0"], /--reconcile-every 0/]
+    ] as Array<[Array<string>, RegExp]>) {
+      const r = await runCli(args, { env: env() })
+      expect(r.code, r.stderr).toBe(64)
+      expect(r.stderr.trim().split("\n")).toHaveLength(1)
+      expect(r.stderr).toMatch(message)
+    }
+  })
+})
