@@ -30,7 +30,7 @@ import { recordActivityStream } from "../../streams/activity.ts"
 import { serveWebhooks, type ReceivedDelivery } from "../../webhooks/receiver.ts"
 import { backup } from "../backup.ts"
 import { actionOf } from "./apply.ts"
-import { openMirrorRun, writeVersion } from "./run.ts"
+import { openMirrorRun, summaryOf, writeVersion } from "./run.ts"
 import { checkWebhook, ensureWebhook, secretFileOf } from "./webhook.ts"
 
 export interface MirrorEvent {
@@ -127,9 +127,14 @@ export const mirror = (options: MirrorOptions) =>
         return mirrorRun
       })
 
-    /** Reads a record again, in the workspace the snapshot has it in (or each mirrored one for a new record). */
-    const reread = (runId: number, recordId: string) =>
+    /**
+     * Reads a record again, in the workspace the snapshot has it in (or each mirrored one
+     * for a record it has not seen). Written only when not older than what the snapshot
+     * holds by then: a delivery applied meanwhile may have brought a newer state.
+     */
+    const reread = (recordId: string) =>
       Effect.gen(function*() {
+        const runId = yield* Ref.get(runRef)
         const known = yield* store.memberVersion(runId, recordId)
         const candidates = known !== undefined ? [known.workspaceId] : workspaceIds.length > 0 ? workspaceIds : yield* allWorkspaces
         for (const workspaceId of candidates) {
@@ -138,67 +143,89 @@ export const mirror = (options: MirrorOptions) =>
             Effect.catchIf(isNotFound, () => Effect.succeed(Option.none()))
           )
           if (Option.isNone(detail)) continue
-          const activity: Array<ActivityItem> = [...yield* Stream.runCollect(recordActivityStream({ workspaceId, recordId }))].map((a) => a)
-          yield* writeVersion(store, runId, workspaceId, detail.value, activity)
-          return true
+          const activity: Array<ActivityItem> = [...yield* Stream.runCollect(recordActivityStream({ workspaceId, recordId }))]
+          const now = yield* Ref.get(runRef)
+          const stored = yield* store.memberVersion(now, recordId)
+          if (stored?.updatedAt != null && stored.updatedAt > detail.value.updatedAt) return
+          yield* writeVersion(store, now, workspaceId, detail.value, activity)
+          return
         }
         // Gone from the service: gone from the mirror.
-        yield* store.removeMembers("records", runId, [recordId])
-        return false
+        yield* store.removeMembers("records", yield* Ref.get(runRef), [recordId])
       }).pipe(Effect.provideService(RestClient, rest))
     const allWorkspaces = Effect.map(rest.listWorkspaces(), (page) => page.items.map((w) => w.id))
 
-    /** Applies a batch of deliveries to the mirror's run; returns the records to read again. */
+    // Records to read again, each once however many deliveries named it meanwhile.
+    const pendingRereads = new Set<string>()
+    const rereadQueue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
+    const askReread = (id: string) =>
+      pendingRereads.has(id) ? Effect.void : Effect.zipRight(Effect.sync(() => pendingRereads.add(id)), Queue.offer(rereadQueue, id))
+    const rereadWorker = Effect.forever(
+      Effect.flatMap(Queue.take(rereadQueue), (id) =>
+        Effect.zipRight(Effect.sync(() => pendingRereads.delete(id)), Effect.uninterruptible(reread(id))))
+    )
+    yield* Effect.forkScoped(Effect.all(Array.from({ length: REREAD_CONCURRENCY }, () => rereadWorker), { concurrency: "unbounded", discard: true }))
+
+    /** Applies a batch of deliveries to the mirror's run, its writes in one transaction. */
     const applyBatch = (runId: number, batch: ReadonlyArray<ReceivedDelivery>) =>
       Effect.gen(function*() {
+        const writes = new Map<string, { workspaceId: string; detail: Record<string, unknown>; vid: number; at: string }>()
         const rereads = new Set<string>()
+        const told: Array<MirrorEvent> = []
         for (const { delivery } of batch) {
           const action = actionOf(delivery)
           switch (action._tag) {
             case "Write": {
-              const known = yield* store.memberVersion(runId, action.recordId)
               const at = action.detail.updatedAt as string
+              const known = yield* store.memberVersion(runId, action.recordId)
+              const pending = writes.get(action.recordId)
+              const newest = pending?.at ?? known?.updatedAt ?? null
               // The snapshot already holds this state or a newer one: a duplicate or an overtaken delivery.
-              if (known !== undefined && known.updatedAt !== null && known.updatedAt >= at) {
-                options.onEvent?.({ event: delivery.event, recordId: action.recordId, applied: false })
+              if (newest !== null && newest >= at) {
+                told.push({ event: delivery.event, recordId: action.recordId, applied: false })
                 break
               }
-              const workspaceId = known?.workspaceId ?? (typeof action.detail.workspaceId === "string" ? action.detail.workspaceId : undefined)
-              if (workspaceId === undefined || known === undefined) {
-                rereads.add(action.recordId)
-              } else {
-                yield* writeVersion(store, runId, workspaceId, action.detail, { reuseFrom: known.vid })
-                // The event's value has no activity: the record's activity is read again.
-                rereads.add(action.recordId)
-              }
-              options.onEvent?.({ event: delivery.event, recordId: action.recordId, applied: true })
+              if (known === undefined) rereads.add(action.recordId)
+              else writes.set(action.recordId, { workspaceId: known.workspaceId, detail: action.detail, vid: known.vid, at })
+              // The event's value holds no activity (an action item was added): read it again.
+              rereads.add(action.recordId)
+              told.push({ event: delivery.event, recordId: action.recordId, applied: true })
               break
             }
             case "Reread":
               rereads.add(action.recordId)
-              options.onEvent?.({ event: delivery.event, recordId: action.recordId, applied: true })
+              told.push({ event: delivery.event, recordId: action.recordId, applied: true })
               break
             case "Delete":
+              writes.delete(action.recordId)
               rereads.delete(action.recordId)
               yield* store.removeMembers("records", runId, [action.recordId])
-              options.onEvent?.({ event: delivery.event, recordId: action.recordId, applied: true })
+              told.push({ event: delivery.event, recordId: action.recordId, applied: true })
               break
             case "List": {
               if (action.deleted) yield* store.removeMembers("lists", runId, [action.list.id])
               else yield* Ref.set(gap, `${delivery.event} of list ${action.list.id}`)
-              options.onEvent?.({ event: delivery.event, recordId: null, applied: action.deleted })
+              told.push({ event: delivery.event, recordId: null, applied: action.deleted })
               break
             }
             case "Gap":
               yield* Ref.set(gap, action.reason)
-              options.onEvent?.({ event: delivery.event, recordId: null, applied: false })
+              told.push({ event: delivery.event, recordId: null, applied: false })
               break
             case "Ignore":
-              options.onEvent?.({ event: delivery.event, recordId: null, applied: false })
+              told.push({ event: delivery.event, recordId: null, applied: false })
               break
           }
         }
-        return rereads
+        yield* store.putRecords(runId, [...writes.entries()].map(([id, w]) => ({
+          kind: "version" as const,
+          workspaceId: w.workspaceId,
+          summary: summaryOf({ ...w.detail, id }),
+          detail: w.detail,
+          activity: { reuseFrom: w.vid }
+        })))
+        for (const e of told) options.onEvent?.(e)
+        yield* Effect.forEach(rereads, askReread, { discard: true })
       })
 
     let runId = yield* reconcile(hook.missed ? "start; the webhook had been disabled" : "start")
@@ -213,10 +240,7 @@ export const mirror = (options: MirrorOptions) =>
       // One batch at a time, whole: an interruption (SIGINT) waits for the batch at hand.
       yield* Effect.uninterruptible(
         Effect.gen(function*() {
-          if (batch.length > 0) {
-            const rereads = yield* applyBatch(runId, batch)
-            yield* Effect.forEach(rereads, (id) => reread(runId, id), { concurrency: REREAD_CONCURRENCY, discard: true })
-          }
+          if (batch.length > 0) yield* applyBatch(runId, batch)
         })
       )
       const now = Date.now()
