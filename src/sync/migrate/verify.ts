@@ -96,6 +96,9 @@ export interface VerifyInput {
   }
 }
 
+/** Record reads of the verification in flight at once (the client's limiter still bounds the rate). */
+const VERIFY_CONCURRENCY = 8
+
 const sumDone = (r: ReplayReport) => Object.values(r.doneByKind).reduce((a, b) => a + b, 0)
 
 /** created = done by this run; skipped = done before; failed = what is left failed or unknown. */
@@ -166,6 +169,7 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
     const mapped = new Map((yield* journal.mappings(recordNamespace(target.workspaceId))).map((m) => [m.sourceKey, m.targetId] as const))
     const commentsPerRecord = new Map<string, number>()
     for (const c of src.comments) commentsPerRecord.set(c.recordId, (commentsPerRecord.get(c.recordId) ?? 0) + 1)
+    const commented: Array<{ readonly sourceId: string; readonly targetId: string; readonly want: number }> = []
     for (const d of src.details) {
       const r = readSource(d)
       const id = mapped.get(r.id)
@@ -179,25 +183,28 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
       if (diff.fields || diff.list) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
       // Tags are carried on create; a record that existed before keeps its own (reported in notCarried).
       const want = commentsPerRecord.get(r.id) ?? 0
-      if (want > 0) {
-        const detail = yield* target.rest.getRecord({ workspaceId: target.workspaceId, recordId: t.id })
-        if (detail.commentCount < want) miss(`record ${r.id}: ${want} comments at the source, ${detail.commentCount} on the target`)
-      }
+      if (want > 0) commented.push({ sourceId: r.id, targetId: t.id, want })
     }
+    // The comment count is only in the detail: one read per commented record, several at once.
+    yield* Effect.forEach(commented, ({ sourceId, targetId, want }) =>
+      Effect.map(target.rest.getRecord({ workspaceId: target.workspaceId, recordId: targetId }), (detail) => {
+        if (detail.commentCount < want) miss(`record ${sourceId}: ${want} comments at the source, ${detail.commentCount} on the target`)
+      }), { concurrency: VERIFY_CONCURRENCY, discard: true })
 
     // File custom field values: the target record's field holds the copied file.
     const byRecord = new Map<string, Array<{ customFieldId: string; fileUid: string }>>()
     for (const v of counts.customFieldFiles.values) byRecord.set(v.recordRef, [...(byRecord.get(v.recordRef) ?? []), v])
-    for (const [recordRef, values] of byRecord) {
+    yield* Effect.forEach(byRecord, ([recordRef, values]) => {
       const id = mapped.get(recordRef)
-      if (id === undefined) continue
-      const detail = yield* target.rest.getRecord({ workspaceId: target.workspaceId, recordId: id })
-      for (const v of values) {
-        const field = detail.customFields.find((f) => f.id === v.customFieldId)
-        const text = typeof field?.text === "string" ? field.text : ""
-        if (!text.includes(v.fileUid)) miss(`record ${recordRef}: file ${v.fileUid} is not in its custom field on the target`)
-      }
-    }
+      if (id === undefined) return Effect.void
+      return Effect.map(target.rest.getRecord({ workspaceId: target.workspaceId, recordId: id }), (detail) => {
+        for (const v of values) {
+          const field = detail.customFields.find((f) => f.id === v.customFieldId)
+          const text = typeof field?.text === "string" ? field.text : ""
+          if (!text.includes(v.fileUid)) miss(`record ${recordRef}: file ${v.fileUid} is not in its custom field on the target`)
+        }
+      })
+    }, { concurrency: VERIFY_CONCURRENCY, discard: true })
 
     // Files: every source file mapped to a CONFIRMED target file of the same size.
     const uids = yield* fileUidLookup(journal)
