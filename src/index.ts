@@ -9,14 +9,111 @@
  * `journalLayer(file)` for a journal. The emulator lives in `worksync/emulator`.
  */
 
-// Shapes of the service (Schema first) and our documented choices where the service is silent.
-export * from "./schema/index.ts"
+// Shapes of the service, Schema first: what the streams and the client hand out, and the
+// operations' inputs. The choices made where the documents are silent are documented in
+// src/schema/assumptions.ts; no code of a user should depend on them.
+export { ActivityItem, ActivityKind, ActivityPage } from "./schema/activity.ts"
+export { Comment, type CommentCategory, commentVisibleText } from "./schema/comments.ts"
+export { IsoTimestamp } from "./schema/dates.ts"
+export { FileItem, FileStatus, FilesPage, GraphqlFile } from "./schema/files.ts"
+export type {
+  CountRecordsInput,
+  CreateListInput,
+  CreateRecordInput,
+  CreateTagInput,
+  DeleteRecordInput,
+  GetRecordInput,
+  ListFilesInput,
+  ListRecordActivityInput,
+  ListRecordsInput,
+  ListUsersInput,
+  MoveRecordInput,
+  SearchRecordsInput,
+  UpdateRecordInput
+} from "./schema/inputs.ts"
+export { ACTIVITY_MAX_LIMIT, PAGE_MAX_LIMIT, SEARCH_MAX_LIMIT } from "./schema/limits.ts"
+export {
+  Checklist,
+  ChecklistItem,
+  CustomField,
+  ListRef,
+  RecordDetail,
+  RecordSummary,
+  RecordTag,
+  RecordUser,
+  SearchResult,
+  UserRef
+} from "./schema/records.ts"
+export { AccessLevel, GraphqlUser, Invitation, ProjectUserRole, RestUser } from "./schema/users.ts"
+export { isWebhookEvent, Webhook, WEBHOOK_EVENTS, WEBHOOK_HEALTH_CHECK, WebhookDelivery, WebhookEvent } from "./schema/webhooks.ts"
+export { List, Tag, Workspace } from "./schema/workspaces.ts"
 
-// The client: connection, limiter, retry policy, REST, GraphQL, uploads, errors.
-export * from "./client/index.ts"
+// The client: the connection, the services, and the errors they fail with.
+export {
+  type ConnectionConfig,
+  type ConnectionInput,
+  connectionFromEnv,
+  type LimiterSettings,
+  type RetrySettings
+} from "./client/config.ts"
+export {
+  type ClientError,
+  ConflictingInput,
+  DecodeError,
+  describeError,
+  Forbidden,
+  GraphqlError,
+  type GraphqlErrorCode,
+  type HttpFailure,
+  InputRejected,
+  InvalidInput,
+  isClientError,
+  LimitExceeded,
+  NotAvailable,
+  NotFound,
+  OutcomeUnknown,
+  RateLimited,
+  RetryWaitTooLong,
+  ServerError,
+  StoragePutFailed,
+  Timeout,
+  TransportError,
+  Unauthorized,
+  UnexpectedStatus,
+  UploadRejected,
+  UploadSizeMismatch,
+  ValidationFailed
+} from "./client/errors.ts"
+export {
+  type GraphqlCallError,
+  GraphqlClient,
+  type GraphqlClientApi,
+  type NewComment,
+  UploadedFile,
+  type UploadFileInput,
+  type UploadFilesInput
+} from "./client/graphql-client.ts"
+export { type ClientServices, clientLayer, clientLayerFromEnv } from "./client/layer.ts"
+export { fromBytes, fromPath, fromStream, LocalFileError, type UploadSource } from "./client/multipart.ts"
+export { isNotFound, isRetryable, isTransient } from "./client/predicates.ts"
+export { type RecordRef, RestClient, type RestClientApi, type RestError, type WorkspaceScoped } from "./client/rest-client.ts"
+export { type UploadError, type UploadResult, Uploads, type UploadsApi } from "./client/uploads.ts"
 
 // Paging streams.
-export * from "./streams/index.ts"
+export { type ActivityTarget, recordActivityStream } from "./streams/activity.ts"
+export { listsStream, usersStream, workspacesStream } from "./streams/directory.ts"
+export { filesStream } from "./streams/files.ts"
+export { PageError } from "./streams/paging.ts"
+export { countRecords, listRecordsAcrossWorkspaces, listRecordsStream, searchRecordsStream, type StreamOptions } from "./streams/records.ts"
+export {
+  type ScanReport,
+  ScanUnstable,
+  type StableRecordScanOptions,
+  type StableScan,
+  type StableScanOptions,
+  stableFileScan,
+  stableRecordScan
+} from "./streams/stable-scan.ts"
 
 // The snapshot and the journal.
 export {
@@ -43,7 +140,7 @@ export {
   openJournal
 } from "./store/journal.ts"
 
-// Backup, diff, the change stream, replay and restore.
+// Backup, diff, the change stream, replay, restore, migrate and mirror.
 export {
   backup,
   type BackupError,
@@ -55,7 +152,10 @@ export {
 export { diff, type DiffResult, diffRuns, type IdChanges, selectRuns } from "./sync/diff.ts"
 export { type Change, type ChangeKind, changes, changesBetween, changeStream } from "./sync/changes.ts"
 export { replay, ReplayAborted, type ReplayOptions, type ReplayReport } from "./sync/replay.ts"
-export { restore, RestoreError, type RestoreOptions, type RestoreResult } from "./sync/restore.ts"
+export { type NotRestored, restore, RestoreError, type RestoreOptions, type RestoreResult } from "./sync/restore.ts"
+export { type MigrateEnd, MigrateError, type MigrateOptions, migrate } from "./sync/migrate/migrate.ts"
+export type { MigrationReport } from "./sync/migrate/verify.ts"
+export { mirror, type MirrorEvent, type MirrorOptions } from "./sync/mirror/mirror.ts"
 
 // Connectors: export, CSV import, file copy and uid re-linking.
 export {
@@ -94,4 +194,17 @@ export {
 export { relinkCommentHtml, relinkCustomFields, relinkUid, type UidLookup } from "./connectors/files/relink.ts"
 
 // Webhooks on the receiving side.
-export * from "./webhooks/index.ts"
+export {
+  type ReceivedDelivery,
+  serveWebhooks,
+  SIGNATURE_HEADER,
+  signBody,
+  verifySignature,
+  WebhookDeliveries,
+  WebhookDeliveriesLive,
+  webhookQueue,
+  type WebhookReceiver,
+  WebhookReceiverError,
+  type WebhookReceiverOptions,
+  type WebhookSecrets
+} from "./webhooks/index.ts"
