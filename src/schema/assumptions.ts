@@ -432,6 +432,38 @@ export const CSV_ROW_NUMBERING = "line where the record starts; header is line 1
 export const MIGRATION_READINGS = "attribution lines; sub-tasks as records and checklist items" as const
 
 /**
+ * How `migrate` and `restore` carry a workspace where the documents leave it open:
+ * - a comment opens with "Originally by NAME on YYYY-MM-DD HH:MM UTC" (its author and
+ *   date cannot be set), unless --no-attribution; a reply keeps its parent only where the
+ *   service shows one on the activity item (`parentId` or `parent.id`, not documented),
+ *   else it is a comment of its own;
+ * - a source OWNER is invited as ADMIN (ownership is one slot, and an organization owner
+ *   added to a workspace is ADMIN anyway); members are invited at their level, since the
+ *   documents show no read of which custom role a member holds;
+ * - a FILE custom field value goes into the target's FILE field of the same name, found by
+ *   list-custom-fields (beyond the documents) or in its records' details; none is created;
+ * - restore compares with the target as it is now: the description (not in the listing)
+ *   counts as the same when `updatedAt` is the run's, the journal restored this content, or
+ *   get-record shows it.
+ * Alternative: none to serve: how the client carries a workspace (other choices would be
+ * comments posted bare, owners invited as OWNER and refused, or fields created by name).
+ */
+export const WORKSPACE_MIGRATION_READINGS = "attribution line; parent where shown; OWNER as ADMIN; file fields by name" as const
+
+/**
+ * How `mirror` reads webhook deliveries, whose value shapes are not shown: a record
+ * event's `currentValue` is written as it is only when it holds every field of a record
+ * detail (documented names), and only when newer (`updatedAt`) than the stored state; any
+ * other record-naming event has the record read again; a change that alters records
+ * without naming them (a list renamed, a tag or custom field definition changed) is
+ * closed by an incremental backup. A duplicate is recognised by the SHA-256 of the raw
+ * body within 10 minutes (deliveries carry no id).
+ * Alternative: none to serve: how the client applies deliveries (another choice would be
+ * to read every record again on every event, exact but a request per event).
+ */
+export const MIRROR_READINGS = "full details written if newer; others read again; gaps reconciled; duplicates by body hash" as const
+
+/**
  * Exactly-once creates: an op whose create may have been applied is reconciled by
  * search-records on its exact title (then list-records with `search` when the search
  * page is full), keeping records in the expected list, created no earlier than the
@@ -951,6 +983,16 @@ export const CHOICES = {
     kind: "client",
     alternative:
       "none to serve: how the client carries another tool's data (other choices would be comments posted bare, sub-tasks as records only, or Jira's fields left out)."
+  },
+  WORKSPACE_MIGRATION_READINGS: {
+    kind: "client",
+    alternative:
+      "none to serve: how the client carries a workspace (other choices would be comments posted bare, owners invited as OWNER and refused, or fields created by name)."
+  },
+  MIRROR_READINGS: {
+    kind: "client",
+    alternative:
+      "none to serve: how the client applies deliveries (another choice would be to read every record again on every event, exact but a request per event)."
   },
   RECONCILE_CLOCK_SKEW_MS: {
     kind: "client",
