@@ -151,7 +151,9 @@ export const graphqlRoute: RawRoute = async (ctx: EmulatorContext, req, res, url
   } catch (e) {
     if (e instanceof GraphQLError) {
       const multipart = isMultipart(req)
-      send(res, 200, forVariant(ctx.variant, { errors: [errorJson(e, "BAD_USER_INPUT")], data: null }), multipart)
+      // The connection stays open while the rest of the body drains: a sender still writing
+      // a small body gets the answer, not a broken pipe (abandonBody drops a long one).
+      send(res, 200, forVariant(ctx.variant, { errors: [errorJson(e, "BAD_USER_INPUT")], data: null }))
       if (multipart) abandonBody(req)
       return true
     }
