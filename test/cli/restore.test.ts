@@ -2,6 +2,7 @@
  * `worksync restore` per the contract: in place after deletions and edits (nothing
  * duplicated), single records, another account, dry run, rerun, --delete-missing.
  */
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -15,6 +16,7 @@ beforeAll(async () => {
 })
 afterAll(() => handle.close())
 
+const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
 const WRITES = ["create-record", "update-record", "move-record", "delete-record", "create-list", "create-tag"]
 const writesSent = () => WRITES.reduce((n, r) => n + (handle.stats().byRoute[r] ?? 0), 0)
 
@@ -180,4 +182,34 @@ describe("worksync restore", () => {
       expect(r.stderr).toMatch(message)
     }
   })
+})
+
+describe("worksync restore, killed and resumed", () => {
+  it("SIGKILL while a create is in flight, then a rerun: every record restored exactly once, and a third run sends nothing", async () => {
+    const { ws } = await seedWorkspace("kill source")
+    const target = handle.admin.createWorkspace({ name: "kill target" }).id
+    const dir = tmp()
+    const snapshot = path.join(dir, "snap.sqlite")
+    expect((await runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env() })).code).toBe(0)
+    const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${target}`, "--journal", path.join(dir, "j.sqlite"), "--json"]
+    // The second create is held by the emulator; the process dies meanwhile (its answer never read).
+    handle.faults.inject({ route: "create-record", kind: "latency", latencyMs: 5 })
+    handle.faults.inject({ route: "create-record", kind: "latency", latencyMs: 3000 })
+    const before = handle.stats().byRoute["create-record"] ?? 0
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env() }, stdio: "ignore" })
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_c, signal) => resolve(signal)))
+    while ((handle.stats().byRoute["create-record"] ?? 0) < before + 2) await new Promise((r) => setTimeout(r, 5))
+    child.kill("SIGKILL")
+    expect(await exited).toBe("SIGKILL")
+    handle.faults.reset()
+
+    const resumed = await runCli(args, { env: env() })
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ records: 4, failed: 0 })
+    expect(shape(target)).toEqual(shape(ws))
+    handle.resetStats()
+    const again = await runCli(args, { env: env() })
+    expect(JSON.parse(again.stdout)).toMatchObject({ records: 4, created: 0, updated: 0, unchanged: 4 })
+    expect(writesSent()).toBe(0)
+  }, 60_000)
 })
