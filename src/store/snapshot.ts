@@ -173,7 +173,77 @@ const withKey = (obj: object, key: string, value: string): string => JSON.string
  */
 export interface SqliteDatabase extends Database.Database {}
 
-const makeStore = (db: Database.Database, file: string) => {
+/** A stored record's membership in a run: its version and what the mirror compares. */
+export interface MemberVersion {
+  readonly vid: number
+  readonly workspaceId: string
+  readonly updatedAt: string | null
+  readonly detail: string
+}
+
+/** Counts of one run's membership tables. */
+export interface RunCounts {
+  readonly workspaces: number
+  readonly records: number
+  readonly activities: number
+  readonly files: number
+}
+
+/**
+ * The snapshot store: runs, versioned entities and their membership in runs, over one
+ * SQLite file (docs/snapshot.md). Every operation fails with `SnapshotError` naming the
+ * file and what was being done.
+ */
+export interface SnapshotStoreService {
+  readonly file: string
+  /** The connection, for set-based reads that live next to their callers (diff, export). */
+  readonly db: SqliteDatabase
+  /** Starts a run; any run still marked running (a killed process) is marked failed first. */
+  readonly beginRun: (scope: string, full: boolean) => Effect.Effect<number, SnapshotError>
+  readonly completeRun: (runId: number, stats: unknown) => Effect.Effect<void, SnapshotError>
+  /** Marks a run failed; a failed run never counts for comparisons or deletions. */
+  readonly failRun: (runId: number, error: string, stats: unknown) => Effect.Effect<void, SnapshotError>
+  readonly getRun: (runId: number) => Effect.Effect<RunRow | undefined, SnapshotError>
+  readonly listRuns: Effect.Effect<Array<RunRow>, SnapshotError>
+  readonly latestComplete: Effect.Effect<RunRow | undefined, SnapshotError>
+  /** The complete run of `scope` just before `beforeId`. */
+  readonly previousComplete: (scope: string, beforeId: number) => Effect.Effect<RunRow | undefined, SnapshotError>
+  readonly latestRecordVersion: (id: string) => Effect.Effect<RecordVersionRef | undefined, SnapshotError>
+  /** Synchronous look-up for tight loops (the caller is already inside an Effect). */
+  readonly latestRecordVersionSync: (id: string) => RecordVersionRef | undefined
+  readonly putRecords: (runId: number, entries: ReadonlyArray<RecordEntry>) => Effect.Effect<void, SnapshotError>
+  readonly putWorkspaces: (runId: number, items: ReadonlyArray<{ readonly id: string }>) => Effect.Effect<void, SnapshotError>
+  readonly putUsers: (runId: number, items: ReadonlyArray<{ readonly id: string }>) => Effect.Effect<void, SnapshotError>
+  readonly putLists: (
+    runId: number,
+    workspaceId: string,
+    items: ReadonlyArray<{ readonly id: string }>
+  ) => Effect.Effect<void, SnapshotError>
+  readonly putFiles: (
+    runId: number,
+    workspaceId: string,
+    items: ReadonlyArray<{ readonly id: string }>
+  ) => Effect.Effect<void, SnapshotError>
+  readonly note: (runId: number, n: RunNote) => Effect.Effect<void, SnapshotError>
+  readonly notes: (runId: number) => Effect.Effect<Array<RunNote & { readonly detail: unknown }>, SnapshotError>
+  /** Makes run `to` hold exactly what run `from` holds (every membership table), in one transaction. */
+  readonly copyMembership: (from: number, to: number) => Effect.Effect<void, SnapshotError>
+  /** Removes items from one run's membership (a record or list deleted since); returns how many. */
+  readonly removeMembers: (
+    table: "records" | "lists" | "files",
+    runId: number,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<number, SnapshotError>
+  /** The version of a record a run holds, if any. */
+  readonly memberVersion: (runId: number, id: string) => Effect.Effect<MemberVersion | undefined, SnapshotError>
+  readonly counts: (runId: number) => Effect.Effect<RunCounts, SnapshotError>
+  /** Keeps the last `keep` complete runs per scope; see `pruneRunsIn`. */
+  readonly pruneRuns: (options: PruneOptions) => Effect.Effect<PruneResult, SnapshotError>
+  /** Runs a synchronous read against the database, mapping throws to SnapshotError. */
+  readonly query: <A>(operation: string, f: (db: SqliteDatabase) => A) => Effect.Effect<A, SnapshotError>
+}
+
+const makeStore = (db: Database.Database, file: string): SnapshotStoreService => {
   const fail = (operation: string) => (e: unknown) =>
     new SnapshotError({ file, operation, detail: e instanceof Error ? e.message : String(e) })
   const run = <A>(operation: string, f: () => A): Effect.Effect<A, SnapshotError> =>
@@ -380,7 +450,7 @@ const makeStore = (db: Database.Database, file: string) => {
         db.prepare(
           `SELECT r.vid AS vid, r.workspace_id AS workspaceId, r.updated_at AS updatedAt, r.detail AS detail
            FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`
-        ).get(runId, id) as { vid: number; workspaceId: string; updatedAt: string | null; detail: string } | undefined
+        ).get(runId, id) as MemberVersion | undefined
       ),
     /** Counts of one run's membership tables. */
     counts: (runId: number) =>
@@ -402,7 +472,6 @@ const makeStore = (db: Database.Database, file: string) => {
   }
 }
 
-export type SnapshotStoreService = ReturnType<typeof makeStore>
 
 export class SnapshotStore extends Context.Tag("worksync/SnapshotStore")<SnapshotStore, SnapshotStoreService>() {
   /** Opens (creating when missing) the snapshot file for the life of the layer. */

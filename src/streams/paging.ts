@@ -122,7 +122,8 @@ export const sequentialPages = <A, E, R>(fetch: FetchPage<A, E, R>, limit: numbe
 export const allPages = <A, E, R>(fetch: FetchPage<A, E, R>, limit: number): Effect.Effect<Array<A>, E, R> =>
   Effect.map(Stream.runCollect(sequentialPages(fetch, limit)), (c) => Chunk.toArray(c))
 
-interface Window<A> {
+/** Items read from `skip`, and whether the listing goes on after them. */
+export interface Window<A> {
   readonly skip: number
   readonly items: ReadonlyArray<A>
   readonly more: boolean

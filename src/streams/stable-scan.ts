@@ -51,7 +51,7 @@ import { RestClient } from "../client/rest-client.ts"
 import type { FileItem } from "../schema/files.ts"
 import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
 import type { RecordSummary } from "../schema/records.ts"
-import { clampLimit, type FetchPage, type PageError, Paging, targeted } from "./paging.ts"
+import { clampLimit, type FetchPage, type PageError, Paging, targeted, type Window } from "./paging.ts"
 import { countRecords, DEFAULT_PAGE_CONCURRENCY, recordsFetch } from "./records.ts"
 
 export interface ScanReport {
@@ -149,12 +149,6 @@ export interface ScanSource<A extends Scannable> {
   readonly count: Effect.Effect<number | null, PageError>
 }
 
-interface Win<A> {
-  readonly skip: number
-  readonly items: ReadonlyArray<A>
-  readonly more: boolean
-}
-
 const idsOf = (items: ReadonlyArray<{ readonly id: string }>): Set<string> => new Set(items.map((i) => i.id))
 const touches = (items: ReadonlyArray<{ readonly id: string }>, ids: ReadonlySet<string>): boolean =>
   items.some((i) => ids.has(i.id))
@@ -208,8 +202,8 @@ export const stableScan = <A extends Scannable>(
       let budget = options.maxPages ?? Infinity
       const seen = new Set<string>()
       /** Every request goes through here: the page budgets are checked before it is sent. */
-      const request = (skip: number, size: number): Effect.Effect<Win<A>, PageError | ScanUnstable> =>
-        Effect.suspend((): Effect.Effect<Win<A>, PageError | ScanUnstable> => {
+      const request = (skip: number, size: number): Effect.Effect<Window<A>, PageError | ScanUnstable> =>
+        Effect.suspend((): Effect.Effect<Window<A>, PageError | ScanUnstable> => {
           if (pages >= budget) {
             return Effect.fail(unstable(`read budget exceeded: ${pages} pages read, at most ${budget} allowed (the listing kept changing faster than it could be read)`))
           }
@@ -250,7 +244,7 @@ export const stableScan = <A extends Scannable>(
       let foundByRepair = 0
       let movesDetected = 0
       let newest = -Infinity
-      let prev: Win<A> | null = null
+      let prev: Window<A> | null = null
 
       /**
        * Drops ids already emitted. Repeats count as drift unless expected: the overlap
@@ -276,7 +270,7 @@ export const stableScan = <A extends Scannable>(
       // Only reads caused by drift (stepping back, a page that did not touch the one
       // before) count against the drift budget; every read counts against the page budget.
       let driftReads = 0
-      const reread = (skip: number, drift: boolean): Effect.Effect<Win<A>, PageError | ScanUnstable> =>
+      const reread = (skip: number, drift: boolean): Effect.Effect<Window<A>, PageError | ScanUnstable> =>
         drift && driftReads >= maxRereads
           ? Effect.fail(unstable(`re-read budget exceeded: ${driftReads} pages re-read for drift, at most ${maxRereads} allowed (items changed faster than the scan could re-read them)`))
           : Effect.map(readPage(skip), (w) => {
@@ -311,7 +305,7 @@ export const stableScan = <A extends Scannable>(
           }
           const out = [...page.items]
           while ((target === null || !touches(page.items, target)) && page.more && page.items.length > 0) {
-            const next: Win<A> = yield* reread(page.skip + page.items.length - overlap, false)
+            const next: Window<A> = yield* reread(page.skip + page.items.length - overlap, false)
             if (overlap === 0) {
               out.push(...next.items)
               page = next
@@ -334,7 +328,7 @@ export const stableScan = <A extends Scannable>(
         })
 
       /** Emits a window, re-reading the gap before it when it does not touch the previous one. */
-      const stitch = (w: Win<A>): Effect.Effect<Array<A>, PageError | ScanUnstable> =>
+      const stitch = (w: Window<A>): Effect.Effect<Array<A>, PageError | ScanUnstable> =>
         Effect.gen(function*() {
           const out: Array<A> = []
           const before = prev === null ? new Set<string>() : idsOf(prev.items)
@@ -358,7 +352,7 @@ export const stableScan = <A extends Scannable>(
       // existed when the first pass started.
       const startedBefore = first.items.reduce((m, i) => Math.max(m, stampOf(i)), -Infinity)
       const plannedWindows = Stream.concat(
-        Stream.succeed<Win<A>>(first),
+        Stream.succeed<Window<A>>(first),
         Stream.fromIterable(skips).pipe(Stream.mapEffect(readPage, { concurrency }))
       ).pipe(
         Stream.mapEffect(stitch),
