@@ -57,7 +57,7 @@ const requireFlag = <A>(value: Option.Option<A>, flag: string, env: string, what
   })
 
 /** A URL as it may be shown: without any user-info (credentials) it carries. */
-const shownUrl = (url: string): string => {
+export const shownUrl = (url: string): string => {
   try {
     const parsed = new URL(url)
     if (parsed.username === "" && parsed.password === "") return url

@@ -44,6 +44,8 @@ const summaryFields = {
 
 /** A list-records item. */
 export const RecordSummary = openStruct(summaryFields)
+/** The documented fields of a list-records item (a record detail holds them all). */
+export const RECORD_SUMMARY_FIELDS = Object.keys(summaryFields) as ReadonlyArray<keyof typeof summaryFields>
 export type RecordSummary = typeof RecordSummary.Type
 
 /** A search-records item: the summary without position and dates, users as `{id, fullName}`. */

@@ -178,7 +178,6 @@ export interface MemberVersion {
   readonly vid: number
   readonly workspaceId: string
   readonly updatedAt: string | null
-  readonly detail: string
 }
 
 /** Counts of one run's membership tables. */
@@ -283,6 +282,10 @@ const makeStore = (db: Database.Database, file: string): SnapshotStoreService =>
       "INSERT INTO run_notes (run_id, seq, workspace_id, kind, subject, detail) VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM run_notes WHERE run_id = ?), ?, ?, ?, ?)"
     ),
     notes: db.prepare("SELECT workspace_id AS workspaceId, kind, subject, detail FROM run_notes WHERE run_id = ? ORDER BY seq"),
+    memberVersion: db.prepare(
+      `SELECT r.vid AS vid, r.workspace_id AS workspaceId, r.updated_at AS updatedAt
+       FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`
+    ),
     bumpRecords: db.prepare(
       "UPDATE records SET last_run = @run WHERE vid IN (SELECT vid FROM run_records WHERE run_id = @run) AND last_run < @run"
     )
@@ -446,12 +449,7 @@ const makeStore = (db: Database.Database, file: string): SnapshotStoreService =>
       ),
     /** The version of a record a run holds, if any. */
     memberVersion: (runId: number, id: string) =>
-      run("look up run member", () =>
-        db.prepare(
-          `SELECT r.vid AS vid, r.workspace_id AS workspaceId, r.updated_at AS updatedAt, r.detail AS detail
-           FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`
-        ).get(runId, id) as MemberVersion | undefined
-      ),
+      run("look up run member", () => s.memberVersion.get(runId, id) as MemberVersion | undefined),
     /** Counts of one run's membership tables. */
     counts: (runId: number) =>
       run("count run", () => {

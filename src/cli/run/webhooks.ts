@@ -13,7 +13,7 @@ import { GraphqlClient, type GraphqlClientApi } from "../../client/graphql-clien
 import { WEBHOOK_EVENTS, WEBHOOK_HEALTH_CHECK, type Webhook, type WebhookEvent } from "../../schema/webhooks.ts"
 import type { CreateFlags, IdFlags, ListFlags, UpdateFlags } from "../commands/webhooks.ts"
 import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
-import { checkConfigFile, clientLayerFromFlags, nextStepSuffix } from "../connection.ts"
+import { checkConfigFile, clientLayerFromFlags, nextStepSuffix, shownUrl } from "../connection.ts"
 import { CliExit, ExitCode, usageError } from "../exit.ts"
 import { logLine, printable, printJson } from "../output.ts"
 
@@ -38,18 +38,6 @@ export const publicView = (w: Webhook): PublicWebhook => ({
   status: w.status ?? null
 })
 
-/** A URL as an error line may show it: without the user-info (credentials) it carries. */
-const shownUrl = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    if (parsed.username === "" && parsed.password === "") return url
-    parsed.username = ""
-    parsed.password = ""
-    return parsed.toString()
-  } catch {
-    return url.replace(/\/\/[^/@]*@/, "//")
-  }
-}
 
 const checkUrl = (url: string): Effect.Effect<string, CliExit> => {
   const trimmed = url.trim()

@@ -6,6 +6,7 @@
  */
 import type Database from "better-sqlite3"
 import { all } from "../core/sql.ts"
+import { RECORD_SUMMARY_FIELDS } from "../../schema/records.ts"
 
 type Json = Record<string, unknown>
 
@@ -111,22 +112,7 @@ export const allDayFlags = (db: Database.Database, ids: ReadonlyArray<string>): 
 const floating = (iso: unknown, allDay: boolean | undefined): unknown =>
   allDay === true && typeof iso === "string" ? `${iso.slice(0, 10)}T00:00:00` : iso
 
-const SUMMARY_KEYS = [
-  "id",
-  "uid",
-  "title",
-  "done",
-  "archived",
-  "position",
-  "startedAt",
-  "duedAt",
-  "color",
-  "createdAt",
-  "updatedAt",
-  "todoList",
-  "users",
-  "tags"
-] as const
+const SUMMARY_KEYS = RECORD_SUMMARY_FIELDS
 
 /** A record summary (list-records item) with the alt readings of its values. */
 export const altRecordSummary = (s: Json, flags: AllDayFlags): Json => {

@@ -64,6 +64,8 @@ export interface MirrorOptions {
 const BATCH = 500
 /** Records read again at once. */
 const REREAD_CONCURRENCY = 8
+/** How long a reread waits for more changes to the same record. */
+const REREAD_DELAY_MS = 1_000
 
 /** Remembers body hashes for a while, oldest first out. */
 const makeSeen = (windowMs: number) => {
@@ -130,12 +132,26 @@ export const mirror = (options: MirrorOptions) =>
     /**
      * Reads a record again, in the workspace the snapshot has it in (or each mirrored one
      * for a record it has not seen). Written only when not older than what the snapshot
-     * holds by then: a delivery applied meanwhile may have brought a newer state.
+     * holds by then: a delivery applied meanwhile may have brought a newer state. After a
+     * delivery that carried the whole record, only its activity is read (`activityOnly`).
      */
-    const reread = (recordId: string) =>
+    const reread = (recordId: string, activityOnly: boolean) =>
       Effect.gen(function*() {
         const runId = yield* Ref.get(runRef)
         const known = yield* store.memberVersion(runId, recordId)
+        if (activityOnly && known !== undefined) {
+          const activity = yield* Stream.runCollect(recordActivityStream({ workspaceId: known.workspaceId, recordId })).pipe(
+            Effect.map((c) => Option.some([...c] as Array<ActivityItem>)),
+            Effect.catchIf((e) => isNotFound(e.cause), () => Effect.succeed(Option.none<Array<ActivityItem>>()))
+          )
+          if (Option.isNone(activity)) return yield* store.removeMembers("records", yield* Ref.get(runRef), [recordId])
+          const now = yield* Ref.get(runRef)
+          const stored = yield* store.memberVersion(now, recordId)
+          if (stored === undefined) return
+          const detail = yield* store.query("read a stored detail", (db) =>
+            JSON.parse((db.prepare("SELECT detail FROM records WHERE vid = ?").get(stored.vid) as { detail: string }).detail) as Record<string, unknown>)
+          return yield* writeVersion(store, now, stored.workspaceId, detail, activity.value)
+        }
         const candidates = known !== undefined ? [known.workspaceId] : workspaceIds.length > 0 ? workspaceIds : yield* allWorkspaces
         for (const workspaceId of candidates) {
           const detail = yield* rest.getRecord({ workspaceId, recordId }).pipe(
@@ -155,14 +171,33 @@ export const mirror = (options: MirrorOptions) =>
       }).pipe(Effect.provideService(RestClient, rest))
     const allWorkspaces = Effect.map(rest.listWorkspaces(), (page) => page.items.map((w) => w.id))
 
-    // Records to read again, each once however many deliveries named it meanwhile.
-    const pendingRereads = new Set<string>()
-    const rereadQueue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
-    const askReread = (id: string) =>
-      pendingRereads.has(id) ? Effect.void : Effect.zipRight(Effect.sync(() => pendingRereads.add(id)), Queue.offer(rereadQueue, id))
+    /**
+     * Records to read again, each once however many deliveries named it meanwhile: a read
+     * waits REREAD_DELAY_MS after it is asked for, so a burst of changes to one record
+     * costs one read, and applying deliveries is not slowed by reads it could merge.
+     */
+    const pendingRereads = new Map<string, { activityOnly: boolean }>()
+    const rereadQueue = yield* Effect.acquireRelease(Queue.unbounded<{ id: string; due: number }>(), Queue.shutdown)
+    const askReread = (id: string, activityOnly: boolean) =>
+      Effect.suspend(() => {
+        const pending = pendingRereads.get(id)
+        if (pending !== undefined) {
+          // A full read also brings the activity: the stronger ask wins.
+          pending.activityOnly = pending.activityOnly && activityOnly
+          return Effect.void
+        }
+        pendingRereads.set(id, { activityOnly })
+        return Queue.offer(rereadQueue, { id, due: Date.now() + REREAD_DELAY_MS })
+      })
     const rereadWorker = Effect.forever(
-      Effect.flatMap(Queue.take(rereadQueue), (id) =>
-        Effect.zipRight(Effect.sync(() => pendingRereads.delete(id)), Effect.uninterruptible(reread(id))))
+      Effect.gen(function*() {
+        const { due, id } = yield* Queue.take(rereadQueue)
+        const wait = due - Date.now()
+        if (wait > 0) yield* Effect.sleep(wait)
+        const ask = pendingRereads.get(id)
+        pendingRereads.delete(id)
+        yield* Effect.uninterruptible(reread(id, ask?.activityOnly ?? false))
+      })
     )
     yield* Effect.forkScoped(Effect.all(Array.from({ length: REREAD_CONCURRENCY }, () => rereadWorker), { concurrency: "unbounded", discard: true }))
 
@@ -170,7 +205,9 @@ export const mirror = (options: MirrorOptions) =>
     const applyBatch = (runId: number, batch: ReadonlyArray<ReceivedDelivery>) =>
       Effect.gen(function*() {
         const writes = new Map<string, { workspaceId: string; detail: Record<string, unknown>; vid: number; at: string }>()
-        const rereads = new Set<string>()
+        // Record id -> whether only its activity needs reading.
+        const rereads = new Map<string, boolean>()
+        const ask = (id: string, activityOnly: boolean) => rereads.set(id, (rereads.get(id) ?? true) && activityOnly)
         const told: Array<MirrorEvent> = []
         for (const { delivery } of batch) {
           const action = actionOf(delivery)
@@ -185,15 +222,17 @@ export const mirror = (options: MirrorOptions) =>
                 told.push({ event: delivery.event, recordId: action.recordId, applied: false })
                 break
               }
-              if (known === undefined) rereads.add(action.recordId)
-              else writes.set(action.recordId, { workspaceId: known.workspaceId, detail: action.detail, vid: known.vid, at })
-              // The event's value holds no activity (an action item was added): read it again.
-              rereads.add(action.recordId)
+              if (known === undefined) ask(action.recordId, false)
+              else {
+                writes.set(action.recordId, { workspaceId: known.workspaceId, detail: action.detail, vid: known.vid, at })
+                // The event's value holds no activity (an action item was added): read that again.
+                ask(action.recordId, true)
+              }
               told.push({ event: delivery.event, recordId: action.recordId, applied: true })
               break
             }
             case "Reread":
-              rereads.add(action.recordId)
+              ask(action.recordId, false)
               told.push({ event: delivery.event, recordId: action.recordId, applied: true })
               break
             case "Delete":
@@ -225,7 +264,7 @@ export const mirror = (options: MirrorOptions) =>
           activity: { reuseFrom: w.vid }
         })))
         for (const e of told) options.onEvent?.(e)
-        yield* Effect.forEach(rereads, askReread, { discard: true })
+        yield* Effect.forEach(rereads, ([id, activityOnly]) => askReread(id, activityOnly), { discard: true })
       })
 
     let runId = yield* reconcile(hook.missed ? "start; the webhook had been disabled" : "start")

@@ -10,7 +10,7 @@
  * stored version, not two.
  */
 import * as Effect from "effect/Effect"
-import type { RecordDetail } from "../../schema/records.ts"
+import { type RecordDetail, RECORD_SUMMARY_FIELDS } from "../../schema/records.ts"
 import type { ActivityItem } from "../../schema/activity.ts"
 import type { RunRow, SnapshotStoreService } from "../../store/snapshot.ts"
 
@@ -24,26 +24,9 @@ export const openMirrorRun = (store: SnapshotStoreService, from: RunRow) =>
     return id
   })
 
-/** The list-records summary keys of a detail (the detail holds every summary field). */
-const SUMMARY_KEYS = [
-  "id",
-  "uid",
-  "title",
-  "done",
-  "archived",
-  "position",
-  "startedAt",
-  "duedAt",
-  "color",
-  "createdAt",
-  "updatedAt",
-  "todoList",
-  "users",
-  "tags"
-] as const
-
+/** The list-records summary of a detail (the detail holds every summary field). */
 export const summaryOf = (detail: Record<string, unknown>): { readonly id: string; readonly updatedAt?: string } =>
-  Object.fromEntries(SUMMARY_KEYS.filter((k) => k in detail).map((k) => [k, detail[k]])) as { id: string; updatedAt?: string }
+  Object.fromEntries(RECORD_SUMMARY_FIELDS.filter((k) => k in detail).map((k) => [k, detail[k]])) as { id: string; updatedAt?: string }
 
 /** Writes a record's new state into the run: its detail, and its activity as read (or the stored one). */
 export const writeVersion = (
