@@ -432,6 +432,14 @@ export const CSV_ROW_NUMBERING = "line where the record starts; header is line 1
 export const MIGRATION_READINGS = "attribution lines; sub-tasks as records and checklist items" as const
 
 /**
+ * A reply's activity item (list-record-activity) names the comment it answers as
+ * `parentId` (not documented; the GraphQL Comment has `parentId`, and createComment takes
+ * one). Only on replies.
+ * Alternative: the documented keys only; a reply cannot be told from a comment.
+ */
+export const COMMENT_PARENT_SHOWN = "replies carry parentId in activity items" as const
+
+/**
  * How `migrate` and `restore` carry a workspace where the documents leave it open:
  * - a comment opens with "Originally by NAME on YYYY-MM-DD HH:MM UTC" (its author and
  *   date cannot be set), unless --no-attribution; a reply keeps its parent only where the
@@ -983,6 +991,10 @@ export const CHOICES = {
     kind: "client",
     alternative:
       "none to serve: how the client carries another tool's data (other choices would be comments posted bare, sub-tasks as records only, or Jira's fields left out)."
+  },
+  COMMENT_PARENT_SHOWN: {
+    kind: "service",
+    alternative: "activity items carry the documented keys only: a reply cannot be told from a comment."
   },
   WORKSPACE_MIGRATION_READINGS: {
     kind: "client",

@@ -197,6 +197,10 @@ describe("worksync migrate", () => {
     expect(attachedComment[0]!.html).toContain(targetUid)
     expect(attachedComment[0]!.html).not.toContain(s.attached.uid)
     expect(attachedComment[0]!.html).toMatch(/Originally by .* on \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/)
+    // COMMENT_PARENT_SHOWN: where the service names a reply's parent, the reply answers the copy of it.
+    const replyRow = q<{ parent_id: string | null }>("SELECT parent_id FROM activity WHERE workspace_id = ? AND text LIKE '%Thanks!%'", t.ws)[0]!
+    const parentRow = q<{ id: string }>("SELECT id FROM activity WHERE workspace_id = ? AND text LIKE '%See the spec%'", t.ws)[0]!
+    expect(replyRow.parent_id).toBe(handle.variant === "alt" ? null : parentRow.id)
     // Roles and people: the custom role by name; every member a member or invited, at their level.
     expect(q<{ name: string }>("SELECT name FROM workspace_roles WHERE workspace_id = ?", t.ws).map((r) => r.name)).toContain("Reviewer")
     // Existing users of the service become members at once; new addresses get a pending invitation.

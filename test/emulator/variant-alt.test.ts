@@ -480,6 +480,19 @@ const probes: Partial<Record<ChoiceName, Probe>> = {
     reference: ["Action", "Comment"],
     alt: ["RecordAction", "RecordComment"]
   },
+  COMMENT_PARENT_SHOWN: {
+    rules: "R-REST-ACTIVITY-10",
+    run: async (h) => {
+      const recordId = await newRecord(h)
+      const first = await ok(rpc(h, "create-comment", { workspaceId: ws(h), recordId, text: "question" }))
+      const reply = await ok(rpc(h, "create-comment", { workspaceId: ws(h), recordId, text: "answer", parentId: first.id }))
+      const page = await ok(rpc(h, "list-record-activity", { workspaceId: ws(h), recordId, type: "comments" }))
+      const item = (page.items as Array<any>).find((i) => i.id === reply.id)
+      return item?.parentId === first.id ? "parent shown" : "parent not shown"
+    },
+    reference: "parent shown",
+    alt: "parent not shown"
+  },
   FILE_ITEM_REFS: {
     rules: "R-REST-FILES-03, R-REST-FILES-06, R-REST-FILES-07, R-REST-FILES-08",
     run: async (h) => {

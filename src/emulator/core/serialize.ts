@@ -338,7 +338,7 @@ export const recordDetail = (db: Database.Database, recordId: string) => {
 export type RecordDetailJson = NonNullable<ReturnType<typeof recordDetail>>
 
 /** The columns of an activity read, with user names joined. */
-export const ACTIVITY_SELECT = `SELECT a.id, a.kind, a.html, a.type, a.old_value, a.new_value, a.automated,
+export const ACTIVITY_SELECT = `SELECT a.id, a.kind, a.html, a.type, a.old_value, a.new_value, a.automated, a.parent_id,
   a.created_at, a.deleted_at, a.record_id, a.workspace_id,
   u.id AS user_id, u.first_name AS user_first, u.last_name AS user_last,
   x.id AS affected_id, x.first_name AS affected_first, x.last_name AS affected_last,
@@ -368,6 +368,7 @@ export interface ActivityRow {
   affected_last: string | null
   field_id: string | null
   field_name: string | null
+  parent_id: string | null
 }
 
 const parseValue = (value: string | null): unknown => {
@@ -399,6 +400,8 @@ export const activityItem = (row: ActivityRow) => {
       row.affected_id === null
         ? null
         : { id: row.affected_id, fullName: fullName(row.affected_first ?? "", row.affected_last ?? "") },
-    customField: row.field_id === null ? null : { id: row.field_id, name: row.field_name ?? "" }
+    customField: row.field_id === null ? null : { id: row.field_id, name: row.field_name ?? "" },
+    // COMMENT_PARENT_SHOWN: a reply names its parent (the alt variant shows documented keys only).
+    ...(comment && row.parent_id !== null ? { parentId: row.parent_id } : {})
   }
 }
