@@ -227,6 +227,11 @@ export interface SnapshotStoreService {
   readonly notes: (runId: number) => Effect.Effect<Array<RunNote & { readonly detail: unknown }>, SnapshotError>
   /** Makes run `to` hold exactly what run `from` holds (every membership table), in one transaction. */
   readonly copyMembership: (from: number, to: number) => Effect.Effect<void, SnapshotError>
+  /**
+   * Removes a run and its membership (the versions it alone held stay until `pruneRuns`):
+   * a mirror's run once the backup after it holds the same state.
+   */
+  readonly dropRun: (runId: number) => Effect.Effect<void, SnapshotError>
   /** Removes items from one run's membership (a record or list deleted since); returns how many. */
   readonly removeMembers: (
     table: "records" | "lists" | "files",
@@ -435,6 +440,13 @@ const makeStore = (db: Database.Database, file: string): SnapshotStoreService =>
             db.prepare(`DELETE FROM run_${t} WHERE run_id = ?`).run(to)
             db.prepare(`INSERT INTO run_${t} (run_id, id, vid) SELECT ?, id, vid FROM run_${t} WHERE run_id = ?`).run(to, from)
           }
+        })()
+      ),
+    dropRun: (runId: number) =>
+      run("drop run", () =>
+        db.transaction(() => {
+          for (const t of [...MEMBERSHIP.map((m) => `run_${m}`), "run_notes"]) db.prepare(`DELETE FROM ${t} WHERE run_id = ?`).run(runId)
+          db.prepare("DELETE FROM runs WHERE id = ?").run(runId)
         })()
       ),
     /** Removes items from one run's membership (a record or list deleted since). */

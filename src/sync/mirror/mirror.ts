@@ -124,7 +124,10 @@ export const mirror = (options: MirrorOptions) =>
         )
         const run = (yield* store.getRun(Number(result.runId)))!
         const mirrorRun = yield* openMirrorRun(store, run)
-        yield* Ref.set(runRef, mirrorRun)
+        const previous = yield* Ref.getAndSet(runRef, mirrorRun)
+        // The backup just made holds what the previous mirror run held, and more: one run
+        // per reconciliation, not two, so a snapshot mirrored for months stays its size.
+        if (previous !== 0) yield* store.dropRun(previous)
         log(`run ${result.runId} complete (${result.records} records); mirroring into run ${mirrorRun}`)
         return mirrorRun
       })
