@@ -1,6 +1,6 @@
 /**
- * Test plumbing for the paging streams: an emulator and a client layer pointed at it,
- * with fast retries so fault tests stay quick.
+ * Test plumbing for the paging streams: a client layer pointed at the emulator, with fast
+ * retries so fault tests stay quick, and what the emulator's database says should be listed.
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -9,6 +9,8 @@ import * as Stream from "effect/Stream"
 import type { ConnectionInput } from "../../src/client/config.ts"
 import { type ClientServices, clientLayer } from "../../src/client/layer.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
+import { type ReadingProxyOptions, startReadingProxy } from "../client/reading-proxy.ts"
+import { Emulator } from "../support/effect.ts"
 
 export const clientFor = (emu: EmulatorHandle, overrides: Partial<ConnectionInput> = {}): Layer.Layer<ClientServices> =>
   clientLayer({
@@ -23,11 +25,25 @@ export const clientFor = (emu: EmulatorHandle, overrides: Partial<ConnectionInpu
     ...overrides
   })
 
+/** Every item of `stream`, with a client built for this run alone. */
 export const collect = <A, E>(layer: Layer.Layer<ClientServices>, stream: Stream.Stream<A, E, ClientServices>) =>
-  Effect.runPromise(Effect.provide(Effect.map(Stream.runCollect(stream), Chunk.toArray), layer))
+  Effect.provide(Effect.map(Stream.runCollect(stream), Chunk.toArray), layer)
 
 export const runWith = <A, E>(layer: Layer.Layer<ClientServices>, effect: Effect.Effect<A, E, ClientServices>) =>
-  Effect.runPromise(Effect.provide(effect, layer))
+  Effect.provide(effect, layer)
+
+/**
+ * The file's emulator, its faults reset when the test ends, passed or failed: a fault
+ * configured by one test must not reach the next one sharing the emulator.
+ */
+export const emulatorWithFaultReset = Effect.tap(Emulator, (emu) => Effect.addFinalizer(() => Effect.sync(() => emu.faults.reset())))
+
+/** A reading proxy in front of `target` (an origin), closed when the scope closes. */
+export const readingProxy = (target: string, options: ReadingProxyOptions = {}) =>
+  Effect.acquireRelease(
+    Effect.promise(() => startReadingProxy(target, options)),
+    (proxy) => Effect.promise(() => proxy.close())
+  )
 
 /** The order list-records gives (assumptions.ts RECORD_ORDER): position then id, or newest first in the alt reading. */
 const recordOrder = (emu: EmulatorHandle): string => (emu.variant === "alt" ? "created_at DESC, id DESC" : "position, id")

@@ -1,23 +1,13 @@
+import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { listRecordsStream } from "../../src/streams/records.ts"
 import { stableRecordScan } from "../../src/streams/stable-scan.ts"
-import { clientFor, collect, countBy, listedIds, runWith } from "./helpers.ts"
+import { emulatorLayer } from "../support/effect.ts"
+import { clientFor, collect, countBy, emulatorWithFaultReset, listedIds, runWith } from "./helpers.ts"
 
-let emu: EmulatorHandle
-beforeAll(async () => {
-  emu = await startEmulator({ seed: { workspaces: 4, recordsPerWorkspace: 400 } })
-})
-afterAll(async () => {
-  await emu?.close()
-})
-afterEach(() => {
-  emu.faults.reset()
-})
-
-const scan = (workspaceId: string, concurrency: number) =>
+const scan = (emu: EmulatorHandle, workspaceId: string, concurrency: number) =>
   runWith(clientFor(emu), Effect.gen(function*() {
     const s = yield* stableRecordScan(workspaceId, { concurrency })
     const items = yield* Stream.runCollect(s.records)
@@ -30,51 +20,60 @@ const throughout = (before: ReadonlyArray<string>, after: ReadonlyArray<string>)
   return before.filter((id) => end.has(id))
 }
 
-describe("stable scan under churn", () => {
-  it("R-REST-PAGE-01 R-REST-PAGE-04: deletions at the front during the scan: every record that existed throughout is present exactly once", async () => {
-    const ws = emu.workspaces[0]!
-    const before = listedIds(emu, ws)
-    // 5 deletions per list-records call: more than the windows' overlap, so gaps open.
-    emu.faults.configure({ churn: { insertsPerPage: 0, deletesPerPage: 5 } })
-    const { ids, report } = await scan(ws, 4)
-    const after = listedIds(emu, ws)
-    const counts = countBy(ids)
-    const stayed = throughout(before, after)
-    expect(stayed.length).toBeGreaterThan(200)
-    expect(stayed.filter((id) => counts.get(id) !== 1)).toEqual([])
-    expect([...counts.values()].every((n) => n === 1)).toBe(true)
-    expect(report.countBefore).toBe(before.length)
-    expect(report.countAfter).toBe(after.length)
-    expect(report.gapsRepaired).toBeGreaterThan(0)
-  })
+// No TestClock: the client's retries and timeouts run on real time against a real server.
+layer(emulatorLayer({ seed: { workspaces: 4, recordsPerWorkspace: 400 } }), { timeout: 30_000, excludeTestServices: true })("stable scan under churn", (it) => {
+  it.scoped("R-REST-PAGE-01 R-REST-PAGE-04: deletions at the front during the scan: every record that existed throughout is present exactly once", () =>
+    Effect.gen(function*() {
+      const emu = yield* emulatorWithFaultReset
+      const ws = emu.workspaces[0]!
+      const before = listedIds(emu, ws)
+      // 5 deletions per list-records call: more than the windows' overlap, so gaps open.
+      emu.faults.configure({ churn: { insertsPerPage: 0, deletesPerPage: 5 } })
+      const { ids, report } = yield* scan(emu, ws, 4)
+      const after = listedIds(emu, ws)
+      const counts = countBy(ids)
+      const stayed = throughout(before, after)
+      expect(stayed.length).toBeGreaterThan(200)
+      expect(stayed.filter((id) => counts.get(id) !== 1)).toEqual([])
+      expect([...counts.values()].every((n) => n === 1)).toBe(true)
+      expect(report.countBefore).toBe(before.length)
+      expect(report.countAfter).toBe(after.length)
+      expect(report.gapsRepaired).toBeGreaterThan(0)
+    }))
 
-  it("control: plain offset paging under the same churn loses records that existed throughout", async () => {
-    const ws = emu.workspaces[1]!
-    const before = listedIds(emu, ws)
-    emu.faults.configure({ churn: { insertsPerPage: 0, deletesPerPage: 2 } })
-    const ids = await collect(clientFor(emu), listRecordsStream({ workspaceId: ws }, { concurrency: 1 }))
-    const got = new Set(ids.map((r) => r.id))
-    const missing = throughout(before, listedIds(emu, ws)).filter((id) => !got.has(id))
-    expect(missing.length).toBeGreaterThan(0)
-  })
+  it.scoped("control: plain offset paging under the same churn loses records that existed throughout", () =>
+    Effect.gen(function*() {
+      const emu = yield* emulatorWithFaultReset
+      const ws = emu.workspaces[1]!
+      const before = listedIds(emu, ws)
+      emu.faults.configure({ churn: { insertsPerPage: 0, deletesPerPage: 2 } })
+      const ids = yield* collect(clientFor(emu), listRecordsStream({ workspaceId: ws }, { concurrency: 1 }))
+      const got = new Set(ids.map((r) => r.id))
+      const missing = throughout(before, listedIds(emu, ws)).filter((id) => !got.has(id))
+      expect(missing.length).toBeGreaterThan(0)
+    }))
 
-  it("R-REST-PAGE-01: insertions and deletions together: no record that existed throughout is missing or repeated", async () => {
-    const ws = emu.workspaces[2]!
-    const before = listedIds(emu, ws)
-    emu.faults.configure({ churn: { insertsPerPage: 3, deletesPerPage: 1 } })
-    const { ids, report } = await scan(ws, 3)
-    const after = listedIds(emu, ws)
-    const counts = countBy(ids)
-    expect(throughout(before, after).filter((id) => counts.get(id) !== 1)).toEqual([])
-    expect([...counts.values()].every((n) => n === 1)).toBe(true)
-    // Insertions shift pages right: the scan saw repeats and dropped them.
-    expect(report.duplicates).toBeGreaterThan(0)
-  })
+  it.scoped("R-REST-PAGE-01: insertions and deletions together: no record that existed throughout is missing or repeated", () =>
+    Effect.gen(function*() {
+      const emu = yield* emulatorWithFaultReset
+      const ws = emu.workspaces[2]!
+      const before = listedIds(emu, ws)
+      emu.faults.configure({ churn: { insertsPerPage: 3, deletesPerPage: 1 } })
+      const { ids, report } = yield* scan(emu, ws, 3)
+      const after = listedIds(emu, ws)
+      const counts = countBy(ids)
+      expect(throughout(before, after).filter((id) => counts.get(id) !== 1)).toEqual([])
+      expect([...counts.values()].every((n) => n === 1)).toBe(true)
+      // Insertions shift pages right: the scan saw repeats and dropped them.
+      expect(report.duplicates).toBeGreaterThan(0)
+    }))
 
-  it("without churn the scan equals the workspace and needs no re-reads", async () => {
-    const ws = emu.workspaces[3]!
-    const { ids, report } = await scan(ws, 4)
-    expect(ids).toEqual(listedIds(emu, ws))
-    expect(report).toMatchObject({ gapsRepaired: 0, rereadPages: 0, duplicates: 0, verificationPasses: 0 })
-  })
+  it.scoped("without churn the scan equals the workspace and needs no re-reads", () =>
+    Effect.gen(function*() {
+      const emu = yield* emulatorWithFaultReset
+      const ws = emu.workspaces[3]!
+      const { ids, report } = yield* scan(emu, ws, 4)
+      expect(ids).toEqual(listedIds(emu, ws))
+      expect(report).toMatchObject({ gapsRepaired: 0, rereadPages: 0, duplicates: 0, verificationPasses: 0 })
+    }))
 })

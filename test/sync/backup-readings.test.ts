@@ -4,32 +4,24 @@
  * emulator strips undocumented fields, answers count-records without a count, and leaves
  * archived records out of list-records when the filter is omitted.
  */
+import { expect, layer } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { clientLayer } from "../../src/client/layer.ts"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup, type BackupOptions } from "../../src/sync/backup.ts"
-import { type ReadingProxy, startReadingProxy } from "../client/reading-proxy.ts"
+import type { ReadingProxy } from "../client/reading-proxy.ts"
+import { readingProxy } from "../streams/helpers.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 type Json = Record<string, unknown>
 
-let emu: EmulatorHandle
-let proxy: ReadingProxy
-beforeAll(async () => {
-  // The proxy makes the other reading out of the reference one, whatever variant the suite runs.
-  emu = await startEmulator({ seed: "demo", variant: "reference" })
-  proxy = await startReadingProxy(new URL(emu.restUrl).origin, { rewrite: documentedOnly })
-})
-afterAll(async () => {
-  await proxy?.close()
-  await emu?.close()
-})
+/** The proxy in front of the file's emulator. */
+class Proxy extends Context.Tag("test/ReadingProxy")<Proxy, ReadingProxy>() {}
 
 const pick = (o: Json, keys: ReadonlyArray<string>): Json => Object.fromEntries(keys.map((k) => [k, o[k]]))
 
@@ -67,55 +59,64 @@ function documentedOnly(operation: string, body: unknown, request: unknown): unk
   }
 }
 
-const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-backup-readings-")), "snap.sqlite")
+const tempFile = Effect.map(tempDir("ws-backup-readings-"), (dir) => path.join(dir, "snap.sqlite"))
 
-const runBackup = (file: string, options: BackupOptions = {}) =>
-  Effect.runPromise(
-    Effect.provide(
-      Effect.either(backup(options)),
-      Layer.merge(
-        clientLayer({
-          restUrl: `${proxy.url}/rest`,
-          baseUrl: emu.baseUrl,
-          token: emu.token,
-          org: emu.org,
-          retry: { maxRetries: 4, baseDelayMs: 5, capDelayMs: 50 }
-        }),
-        SnapshotStore.layer(file)
-      )
+const runBackup = (emu: EmulatorHandle, proxy: ReadingProxy, file: string, options: BackupOptions = {}) =>
+  Effect.provide(
+    Effect.either(backup(options)),
+    Layer.merge(
+      clientLayer({
+        restUrl: `${proxy.url}/rest`,
+        baseUrl: emu.baseUrl,
+        token: emu.token,
+        org: emu.org,
+        retry: { maxRetries: 4, baseDelayMs: 5, capDelayMs: 50 }
+      }),
+      SnapshotStore.layer(file)
     )
   )
 
-const ids = (sql: string, ...args: Array<unknown>) => emu.ctx.db.prepare(sql).pluck().all(...args) as Array<string>
+const ids = (emu: EmulatorHandle, sql: string, ...args: Array<unknown>) => emu.ctx.db.prepare(sql).pluck().all(...args) as Array<string>
 
-describe("backup against a service of documented fields only", () => {
-  it("R-REST-PAGE-09 R-REST-PAGE-10 R-REST-PAGE-11: completes with every record, archived ones included", async () => {
-    const file = tempFile()
-    const result = await runBackup(file)
-    expect(Either.isRight(result)).toBe(true)
-    const all = ids("SELECT id FROM records WHERE deleted_at IS NULL ORDER BY id")
-    const archived = ids("SELECT id FROM records WHERE deleted_at IS NULL AND archived = 1")
-    expect(archived.length).toBeGreaterThan(0)
-    expect(Either.getOrThrow(result)).toMatchObject({ workspaces: emu.workspaces.length, records: all.length })
-    const stored = await Effect.runPromise(
-      Effect.provide(
+/** The proxy makes the other reading out of the reference one, whatever variant the suite runs. */
+const emulatorBehindProxy = Layer.scoped(
+  Proxy,
+  Effect.flatMap(Emulator, (emu) => readingProxy(new URL(emu.restUrl).origin, { rewrite: documentedOnly }))
+).pipe(Layer.provideMerge(emulatorLayer({ seed: "demo", variant: "reference" })))
+
+// No TestClock: the client's retries and timeouts run on real time against a real server.
+layer(emulatorBehindProxy, { timeout: 30_000, excludeTestServices: true })("backup against a service of documented fields only", (it) => {
+  it.scoped("R-REST-PAGE-09 R-REST-PAGE-10 R-REST-PAGE-11: completes with every record, archived ones included", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const proxy = yield* Proxy
+      const file = yield* tempFile
+      const result = yield* runBackup(emu, proxy, file)
+      expect(Either.isRight(result)).toBe(true)
+      const all = ids(emu, "SELECT id FROM records WHERE deleted_at IS NULL ORDER BY id")
+      const archived = ids(emu, "SELECT id FROM records WHERE deleted_at IS NULL AND archived = 1")
+      expect(archived.length).toBeGreaterThan(0)
+      expect(Either.getOrThrow(result)).toMatchObject({ workspaces: emu.workspaces.length, records: all.length })
+      const stored = yield* Effect.provide(
         Effect.map(SnapshotStore, (s) => s.db.prepare("SELECT id FROM run_records WHERE run_id = 1 ORDER BY id").pluck().all()),
         SnapshotStore.layer(file)
       )
-    )
-    expect(stored).toEqual(all)
-    // Every list-records call said which archived records it wanted.
-    const listCalls = proxy.bodies.filter((b) => b.operation === "list-records")
-    expect(listCalls.length).toBeGreaterThan(0)
-    expect(listCalls.every((b) => typeof (b.body as Json)["archived"] === "boolean")).toBe(true)
-  })
+      expect(stored).toEqual(all)
+      // Every list-records call said which archived records it wanted.
+      const listCalls = proxy.bodies.filter((b) => b.operation === "list-records")
+      expect(listCalls.length).toBeGreaterThan(0)
+      expect(listCalls.every((b) => typeof (b.body as Json)["archived"] === "boolean")).toBe(true)
+    }))
 
-  it("a workspace is named by id; a slug the service does not send matches nothing", async () => {
-    const ws = emu.workspaces[0]!
-    const byId = await runBackup(tempFile(), { workspaces: [ws] })
-    expect(Either.getOrThrow(byId).workspaces).toBe(1)
-    const slug = emu.ctx.db.prepare("SELECT slug FROM workspaces WHERE id = ?").pluck().get(ws) as string
-    const bySlug = await runBackup(tempFile(), { workspaces: [slug] })
-    expect(Either.isLeft(bySlug) && bySlug.left._tag).toBe("WorkspaceNotFound")
-  })
+  it.scoped("a workspace is named by id; a slug the service does not send matches nothing", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const proxy = yield* Proxy
+      const ws = emu.workspaces[0]!
+      const byId = yield* runBackup(emu, proxy, yield* tempFile, { workspaces: [ws] })
+      expect(Either.getOrThrow(byId).workspaces).toBe(1)
+      const slug = emu.ctx.db.prepare("SELECT slug FROM workspaces WHERE id = ?").pluck().get(ws) as string
+      const bySlug = yield* runBackup(emu, proxy, yield* tempFile, { workspaces: [slug] })
+      expect(Either.isLeft(bySlug) && bySlug.left._tag).toBe("WorkspaceNotFound")
+    }))
 })
