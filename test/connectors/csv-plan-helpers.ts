@@ -2,15 +2,13 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { RestClient } from "../../src/client/rest-client.ts"
-import { type ImportOptions, type ImportResult, planCsvImport } from "../../src/connectors/csv/import.ts"
+import { type ImportOptions, planCsvImport } from "../../src/connectors/csv/import.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Journal, journalLayer } from "../../src/store/journal.ts"
 import { testClient } from "../sync/replay-helpers.ts"
 
 /** Plans a CSV import into `journalFile` against the emulator (nothing is sent). */
-export const planInto = (handle: EmulatorHandle, journalFile: string, options: ImportOptions): Promise<ImportResult> =>
-  Effect.runPromise(
-    Effect.gen(function*() {
-      return yield* planCsvImport(yield* RestClient, yield* Journal, options)
-    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
-  )
+export const planInto = (handle: EmulatorHandle, journalFile: string, options: ImportOptions) =>
+  Effect.gen(function*() {
+    return yield* planCsvImport(yield* RestClient, yield* Journal, options)
+  }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))

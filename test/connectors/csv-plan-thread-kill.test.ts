@@ -8,19 +8,15 @@ import Database from "better-sqlite3"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import type { ImportOptions } from "../../src/connectors/csv/import.ts"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { emulatorEnv } from "../pipelines/helpers.ts"
-import { tmpDir } from "../sync/replay-helpers.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { journalOps } from "../store/journal-ops.ts"
 import { planInto } from "./csv-plan-helpers.ts"
 
-let handle: EmulatorHandle
-beforeAll(async () => {
-  handle = await startEmulator({ seed: "empty" })
-})
-afterAll(() => handle.close())
 
 const ROOT = new URL("../..", import.meta.url).pathname
 
@@ -35,7 +31,7 @@ const countOps = (journalFile: string): number => {
 }
 
 /** Starts the planning child; resolves once it reads rows, with a promise of its end. */
-const startChild = (args: ReadonlyArray<string>) =>
+const startChild = (handle: EmulatorHandle, args: ReadonlyArray<string>) =>
   new Promise<{ kill: () => void; ended: Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> }>((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", `file://${ROOT}node_modules/tsx/dist/loader.mjs`, `${ROOT}test/support/plan-child.ts`, ...args], {
       env: { ...process.env, ...emulatorEnv(handle) },
@@ -57,45 +53,49 @@ const startChild = (args: ReadonlyArray<string>) =>
     })
   })
 
-describe("import-csv planning on two threads, killed", () => {
-  it("SIGKILL at random moments of a threaded plan, then a rerun: every row's op once, in file order, as one uninterrupted thread plans it", async () => {
-    const ws = handle.admin.createWorkspace({ name: "plan-thread-kill" }).id
-    const dir = tmpDir("ws-plan-thread-kill-")
-    const csv = path.join(dir, "big.csv")
-    // 200,000 rows (about 9 MB): keys with a repeat every 997 rows (rejected), two lists.
-    const rows = Array.from({ length: 200_000 }, (_, i) => `${i % 997 === 996 ? i - 500 : i},Row ${i},${i % 2 ? "A" : "B"},2024-05-0${1 + (i % 9)}`)
-    fs.writeFileSync(csv, ["key,title,list,duedAt", ...rows].join("\n") + "\n")
-    const journal = path.join(dir, "journal.sqlite")
+// The planning children and the kills run in real time against a real emulator: the
+// layer's tests run on the live clock (`excludeTestServices`), never a TestClock.
+layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("import-csv planning on two threads, killed", (it) => {
+  it.scoped("SIGKILL at random moments of a threaded plan, then a rerun: every row's op once, in file order, as one uninterrupted thread plans it", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const ws = handle.admin.createWorkspace({ name: "plan-thread-kill" }).id
+      const dir = yield* tempDir("ws-plan-thread-kill-")
+      const csv = path.join(dir, "big.csv")
+      // 200,000 rows (about 9 MB): keys with a repeat every 997 rows (rejected), two lists.
+      const rows = Array.from({ length: 200_000 }, (_, i) => `${i % 997 === 996 ? i - 500 : i},Row ${i},${i % 2 ? "A" : "B"},2024-05-0${1 + (i % 9)}`)
+      fs.writeFileSync(csv, ["key,title,list,duedAt", ...rows].join("\n") + "\n")
+      const journal = path.join(dir, "journal.sqlite")
 
-    let seed = 7
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
-    const opsAtKill: Array<number> = []
-    for (let i = 0; i < 4; i++) {
-      const child = await startChild([journal, csv, ws])
-      const timer = setTimeout(child.kill, Math.floor(random() * 700))
-      const end = await child.ended
-      clearTimeout(timer)
-      if (end.signal !== "SIGKILL") {
-        expect(end.stdout).toContain("planned")
-        break
+      let seed = 7
+      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+      const opsAtKill: Array<number> = []
+      for (let i = 0; i < 4; i++) {
+        const child = yield* Effect.promise(() => startChild(handle, [journal, csv, ws]))
+        const timer = setTimeout(child.kill, Math.floor(random() * 700))
+        const end = yield* Effect.promise(() => child.ended)
+        clearTimeout(timer)
+        if (end.signal !== "SIGKILL") {
+          expect(end.stdout).toContain("planned")
+          break
+        }
+        opsAtKill.push(countOps(journal))
       }
-      opsAtKill.push(countOps(journal))
-    }
-    const options = (file: string, planThread: boolean): ImportOptions => ({
-      workspaceId: ws,
-      csv: { file },
-      mapping: { preset: "generic" },
-      planThread
-    })
-    const rerun = await planInto(handle, journal, options(csv, true))
-    const reference = path.join(dir, "reference.sqlite")
-    const once = await planInto(handle, reference, options(csv, false))
+      const options = (file: string, planThread: boolean): ImportOptions => ({
+        workspaceId: ws,
+        csv: { file },
+        mapping: { preset: "generic" },
+        planThread
+      })
+      const rerun = yield* planInto(handle, journal, options(csv, true))
+      const reference = path.join(dir, "reference.sqlite")
+      const once = yield* planInto(handle, reference, options(csv, false))
 
-    // Some kill landed mid-plan: part of the ops in the journal, not all.
-    const total = once.plan!.ops["record.create"]! + once.plan!.ops["list.ensure"]!
-    expect(opsAtKill.some((n) => n > 0 && n < total)).toBe(true)
-    expect(rerun.rows).toBe(200_000)
-    expect(rerun.rejected).toBe(once.rejected)
-    expect(journalOps(journal)).toEqual(journalOps(reference))
-  }, 120_000)
+      // Some kill landed mid-plan: part of the ops in the journal, not all.
+      const total = once.plan!.ops["record.create"]! + once.plan!.ops["list.ensure"]!
+      expect(opsAtKill.some((n) => n > 0 && n < total)).toBe(true)
+      expect(rerun.rows).toBe(200_000)
+      expect(rerun.rejected).toBe(once.rejected)
+      expect(journalOps(journal)).toEqual(journalOps(reference))
+    }), 120_000)
 })

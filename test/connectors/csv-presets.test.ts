@@ -1,28 +1,24 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect, layer } from "@effect/vitest"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { importCsv } from "../../src/connectors/csv/import.ts"
 import { type PresetName } from "../../src/connectors/csv/presets.ts"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Journal, journalLayer } from "../../src/store/journal.ts"
-import { testClient, tmpDir } from "../sync/replay-helpers.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { testClient } from "../sync/replay-helpers.ts"
 
-let handle: EmulatorHandle
-beforeAll(async () => {
-  // The demo seed has the users the Asana sample assigns (ada@, grace@acme.test).
-  handle = await startEmulator({ seed: "demo" })
-})
-afterAll(() => handle.close())
 
 const sample = (name: string) => path.join("examples", "data", name)
 
-const importSample = (preset: PresetName, file: string) => {
-  const ws = handle.admin.createWorkspace({ name: `preset ${preset}` }).id
-  const journalFile = path.join(tmpDir("ws-presets-"), "j.sqlite")
-  return Effect.runPromise(
-    Effect.gen(function*() {
+const importSample = (preset: PresetName, file: string) =>
+  Effect.gen(function*() {
+    const handle = yield* Emulator
+    const ws = handle.admin.createWorkspace({ name: `preset ${preset}` }).id
+    const journalFile = path.join(yield* tempDir("ws-presets-"), "j.sqlite")
+    return yield* Effect.gen(function*() {
       const result = yield* importCsv(yield* RestClient, yield* Journal, {
         workspaceId: ws,
         csv: { file: sample(file) },
@@ -30,8 +26,7 @@ const importSample = (preset: PresetName, file: string) => {
       })
       return { ws, result }
     }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
-  )
-}
+  })
 
 interface Rec {
   title: string
@@ -42,7 +37,7 @@ interface Rec {
   tags: string | null
   assignees: string | null
 }
-const records = (ws: string): Map<string, Rec> =>
+const records = (handle: EmulatorHandle, ws: string): Map<string, Rec> =>
   new Map(
     (handle.ctx.db
       .prepare(
@@ -54,39 +49,49 @@ const records = (ws: string): Map<string, Rec> =>
       .all(ws) as Array<Rec>).map((r) => [r.title, r])
   )
 
-describe("presets on sample exports (examples/data)", () => {
-  it("R-REST-RECORD-38 R-REST-RECORD-39: asana: sections become lists, Assignee Email assigns, Completed At means done", async () => {
-    const { ws, result } = await importSample("asana", "asana-export.csv")
-    expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0 })
-    const r = records(ws)
-    expect(r.get("Draft the release notes")).toMatchObject({ list: "In progress", done: 0, assignees: "ada@acme.test", dued_all_day: 1 })
-    expect(r.get("Draft the release notes")!.tags!.split(",").sort()).toEqual(["docs", "release"])
-    expect(r.get("Tag the release")).toMatchObject({ list: "Done", done: 1, assignees: "grace@acme.test" })
-  })
+// The demo seed has the users the Asana sample assigns (ada@, grace@acme.test). Imports
+// talk to the emulator over real HTTP: the layer's tests run on the live clock.
+layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("presets on sample exports (examples/data)", (it) => {
+  it.scoped("R-REST-RECORD-38 R-REST-RECORD-39: asana: sections become lists, Assignee Email assigns, Completed At means done", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const { ws, result } = yield* importSample("asana", "asana-export.csv")
+      expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0 })
+      const r = records(handle, ws)
+      expect(r.get("Draft the release notes")).toMatchObject({ list: "In progress", done: 0, assignees: "ada@acme.test", dued_all_day: 1 })
+      expect(r.get("Draft the release notes")!.tags!.split(",").sort()).toEqual(["docs", "release"])
+      expect(r.get("Tag the release")).toMatchObject({ list: "Done", done: 1, assignees: "grace@acme.test" })
+    }))
 
-  it("trello: List Name, label colours dropped, Due Complete means done", async () => {
-    const { ws, result } = await importSample("trello", "trello-export.csv")
-    expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0 })
-    const r = records(ws)
-    expect(r.get("Design the landing page")!.tags!.split(",").sort()).toEqual(["Design", "Urgent"])
-    expect(r.get("Design the landing page")).toMatchObject({ list: "Doing", done: 0, dued_all_day: 0 })
-    expect(r.get("Pick a domain")).toMatchObject({ list: "Done", done: 1 })
-  })
+  it.scoped("trello: List Name, label colours dropped, Due Complete means done", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const { ws, result } = yield* importSample("trello", "trello-export.csv")
+      expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0 })
+      const r = records(handle, ws)
+      expect(r.get("Design the landing page")!.tags!.split(",").sort()).toEqual(["Design", "Urgent"])
+      expect(r.get("Design the landing page")).toMatchObject({ list: "Doing", done: 0, dued_all_day: 0 })
+      expect(r.get("Pick a domain")).toMatchObject({ list: "Done", done: 1 })
+    }))
 
-  it("jira: repeated Labels columns, Jira dates, a Resolved date means done", async () => {
-    const { ws, result } = await importSample("jira", "jira-export.csv")
-    expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0 })
-    const r = records(ws)
-    // Labels, plus the priority and issue type as tags.
-    expect(r.get("Login fails with SSO")!.tags!.split(",").sort()).toEqual(["Priority: High", "Type: Bug", "backend", "sso"])
-    expect(r.get("Login fails with SSO")).toMatchObject({ list: "In Progress", done: 0, dued_all_day: 1 })
-    expect(r.get("Rotate the TLS certificates")).toMatchObject({ list: "Done", done: 1 })
-    expect(r.get("Upgrade the database")).toMatchObject({ dued_all_day: 0 })
-  })
+  it.scoped("jira: repeated Labels columns, Jira dates, a Resolved date means done", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const { ws, result } = yield* importSample("jira", "jira-export.csv")
+      expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0 })
+      const r = records(handle, ws)
+      // Labels, plus the priority and issue type as tags.
+      expect(r.get("Login fails with SSO")!.tags!.split(",").sort()).toEqual(["Priority: High", "Type: Bug", "backend", "sso"])
+      expect(r.get("Login fails with SSO")).toMatchObject({ list: "In Progress", done: 0, dued_all_day: 1 })
+      expect(r.get("Rotate the TLS certificates")).toMatchObject({ list: "Done", done: 1 })
+      expect(r.get("Upgrade the database")).toMatchObject({ dued_all_day: 0 })
+    }))
 
-  it("generic: our own field names", async () => {
-    const { ws, result } = await importSample("generic", "generic.csv")
-    expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0 })
-    expect(records(ws).get("Send the invitations")).toMatchObject({ list: "Backlog", done: 1, dued_all_day: 0 })
-  })
+  it.scoped("generic: our own field names", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const { ws, result } = yield* importSample("generic", "generic.csv")
+      expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0 })
+      expect(records(handle, ws).get("Send the invitations")).toMatchObject({ list: "Backlog", done: 1, dued_all_day: 0 })
+    }))
 })

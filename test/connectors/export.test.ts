@@ -1,17 +1,16 @@
 import { parse } from "csv-parse/sync"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { RECORD_COLUMNS, toCells } from "../../src/connectors/export-columns.ts"
 import { exportRun } from "../../src/connectors/export.ts"
 import { openSnapshot, type SnapshotStoreService } from "../../src/store/snapshot.ts"
 import { activityOf, detailOf, fileOf, summaryOf } from "../store/snapshot-fixtures.ts"
+import { tempDir } from "../support/effect.ts"
 
-const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "ws-export-"))
 const withStore = <A>(file: string, f: (store: SnapshotStoreService) => Effect.Effect<A, unknown>) =>
-  Effect.runPromise(Effect.scoped(Effect.flatMap(openSnapshot(file), f)))
+  Effect.scoped(Effect.flatMap(openSnapshot(file), f))
 
 const workspace = { id: "w1", slug: "main", name: "Main", organizationId: "o1", createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:00.000Z" }
 
@@ -30,97 +29,102 @@ const fill = (store: SnapshotStoreService) =>
   })
 
 describe("export", () => {
-  it("ndjson lines parse back to the stored rows, in id order", async () => {
-    const dir = tempDir()
-    const out = path.join(dir, "out")
-    const { result, stored } = await withStore(path.join(dir, "s.sqlite"), (store) =>
-      Effect.gen(function*() {
-        yield* fill(store)
-        const result = yield* exportRun(store, { outDir: out, format: "ndjson" })
-        const stored = store.db.prepare("SELECT detail FROM records ORDER BY id").pluck().all() as Array<string>
-        return { result, stored }
-      })
-    )
-    expect(result.files.map((f) => [f.name, f.rows])).toEqual([["records", 3], ["activity", 34], ["files", 2], ["workspaces", 1]])
-    const lines = (name: string) => fs.readFileSync(path.join(out, `${name}.ndjson`), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l))
-    const records = lines("records")
-    expect(records).toEqual(stored.map((s) => JSON.parse(s)))
-    expect(records.map((r) => r.id)).toEqual(["a", "b", "c"])
-    // A record line is the get-record detail plus workspaceId.
-    expect(records[0]).toEqual({ ...detailOf("a", 1), workspaceId: "w1" })
-    const activity = lines("activity")
-    expect(activity.filter((a) => a.recordId === "a")).toHaveLength(30)
-    expect(activity[0]).toEqual({ ...activityOf("a", 1)[0], recordId: "a" })
-    expect(lines("files").map((f) => [f.id, f.workspaceId])).toEqual([["f1", "w1"], ["f2", "w1"]])
-    expect(lines("workspaces")).toEqual([workspace])
-    expect(fs.readdirSync(out).sort()).toEqual(["activity.ndjson", "files.ndjson", "records.ndjson", "workspaces.ndjson"])
-  })
+  it.scoped("ndjson lines parse back to the stored rows, in id order", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("ws-export-")
+      const out = path.join(dir, "out")
+      const { result, stored } = yield* withStore(path.join(dir, "s.sqlite"), (store) =>
+        Effect.gen(function*() {
+          yield* fill(store)
+          const result = yield* exportRun(store, { outDir: out, format: "ndjson" })
+          const stored = store.db.prepare("SELECT detail FROM records ORDER BY id").pluck().all() as Array<string>
+          return { result, stored }
+        })
+      )
+      expect(result.files.map((f) => [f.name, f.rows])).toEqual([["records", 3], ["activity", 34], ["files", 2], ["workspaces", 1]])
+      const lines = (name: string) => fs.readFileSync(path.join(out, `${name}.ndjson`), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l))
+      const records = lines("records")
+      expect(records).toEqual(stored.map((s) => JSON.parse(s)))
+      expect(records.map((r) => r.id)).toEqual(["a", "b", "c"])
+      // A record line is the get-record detail plus workspaceId.
+      expect(records[0]).toEqual({ ...detailOf("a", 1), workspaceId: "w1" })
+      const activity = lines("activity")
+      expect(activity.filter((a) => a.recordId === "a")).toHaveLength(30)
+      expect(activity[0]).toEqual({ ...activityOf("a", 1)[0], recordId: "a" })
+      expect(lines("files").map((f) => [f.id, f.workspaceId])).toEqual([["f1", "w1"], ["f2", "w1"]])
+      expect(lines("workspaces")).toEqual([workspace])
+      expect(fs.readdirSync(out).sort()).toEqual(["activity.ndjson", "files.ndjson", "records.ndjson", "workspaces.ndjson"])
+    }))
 
-  it("csv parses back with csv-parse: one row per record, flattened columns, assignees and tags joined", async () => {
-    const dir = tempDir()
-    const out = path.join(dir, "out")
-    await withStore(path.join(dir, "s.sqlite"), (store) =>
-      Effect.gen(function*() {
-        yield* fill(store)
-        yield* exportRun(store, { outDir: out, format: "csv" })
+  it.scoped("csv parses back with csv-parse: one row per record, flattened columns, assignees and tags joined", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("ws-export-")
+      const out = path.join(dir, "out")
+      yield* withStore(path.join(dir, "s.sqlite"), (store) =>
+        Effect.gen(function*() {
+          yield* fill(store)
+          yield* exportRun(store, { outDir: out, format: "csv" })
+        })
+      )
+      const rows = parse(fs.readFileSync(path.join(out, "records.csv")), { columns: true }) as Array<Record<string, string>>
+      expect(rows).toHaveLength(3)
+      expect(Object.keys(rows[0]!)).toEqual(RECORD_COLUMNS.map((c) => c.name))
+      const a = rows[0]!
+      const d = detailOf("a", 1)
+      expect(a).toMatchObject({
+        id: "a", workspaceId: "w1", title: d.title, done: "true", archived: "false", startedAt: "", listId: "l1",
+        listTitle: "Inbox", assignees: "ada@example.com", tags: "red; blue", tagIds: "t1; t2", commentCount: "0"
       })
-    )
-    const rows = parse(fs.readFileSync(path.join(out, "records.csv")), { columns: true }) as Array<Record<string, string>>
-    expect(rows).toHaveLength(3)
-    expect(Object.keys(rows[0]!)).toEqual(RECORD_COLUMNS.map((c) => c.name))
-    const a = rows[0]!
-    const d = detailOf("a", 1)
-    expect(a).toMatchObject({
-      id: "a", workspaceId: "w1", title: d.title, done: "true", archived: "false", startedAt: "", listId: "l1",
-      listTitle: "Inbox", assignees: "ada@example.com", tags: "red; blue", tagIds: "t1; t2", commentCount: "0"
-    })
-    expect(JSON.parse(a.customFields!)).toEqual([])
-    // Without the guard, formula-like cells are written as they are.
-    expect(rows[1]!.title).toBe("=HYPERLINK(\"http://x\")")
-    expect(rows[1]!.position).toBe("-3")
-    const activity = parse(fs.readFileSync(path.join(out, "activity.csv")), { columns: true }) as Array<Record<string, string>>
-    expect(activity).toHaveLength(34)
-    const files = parse(fs.readFileSync(path.join(out, "files.csv")), { columns: true }) as Array<Record<string, string>>
-    expect(files.map((f) => [f.id, f.userEmail, f.size])).toEqual([["f1", "ada@example.com", "10"], ["f2", "ada@example.com", "10"]])
-  })
+      expect(JSON.parse(a.customFields!)).toEqual([])
+      // Without the guard, formula-like cells are written as they are.
+      expect(rows[1]!.title).toBe("=HYPERLINK(\"http://x\")")
+      expect(rows[1]!.position).toBe("-3")
+      const activity = parse(fs.readFileSync(path.join(out, "activity.csv")), { columns: true }) as Array<Record<string, string>>
+      expect(activity).toHaveLength(34)
+      const files = parse(fs.readFileSync(path.join(out, "files.csv")), { columns: true }) as Array<Record<string, string>>
+      expect(files.map((f) => [f.id, f.userEmail, f.size])).toEqual([["f1", "ada@example.com", "10"], ["f2", "ada@example.com", "10"]])
+    }))
 
-  it("guards spreadsheet formula injection in csv cells when asked (strings only, numbers untouched)", async () => {
-    const dir = tempDir()
-    const out = path.join(dir, "out")
-    await withStore(path.join(dir, "s.sqlite"), (store) =>
-      Effect.gen(function*() {
-        yield* fill(store)
-        yield* exportRun(store, { outDir: out, format: "csv", guardFormulas: true })
-      })
-    )
-    const rows = parse(fs.readFileSync(path.join(out, "records.csv")), { columns: true }) as Array<Record<string, string>>
-    expect(rows[1]!.title).toBe("'=HYPERLINK(\"http://x\")")
-    expect(rows[1]!.color).toBe("'@red")
-    expect(rows[1]!.position).toBe("-3")
-    expect(toCells(RECORD_COLUMNS.slice(3, 4), { title: "+1" }, true)).toEqual(["'+1"])
-    expect(toCells(RECORD_COLUMNS.slice(3, 4), { title: "-1" }, true)).toEqual(["'-1"])
-  })
+  it.scoped("guards spreadsheet formula injection in csv cells when asked (strings only, numbers untouched)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("ws-export-")
+      const out = path.join(dir, "out")
+      yield* withStore(path.join(dir, "s.sqlite"), (store) =>
+        Effect.gen(function*() {
+          yield* fill(store)
+          yield* exportRun(store, { outDir: out, format: "csv", guardFormulas: true })
+        })
+      )
+      const rows = parse(fs.readFileSync(path.join(out, "records.csv")), { columns: true }) as Array<Record<string, string>>
+      expect(rows[1]!.title).toBe("'=HYPERLINK(\"http://x\")")
+      expect(rows[1]!.color).toBe("'@red")
+      expect(rows[1]!.position).toBe("-3")
+      expect(toCells(RECORD_COLUMNS.slice(3, 4), { title: "+1" }, true)).toEqual(["'+1"])
+      expect(toCells(RECORD_COLUMNS.slice(3, 4), { title: "-1" }, true)).toEqual(["'-1"])
+    }))
 
-  it("is deterministic: two exports of one run are byte-identical", async () => {
-    const dir = tempDir()
-    await withStore(path.join(dir, "s.sqlite"), (store) =>
-      Effect.gen(function*() {
-        yield* fill(store)
-        yield* exportRun(store, { outDir: path.join(dir, "x"), format: "csv" })
-        yield* exportRun(store, { outDir: path.join(dir, "y"), format: "csv" })
-      })
-    )
-    for (const name of ["records", "activity", "files", "workspaces"]) {
-      expect(fs.readFileSync(path.join(dir, "x", `${name}.csv`))).toEqual(fs.readFileSync(path.join(dir, "y", `${name}.csv`)))
-    }
-  })
+  it.scoped("is deterministic: two exports of one run are byte-identical", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("ws-export-")
+      yield* withStore(path.join(dir, "s.sqlite"), (store) =>
+        Effect.gen(function*() {
+          yield* fill(store)
+          yield* exportRun(store, { outDir: path.join(dir, "x"), format: "csv" })
+          yield* exportRun(store, { outDir: path.join(dir, "y"), format: "csv" })
+        })
+      )
+      for (const name of ["records", "activity", "files", "workspaces"]) {
+        expect(fs.readFileSync(path.join(dir, "x", `${name}.csv`))).toEqual(fs.readFileSync(path.join(dir, "y", `${name}.csv`)))
+      }
+    }))
 
-  it("fails with a clear error when the snapshot has no complete run", async () => {
-    const dir = tempDir()
-    const error = await withStore(path.join(dir, "s.sqlite"), (store) =>
-      Effect.flip(exportRun(store, { outDir: path.join(dir, "o"), format: "ndjson" }))
-    )
-    expect(error._tag).toBe("NothingToExport")
-    expect(error.message).toMatch(/no complete run/)
-  })
+  it.scoped("fails with a clear error when the snapshot has no complete run", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("ws-export-")
+      const error = yield* withStore(path.join(dir, "s.sqlite"), (store) =>
+        Effect.flip(exportRun(store, { outDir: path.join(dir, "o"), format: "ndjson" }))
+      )
+      expect(error._tag).toBe("NothingToExport")
+      expect(error.message).toMatch(/no complete run/)
+    }))
 })

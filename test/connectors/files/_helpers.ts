@@ -1,4 +1,7 @@
-/** Shared set-up of the file-copy tests: an emulator, client contexts, temp dirs. */
+/**
+ * Shared set-up of the file-copy tests, as Effects and Layers: an emulator with a client
+ * to it (`FilesClient`), copies and reads that run in the test's fiber, scoped temp dirs.
+ */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -6,104 +9,99 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
-import { afterAll, beforeAll } from "vitest"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { clientLayer } from "../../../src/client/layer.ts"
 import { Uploads } from "../../../src/client/uploads.ts"
-import { RestClient } from "../../../src/client/rest-client.ts"
-import { copyFiles, type CopyFilesOptions, type CopySummary } from "../../../src/connectors/files/copy.ts"
+import { copyFiles, type CopyFilesOptions } from "../../../src/connectors/files/copy.ts"
 import type { WorkspaceFiles } from "../../../src/connectors/files/ports.ts"
 import { workspaceFilesFromServices } from "../../../src/connectors/files/workspace-files.ts"
-import { type EmulatorHandle, startEmulator } from "../../../src/emulator/index.ts"
+import type { EmulatorHandle, EmulatorOptions } from "../../../src/emulator/index.ts"
 import { storageCredentialLog, storageKeyFor } from "../../../src/emulator/uploads/files.ts"
 import { openJournal } from "../../../src/store/journal.ts"
 import type { FileItem } from "../../../src/schema/files.ts"
+import { Emulator, emulatorLayer, tempDir as scopedTempDir } from "../../support/effect.ts"
 
-export const tempDirs: Array<string> = []
-export const tempDir = (label = "ws-copy-"): string => {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), label))
-  tempDirs.push(d)
-  return d
-}
-export const removeTempDirs = () => {
-  for (const d of tempDirs.splice(0)) fs.rmSync(d, { recursive: true, force: true })
-}
+export { Emulator }
 
-/** A client context (all services) for the emulator's OWNER, fast retries for tests. */
-export const clientContext = (emu: EmulatorHandle) =>
-  Effect.runPromise(
+/** A temporary directory removed when the test's scope closes. */
+export const tempDir = (label = "ws-copy-") => scopedTempDir(label)
+
+/** The client services built for the emulator's OWNER. */
+export type ClientServices = Layer.Layer.Success<ReturnType<typeof clientLayer>>
+
+/** A client to the file's emulator: its services and the files port built on them. */
+export class FilesClient extends Context.Tag("test/FilesClient")<FilesClient, {
+  readonly ctx: Context.Context<ClientServices>
+  readonly files: WorkspaceFiles
+}>() {}
+
+export type ClientCtx = Context.Tag.Service<FilesClient>
+
+/** The client of the emulator in context, fast retries for tests; released with the layer. */
+export const filesClientLayer: Layer.Layer<FilesClient, never, Emulator> = Layer.scoped(
+  FilesClient,
+  Effect.gen(function*() {
+    const emu = yield* Emulator
+    const ctx = yield* Layer.build(
+      clientLayer({
+        restUrl: emu.restUrl,
+        baseUrl: emu.baseUrl,
+        token: emu.token,
+        tokenId: emu.tokenId,
+        tokenSecret: emu.tokenSecret,
+        org: emu.org,
+        retry: { baseDelayMs: 5, capDelayMs: 50 },
+        limiter: { initialRps: 1000 }
+      })
+    )
+    const files = yield* Effect.provide(workspaceFilesFromServices, ctx)
+    return { ctx, files }
+  })
+)
+
+/** The file's fixture: an emulator seeded as asked and a client to it, shared by its tests. */
+export const emulatorWithClient = (options: EmulatorOptions = { seed: "demo" }): Layer.Layer<Emulator | FilesClient> =>
+  filesClientLayer.pipe(Layer.provideMerge(emulatorLayer(options)))
+
+export const runCopy = (options: Omit<CopyFilesOptions, "journal"> & { readonly journalFile: string }) =>
+  Effect.scoped(
     Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const ctx = yield* Layer.buildWithScope(
-        clientLayer({
-          restUrl: emu.restUrl,
-          baseUrl: emu.baseUrl,
-          token: emu.token,
-          tokenId: emu.tokenId,
-          tokenSecret: emu.tokenSecret,
-          org: emu.org,
-          retry: { baseDelayMs: 5, capDelayMs: 50 },
-          limiter: { initialRps: 1000 }
-        }),
-        scope
-      )
-      const files = yield* Effect.provide(workspaceFilesFromServices, ctx)
-      return { ctx, files, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+      const journal = yield* openJournal(options.journalFile)
+      return yield* copyFiles({ ...options, journal })
     })
   )
 
-export type ClientCtx = Awaited<ReturnType<typeof clientContext>>
-
-export const runCopy = (
-  options: Omit<CopyFilesOptions, "journal"> & { readonly journalFile: string }
-): Promise<CopySummary> =>
-  Effect.runPromise(
-    Effect.scoped(
-      Effect.gen(function*() {
-        const journal = yield* openJournal(options.journalFile)
-        return yield* copyFiles({ ...options, journal })
-      })
-    )
-  )
-
-export const listWorkspaceFiles = (client: ClientCtx, workspaceId: string): Promise<ReadonlyArray<FileItem>> =>
-  Effect.runPromise(Stream.runCollect(client.files.listFiles(workspaceId)).pipe(Effect.map((c) => [...c]))) as Promise<
-    ReadonlyArray<FileItem>
-  >
+/** Every file of a workspace, as the client lists it. */
+export const listFiles = (client: Pick<ClientCtx, "files">, workspaceId: string): Effect.Effect<ReadonlyArray<FileItem>, unknown> =>
+  Stream.runCollect(client.files.listFiles(workspaceId)).pipe(Effect.map((c) => [...c]))
 
 /** sha256 of a file's bytes downloaded through the client (serving URL and redirect). */
-export const downloadSha = (files: WorkspaceFiles, uid: string, name: string): Promise<{ sha256: string; size: number }> =>
-  Effect.runPromise(
-    Stream.runFold(files.download({ uid, name }), { hash: createHash("sha256"), size: 0 }, (acc, bytes) => {
-      acc.hash.update(bytes)
-      acc.size += bytes.length
-      return acc
-    }).pipe(Effect.map((acc) => ({ sha256: acc.hash.digest("hex"), size: acc.size })))
-  )
+export const downloadSha = (files: WorkspaceFiles, uid: string, name: string) =>
+  Stream.runFold(files.download({ uid, name }), { hash: createHash("sha256"), size: 0 }, (acc, bytes) => {
+    acc.hash.update(bytes)
+    acc.size += bytes.length
+    return acc
+  }).pipe(Effect.map((acc) => ({ sha256: acc.hash.digest("hex"), size: acc.size })))
 
 /** sha256 of the object the emulator stores for `uid` (read directly from its store). */
-export const storedSha = async (emu: EmulatorHandle, uid: string): Promise<string> => {
-  const hash = createHash("sha256")
-  for await (const chunk of emu.ctx.objects.read(storageKeyFor(uid))) hash.update(chunk as Buffer)
-  return hash.digest("hex")
-}
+export const storedSha = (emu: EmulatorHandle, uid: string): Effect.Effect<string> =>
+  Effect.promise(async () => {
+    const hash = createHash("sha256")
+    for await (const chunk of emu.ctx.objects.read(storageKeyFor(uid))) hash.update(chunk as Buffer)
+    return hash.digest("hex")
+  })
 
 export const credentialLog = (emu: EmulatorHandle) => storageCredentialLog(emu.ctx)
 
 /** Uploads bytes as a CONFIRMED file of `workspaceId` through the real presigned flow. */
 export const uploadBytes = (client: ClientCtx, workspaceId: string, name: string, bytes: Uint8Array) =>
-  Effect.runPromise(
-    Effect.gen(function*() {
-      const uploads = yield* Uploads
-      const r = yield* uploads.upload(
-        { name, size: bytes.length, body: { _tag: "Bytes", bytes } },
-        { workspaceId, filename: name }
-      )
-      return r.uid
-    }).pipe(Effect.provide(client.ctx))
-  )
+  Effect.gen(function*() {
+    const uploads = yield* Uploads
+    const r = yield* uploads.upload(
+      { name, size: bytes.length, body: { _tag: "Bytes", bytes } },
+      { workspaceId, filename: name }
+    )
+    return r.uid
+  }).pipe(Effect.provide(client.ctx))
 
 /** Deterministic pseudo-random bytes (sha256 counter stream), fast enough for tens of MB. */
 export const patternBytes = (label: string, size: number): Buffer => {
@@ -121,24 +119,22 @@ export const patternBytes = (label: string, size: number): Buffer => {
 
 export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
-export { Context, RestClient }
-
 /**
- * Registers the file's fixture: a demo-seeded emulator and a client to it, started
- * before the tests and stopped (with the temp dirs removed) after them.
+ * Promise-based client and listing, for the files-stream churn test outside this folder
+ * (test/streams), which still drives its emulator from `beforeAll`. The tests here use
+ * `FilesClient` and `listFiles`.
  */
-export const useDemoEmulator = (set: (emu: EmulatorHandle, client: ClientCtx) => void) => {
-  let emu: EmulatorHandle | undefined
-  let client: ClientCtx | undefined
-  beforeAll(async () => {
-    const started = await startEmulator({ seed: "demo" })
-    emu = started
-    client = await clientContext(started)
-    set(started, client)
-  })
-  afterAll(async () => {
-    await client?.close()
-    await emu?.close()
-    removeTempDirs()
-  })
-}
+export const clientContext = (emu: EmulatorHandle) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const client = yield* Layer.buildWithScope(filesClientLayer, scope).pipe(
+        Effect.provideService(Emulator, emu),
+        Effect.map(Context.get(FilesClient))
+      )
+      return { ...client, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+    })
+  )
+
+export const listWorkspaceFiles = (client: Pick<ClientCtx, "files">, workspaceId: string): Promise<ReadonlyArray<FileItem>> =>
+  Effect.runPromise(listFiles(client, workspaceId))
