@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../../src/emulator/index.ts"
+import { emulatorLayer } from "../support/effect.ts"
 import type { ConnectionInput } from "../../src/client/config.ts"
 import { type ClientServices, clientLayer } from "../../src/client/layer.ts"
 
@@ -17,6 +18,16 @@ import { type ClientServices, clientLayer } from "../../src/client/layer.ts"
  */
 export const startTestEmulator = (options: EmulatorOptions = {}): Promise<EmulatorHandle> =>
   startEmulator({ variant: "reference", ...options })
+
+/** The emulator of a test file as a scoped Layer, pinned to the reference reading like `startTestEmulator`. */
+export const testEmulatorLayer = (options: EmulatorOptions = {}) => emulatorLayer({ variant: "reference", ...options })
+
+/** A second emulator for one test (other seed or faults), closed when the test's scope closes. */
+export const scopedTestEmulator = (options: EmulatorOptions = {}) =>
+  Effect.acquireRelease(
+    Effect.promise(() => startTestEmulator(options)),
+    (handle) => Effect.promise(() => handle.close())
+  )
 
 /** Fast retries for tests: the policy is the same, only the numbers are small. */
 export const FAST_RETRY = { maxRetries: 4, baseDelayMs: 10, capDelayMs: 100 } as const
@@ -41,17 +52,20 @@ export const layerFor = (
   overrides: Partial<ConnectionInput> = {}
 ): Layer.Layer<ClientServices> => clientLayer(connectionFor(emu, overrides))
 
-export const run = <A, E>(layer: Layer.Layer<ClientServices>, effect: Effect.Effect<A, E, ClientServices>): Promise<A> =>
-  Effect.runPromise(Effect.provide(effect, layer))
+/** `effect` with a client built from `layer` (built and released around it). */
+export const withClient = <A, E, R>(layer: Layer.Layer<ClientServices>, effect: Effect.Effect<A, E, R>) =>
+  Effect.provide(effect, layer)
 
-/** Runs and returns the failure (or throws when it succeeded). */
-export const runFailure = <A, E>(layer: Layer.Layer<ClientServices>, effect: Effect.Effect<A, E, ClientServices>): Promise<E> =>
-  Effect.runPromise(
-    Effect.provide(effect, layer).pipe(
-      Effect.flip,
-      Effect.catchAllDefect((d) => Effect.die(d))
-    )
-  ) as Promise<E>
+/** The failure of `effect` under the client of `layer`; a success fails the test. */
+export const clientFailure = <A, E, R>(layer: Layer.Layer<ClientServices>, effect: Effect.Effect<A, E, R>) =>
+  Effect.flip(Effect.provide(effect, layer))
+
+/** A recording server closed when the test's scope closes. */
+export const recordingServer = (handler: Handler) =>
+  Effect.acquireRelease(
+    Effect.promise(() => startRecordingServer(handler)),
+    (server) => Effect.promise(() => server.close())
+  )
 
 export interface Recorded {
   readonly method: string
@@ -117,3 +131,4 @@ export const json = (res: ServerResponse, status: number, body: unknown, headers
 /** A distinctive secret: if any message contains it, redaction failed. */
 export const SECRET_TOKEN = "tok_SUPERSECRET_4f9a2c71e0"
 export const SECRET_TOKEN_SECRET = "sec_SUPERSECRET_b81d33aa90"
+

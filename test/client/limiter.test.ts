@@ -1,51 +1,52 @@
-import { describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
 import { Limiter, type LimiterApi, makeLimiter } from "../../src/client/limiter.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { DEFAULT_LIMITER } from "../../src/client/config.ts"
-import { json, layerFor, run, startRecordingServer, startTestEmulator } from "./helpers.ts"
+import { json, layerFor, recordingServer, scopedTestEmulator } from "./helpers.ts"
 
 const EMPTY_PAGE = { items: [], totalCount: 0 }
 const fakeEmu = (url: string) => ({ restUrl: url, baseUrl: url, token: "t0ken-for-tests", tokenId: "tid-0001", tokenSecret: "tsecret-0001", org: "org" })
 
 describe("Limiter", () => {
-  it("keeps requests in flight at or below maxInFlight across fibers (counted server-side)", async () => {
-    const server = await startRecordingServer((_r, res) => {
-      setTimeout(() => json(res, 200, EMPTY_PAGE), 40)
-    })
-    try {
+  // Real HTTP: the live clock, since a TestClock would freeze the client's timeouts and retries.
+  it.scopedLive("keeps requests in flight at or below maxInFlight across fibers (counted server-side)", () =>
+    Effect.gen(function*() {
+      const server = yield* recordingServer((_r, res) => {
+        setTimeout(() => json(res, 200, EMPTY_PAGE), 40)
+      })
       const layer = layerFor(fakeEmu(server.url), { limiter: { maxInFlight: 3, initialRps: 10_000 } })
-      const stats = await run(
-        layer,
+      const stats = yield* Effect.provide(
         Effect.gen(function*() {
           const rest = yield* RestClient
           yield* Effect.forEach(Array.from({ length: 24 }), () => rest.listWorkspaces(), { concurrency: "unbounded" })
           return yield* Effect.flatMap(Limiter, (l) => l.stats)
-        })
+        }),
+        layer
       )
       expect(server.requests.length).toBe(24)
       expect(server.concurrency.peak).toBeLessThanOrEqual(3)
       expect(server.concurrency.peak).toBe(3)
       expect(stats.peakInFlight).toBe(3)
       expect(stats.sent).toBe(24)
-    } finally {
-      await server.close()
-    }
-  })
+    }))
 
-  it("AIMD: 429s halve the rate and Retry-After pauses every caller", async () => {
-    const server = await startRecordingServer((_r, res, i) =>
-      i === 0 ? json(res, 429, { error: { code: "RATE_LIMITED", message: "x" } }, { "retry-after": "1" }) : json(res, 200, EMPTY_PAGE)
-    )
-    try {
+  // Server-side timestamps measure the pause in real time.
+  it.scopedLive("AIMD: 429s halve the rate and Retry-After pauses every caller", () =>
+    Effect.gen(function*() {
+      const server = yield* recordingServer((_r, res, i) =>
+        i === 0 ? json(res, 429, { error: { code: "RATE_LIMITED", message: "x" } }, { "retry-after": "1" }) : json(res, 200, EMPTY_PAGE)
+      )
       const layer = layerFor(fakeEmu(server.url), { limiter: { maxInFlight: 1, initialRps: 40, adaptive: true, increasePerSuccess: 0 } })
-      const stats = await run(
-        layer,
+      const stats = yield* Effect.provide(
         Effect.gen(function*() {
           const rest = yield* RestClient
           yield* Effect.forEach(Array.from({ length: 4 }), () => rest.listWorkspaces(), { concurrency: "unbounded" })
           return yield* Effect.flatMap(Limiter, (l) => l.stats)
-        })
+        }),
+        layer
       )
       expect(stats.rateLimited).toBe(1)
       expect(stats.currentRps).toBe(20)
@@ -53,17 +54,16 @@ describe("Limiter", () => {
       const t0 = server.requests[0]!.at
       for (const r of server.requests.slice(1)) expect(r.at - t0).toBeGreaterThanOrEqual(1000)
       expect(server.requests.length).toBe(5)
-    } finally {
-      await server.close()
-    }
-  })
+    }))
 
   /** Takes every token, so the rate is what callers wait on (growth needs demand). */
   const drain = (l: LimiterApi, n: number) => Effect.forEach(Array.from({ length: n }), () => l.withPermit(Effect.void), { discard: true })
 
-  it("AIMD: slow start adds increasePerSuccess per success; the first 429 halves once per window and sets the soft ceiling", async () => {
-    const r = await Effect.runPromise(
-      Effect.gen(function*() {
+  // The limiter reads Effect's Clock: under the TestClock time stands still, so no token
+  // refills between steps and the rates below are exact.
+  it.effect("AIMD: slow start adds increasePerSuccess per success; the first 429 halves once per window and sets the soft ceiling", () =>
+    Effect.gen(function*() {
+      const r = yield* Effect.gen(function*() {
         const l = yield* makeLimiter({ ...DEFAULT_LIMITER, initialRps: 10, increasePerSuccess: 1 })
         yield* drain(l, 10)
         for (let i = 0; i < 5; i++) yield* l.onSuccess
@@ -75,18 +75,17 @@ describe("Limiter", () => {
         const afterSecond = yield* l.stats
         return { afterSuccess, afterCut, afterSecond }
       })
-    )
-    expect(r.afterSuccess.currentRps).toBe(15)
-    expect(r.afterSuccess.softCeilingRps).toBeNull()
-    expect(r.afterCut.currentRps).toBe(7.5)
-    expect(r.afterCut.softCeilingRps).toBe(7.5)
-    expect(r.afterSecond.currentRps).toBe(7.5)
-    expect(r.afterSecond.rateLimited).toBe(2)
-  })
+      expect(r.afterSuccess.currentRps).toBe(15)
+      expect(r.afterSuccess.softCeilingRps).toBeNull()
+      expect(r.afterCut.currentRps).toBe(7.5)
+      expect(r.afterCut.softCeilingRps).toBe(7.5)
+      expect(r.afterSecond.currentRps).toBe(7.5)
+      expect(r.afterSecond.rateLimited).toBe(2)
+    }))
 
-  it("AIMD: past slow start the increase is per round (step/rate per success), fast below 90% of the soft ceiling, slow beyond; a 429 cuts to 0.8", async () => {
-    const r = await Effect.runPromise(
-      Effect.gen(function*() {
+  it.effect("AIMD: past slow start the increase is per round (step/rate per success), fast below 90% of the soft ceiling, slow beyond; a 429 cuts to 0.8", () =>
+    Effect.gen(function*() {
+      const r = yield* Effect.gen(function*() {
         // A configured ceiling is known: no slow start towards it.
         const l = yield* makeLimiter({ ...DEFAULT_LIMITER, initialRps: 100, maxRps: 200, increasePerSuccess: 1 })
         yield* drain(l, 100)
@@ -106,41 +105,40 @@ describe("Limiter", () => {
         const cut = yield* l.stats
         return { one, approached, successes, probed, cut }
       })
-    )
-    // One success at 100 rps with the target 180 adds (180 - 100) / 100: each second of successes closes most of the gap.
-    expect(r.one).toBeCloseTo(100.8, 6)
-    // The fast climb stops at exactly 90% of the ceiling, after a few seconds' worth of successes.
-    expect(r.approached).toBe(180)
-    expect(r.successes).toBeLessThan(1000)
-    expect(r.probed).toBeGreaterThan(181.5)
-    expect(r.probed).toBeLessThan(182.5)
-    expect(r.cut.softCeilingRps).toBeCloseTo(r.probed, 6)
-    expect(r.cut.currentRps).toBeCloseTo(r.probed * 0.8, 6)
-  })
+      // One success at 100 rps with the target 180 adds (180 - 100) / 100: each second of successes closes most of the gap.
+      expect(r.one).toBeCloseTo(100.8, 6)
+      // The fast climb stops at exactly 90% of the ceiling, after a few seconds' worth of successes.
+      expect(r.approached).toBe(180)
+      expect(r.successes).toBeLessThan(1000)
+      expect(r.probed).toBeGreaterThan(181.5)
+      expect(r.probed).toBeLessThan(182.5)
+      expect(r.cut.softCeilingRps).toBeCloseTo(r.probed, 6)
+      expect(r.cut.currentRps).toBeCloseTo(r.probed * 0.8, 6)
+    }))
 
-  it("AIMD: without demand (the bucket at least half full) successes do not raise the rate", async () => {
-    const rps = await Effect.runPromise(
-      Effect.gen(function*() {
+  it.effect("AIMD: without demand (the bucket at least half full) successes do not raise the rate", () =>
+    Effect.gen(function*() {
+      const rps = yield* Effect.gen(function*() {
         const l = yield* makeLimiter({ ...DEFAULT_LIMITER, initialRps: 10 })
         for (let i = 0; i < 50; i++) yield* l.onSuccess
         return (yield* l.stats).currentRps
       })
-    )
-    expect(rps).toBe(10)
-  })
+      expect(rps).toBe(10)
+    }))
 
-  it("R-REST-ERR-05: against a rate-limited emulator, a few hundred requests with no ceiling configured get at most 2% 429s (counted server-side)", async () => {
-    const emu = await startTestEmulator({ seed: "empty", faults: { rateLimit: 50 } })
-    try {
+  // The emulator's rate limit counts real time, so the limiter must run on the live clock.
+  it.scopedLive("R-REST-ERR-05: against a rate-limited emulator, a few hundred requests with no ceiling configured get at most 2% 429s (counted server-side)", () =>
+    Effect.gen(function*() {
+      const emu = yield* scopedTestEmulator({ seed: "empty", faults: { rateLimit: 50 } })
       // The defaults (start at 20 rps, no maxRps), as a user would run it.
       const layer = layerFor(emu, { limiter: { maxInFlight: 8 }, retry: { maxRetries: 10, baseDelayMs: 10, capDelayMs: 100 } })
-      const stats = await run(
-        layer,
+      const stats = yield* Effect.provide(
         Effect.gen(function*() {
           const rest = yield* RestClient
           yield* Effect.forEach(Array.from({ length: 300 }), () => rest.listWorkspaces(), { concurrency: 8, discard: true })
           return yield* Effect.flatMap(Limiter, (l) => l.stats)
-        })
+        }),
+        layer
       )
       const server = emu.stats()
       const limited = server.byStatus["429"] ?? 0
@@ -150,36 +148,35 @@ describe("Limiter", () => {
       // It did meet the limit (so the share above means something) and learnt from it.
       expect(limited).toBeGreaterThan(0)
       expect(stats.softCeilingRps).not.toBeNull()
-    } finally {
-      await emu.close()
-    }
-  })
+    }))
 
-  it("the token bucket spaces requests at the configured rate (server-side timestamps)", async () => {
-    const server = await startRecordingServer((_r, res) => json(res, 200, EMPTY_PAGE))
-    try {
+  // The spacing is measured by the server's wall clock, so it runs in real time.
+  it.scopedLive("the token bucket spaces requests at the configured rate (server-side timestamps)", () =>
+    Effect.gen(function*() {
+      const server = yield* recordingServer((_r, res) => json(res, 200, EMPTY_PAGE))
       const layer = layerFor(fakeEmu(server.url), { limiter: { maxInFlight: 8, initialRps: 5, adaptive: false } })
-      await run(
-        layer,
-        Effect.flatMap(RestClient, (rest) => Effect.forEach(Array.from({ length: 10 }), () => rest.listWorkspaces(), { concurrency: "unbounded" }))
+      yield* Effect.provide(
+        Effect.flatMap(RestClient, (rest) => Effect.forEach(Array.from({ length: 10 }), () => rest.listWorkspaces(), { concurrency: "unbounded" })),
+        layer
       )
       const times = server.requests.map((r) => r.at).sort((a, b) => a - b)
       // A burst of 5, then one every 200 ms: the tenth starts about a second after the first.
       expect(times[9]! - times[0]!).toBeGreaterThanOrEqual(900)
-    } finally {
-      await server.close()
-    }
-  })
+    }))
 
-  it("waiting for a slot is interruptible", async () => {
-    const exit = await Effect.runPromiseExit(
-      Effect.gen(function*() {
-        const l = yield* makeLimiter({ ...DEFAULT_LIMITER, maxInFlight: 1 })
-        yield* Effect.fork(l.withPermit(Effect.never))
-        yield* Effect.sleep(10)
-        return yield* l.withPermit(Effect.succeed(1)).pipe(Effect.timeout(50))
-      })
-    )
-    expect(exit._tag).toBe("Failure")
-  })
+  // The sleep and the timeout run on the TestClock: adjusting it past both fires them without waiting.
+  it.effect("waiting for a slot is interruptible", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(
+        Effect.gen(function*() {
+          const l = yield* makeLimiter({ ...DEFAULT_LIMITER, maxInFlight: 1 })
+          yield* Effect.fork(l.withPermit(Effect.never))
+          yield* Effect.sleep(10)
+          return yield* l.withPermit(Effect.succeed(1)).pipe(Effect.timeout(50))
+        })
+      )
+      yield* TestClock.adjust(60)
+      const exit = yield* Fiber.await(fiber)
+      expect(exit._tag).toBe("Failure")
+    }))
 })

@@ -4,7 +4,9 @@
  * to the retry policy, the journal, the file copy and the CLI.
  */
 import * as Effect from "effect/Effect"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
 import * as Errors from "../../src/client/errors.ts"
 import {
   ABORT_TAGS,
@@ -17,7 +19,7 @@ import {
   writeOutcome
 } from "../../src/client/predicates.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
-import { json, layerFor, runFailure, startRecordingServer } from "./helpers.ts"
+import { clientFailure, json, layerFor, recordingServer } from "./helpers.ts"
 
 const op = "op"
 const all = {
@@ -61,27 +63,33 @@ describe("one vocabulary of failures", () => {
   })
 })
 
-describe("R-REST-ERR-04: what a REST answer becomes", () => {
-  const server = startRecordingServer((req, res) => {
-    if (req.url?.endsWith("/get-record")) return json(res, 422, { error: { code: "NOT_FOUND", message: "no such record" } })
-    if (req.url?.endsWith("/move-record")) return json(res, 422, { error: { code: "VALIDATION_FAILED", message: "bad list" } })
-    return json(res, 404, { error: { code: "NOT_FOUND", message: "gone" } })
-  })
-  afterAll(async () => (await server).close())
-  const layer = async () => {
-    const s = await server
-    return layerFor({ restUrl: s.url, baseUrl: s.url, token: "t", tokenId: "i", tokenSecret: "s", org: "o" })
-  }
+/** The client of a server answering get-record and move-record with 422s and the rest with 404. */
+class Client extends Context.Tag("test/Client")<Client, ReturnType<typeof layerFor>>() {}
 
-  it("422 NOT_FOUND and 404 are NotFound; another 422 is ValidationFailed", async () => {
-    const l = await layer()
-    const gone = await runFailure(l, Effect.flatMap(RestClient, (c) => c.getRecord({ workspaceId: "w", recordId: "r" })))
-    expect(gone).toBeInstanceOf(Errors.NotFound)
-    expect(gone.message).toBe("get-record: not found (HTTP 422, NOT_FOUND): no such record")
-    const missing = await runFailure(l, Effect.flatMap(RestClient, (c) => c.listFiles({ workspaceId: "w" })))
-    expect(missing.message).toBe("list-files: not found (HTTP 404, NOT_FOUND): gone")
-    const refused = await runFailure(l, Effect.flatMap(RestClient, (c) => c.moveRecord({ workspaceId: "w", recordId: "r", listId: "l" })))
-    expect(refused._tag).toBe("ValidationFailed")
-    expect(isNotFound(refused)).toBe(false)
-  })
+const clientOfServer = Layer.scoped(
+  Client,
+  Effect.map(
+    recordingServer((req, res) => {
+      if (req.url?.endsWith("/get-record")) return json(res, 422, { error: { code: "NOT_FOUND", message: "no such record" } })
+      if (req.url?.endsWith("/move-record")) return json(res, 422, { error: { code: "VALIDATION_FAILED", message: "bad list" } })
+      return json(res, 404, { error: { code: "NOT_FOUND", message: "gone" } })
+    }),
+    (s) => layerFor({ restUrl: s.url, baseUrl: s.url, token: "t", tokenId: "i", tokenSecret: "s", org: "o" })
+  )
+)
+
+// Real HTTP: the live clock (no TestClock), or the client's timeouts would never fire.
+layer(clientOfServer, { excludeTestServices: true })("R-REST-ERR-04: what a REST answer becomes", (it) => {
+  it.effect("422 NOT_FOUND and 404 are NotFound; another 422 is ValidationFailed", () =>
+    Effect.gen(function*() {
+      const l = yield* Client
+      const gone = yield* clientFailure(l, Effect.flatMap(RestClient, (c) => c.getRecord({ workspaceId: "w", recordId: "r" })))
+      expect(gone).toBeInstanceOf(Errors.NotFound)
+      expect(gone.message).toBe("get-record: not found (HTTP 422, NOT_FOUND): no such record")
+      const missing = yield* clientFailure(l, Effect.flatMap(RestClient, (c) => c.listFiles({ workspaceId: "w" })))
+      expect(missing.message).toBe("list-files: not found (HTTP 404, NOT_FOUND): gone")
+      const refused = yield* clientFailure(l, Effect.flatMap(RestClient, (c) => c.moveRecord({ workspaceId: "w", recordId: "r", listId: "l" })))
+      expect(refused._tag).toBe("ValidationFailed")
+      expect(isNotFound(refused)).toBe(false)
+    }))
 })

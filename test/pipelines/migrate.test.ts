@@ -4,97 +4,106 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect, layer } from "@effect/vitest"
 import { migrate } from "../../pipelines/migrate.ts"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { emulatorClient, emulatorEnv, runScript } from "./helpers.ts"
 
 const ROOT = new URL("../..", import.meta.url).pathname
 const TRELLO = path.join(ROOT, "examples", "data", "trello-export.csv")
 
-let emu: EmulatorHandle
-let dir: string
-let attachments: string
-
-const filesIn = (workspaceId: string) =>
+const filesIn = (emu: EmulatorHandle, workspaceId: string) =>
   (emu.ctx.db.prepare("SELECT name FROM files WHERE workspace_id = ? AND status = 'CONFIRMED' ORDER BY name").pluck().all(workspaceId) as Array<string>)
 
-beforeAll(async () => {
-  emu = await startEmulator({ seed: "empty" })
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-migrate-"))
-  attachments = path.join(dir, "attachments")
-  fs.mkdirSync(path.join(attachments, "specs"), { recursive: true })
-  fs.writeFileSync(path.join(attachments, "logo.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]))
-  fs.writeFileSync(path.join(attachments, "specs", "landing page.txt"), "Hero, pricing and FAQ\n")
-})
-afterAll(async () => {
-  await emu.close()
-  fs.rmSync(dir, { recursive: true, force: true })
-})
+/** The file's working directory (removed at the end) with a directory of attachments to upload. */
+class Workdir extends Context.Tag("test/Workdir")<Workdir, { readonly dir: string; readonly attachments: string }>() {}
 
-describe("migration pipeline", () => {
-  it("the dry run sends nothing; the run imports every row and uploads every file once; a rerun sends nothing", async () => {
-    const workspaceId = emu.admin.createWorkspace({ name: "From Trello" }).id
-    const stateDir = path.join(dir, "state-ok")
-    const options = { workspaceId, csv: TRELLO, preset: "trello" as const, filesDir: attachments, stateDir }
-    const client = emulatorClient(emu)
-
-    const dry = await Effect.runPromise(migrate({ ...options, dryRun: true }).pipe(Effect.provide(client)))
-    expect(dry.plan).toEqual({ rows: 3, toCreate: 3, alreadyImported: 0, rejected: 0, files: 2, bytes: 7 + 22 })
-    expect(emu.admin.countRecords(workspaceId)).toBe(0)
-    expect(filesIn(workspaceId)).toEqual([])
-    expect(fs.existsSync(stateDir)).toBe(false)
-
-    const done = await Effect.runPromise(migrate(options).pipe(Effect.provide(client)))
-    expect(done.import).toEqual({ rows: 3, created: 3, skipped: 0, rejected: 0 })
-    expect(done.files).toMatchObject({ files: 2, copied: 2, failed: 0 })
-    expect(emu.admin.countRecords(workspaceId)).toBe(3)
-    expect(filesIn(workspaceId)).toEqual(["logo.png", "specs/landing page.txt"])
-
-    const again = await Effect.runPromise(migrate(options).pipe(Effect.provide(client)))
-    expect(again.plan.toCreate).toBe(0)
-    expect(again.import).toEqual({ rows: 3, created: 0, skipped: 3, rejected: 0 })
-    expect(again.files).toMatchObject({ copied: 0, skipped: 2 })
-    expect(emu.admin.countRecords(workspaceId)).toBe(3)
-    expect(filesIn(workspaceId)).toHaveLength(2)
+const workdirLayer = Layer.scoped(
+  Workdir,
+  Effect.map(tempDir("worksync-migrate-"), (dir) => {
+    const attachments = path.join(dir, "attachments")
+    fs.mkdirSync(path.join(attachments, "specs"), { recursive: true })
+    fs.writeFileSync(path.join(attachments, "logo.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]))
+    fs.writeFileSync(path.join(attachments, "specs", "landing page.txt"), "Hero, pricing and FAQ\n")
+    return { dir, attachments }
   })
+)
 
-  it("rows the dry run rejects stop the migration before anything is sent, unless accepted (then exit-2 rejection with the rejects file)", async () => {
-    const workspaceId = emu.admin.createWorkspace({ name: "With a bad row" }).id
-    const csv = path.join(dir, "bad.csv")
-    fs.writeFileSync(csv, "key,title,duedAt\n1,Good row,2024-05-01\n2,Bad date,someday soon\n")
-    const stateDir = path.join(dir, "state-bad")
-    const client = emulatorClient(emu)
-    const base = { workspaceId, csv, preset: "generic" as const, stateDir }
+// Real HTTP to the emulator and real child processes: the live clock (no TestClock).
+layer(Layer.merge(emulatorLayer({ seed: "empty" }), workdirLayer), { timeout: 30_000, excludeTestServices: true })("migration pipeline", (it) => {
+  it.effect("the dry run sends nothing; the run imports every row and uploads every file once; a rerun sends nothing", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const { attachments, dir } = yield* Workdir
+      const workspaceId = emu.admin.createWorkspace({ name: "From Trello" }).id
+      const stateDir = path.join(dir, "state-ok")
+      const options = { workspaceId, csv: TRELLO, preset: "trello" as const, filesDir: attachments, stateDir }
+      const client = emulatorClient(emu)
 
-    const stopped = await Effect.runPromiseExit(migrate(base).pipe(Effect.provide(client)))
-    const error = Exit.isFailure(stopped) && stopped.cause._tag === "Fail" ? stopped.cause.error : undefined
-    expect(error?._tag).toBe("PipelineRejected")
-    expect(error?.message).toMatch(/^the dry run rejects 1 of 2 row\(s\); nothing was sent/)
-    expect(emu.admin.countRecords(workspaceId)).toBe(0)
+      const dry = yield* migrate({ ...options, dryRun: true }).pipe(Effect.provide(client))
+      expect(dry.plan).toEqual({ rows: 3, toCreate: 3, alreadyImported: 0, rejected: 0, files: 2, bytes: 7 + 22 })
+      expect(emu.admin.countRecords(workspaceId)).toBe(0)
+      expect(filesIn(emu, workspaceId)).toEqual([])
+      expect(fs.existsSync(stateDir)).toBe(false)
 
-    const accepted = await Effect.runPromiseExit(migrate({ ...base, acceptRejects: true }).pipe(Effect.provide(client)))
-    const rejected = Exit.isFailure(accepted) && accepted.cause._tag === "Fail" ? accepted.cause.error : undefined
-    expect(rejected?._tag).toBe("PipelineRejected")
-    expect(rejected?.message).toMatch(/^imported 1 record\(s\); 1 row\(s\) rejected, see .*import\.rejects\.csv$/)
-    expect(emu.admin.countRecords(workspaceId)).toBe(1)
-    expect(fs.readFileSync(path.join(stateDir, "import.rejects.csv"), "utf8")).toMatch(/Bad date/)
-  })
+      const done = yield* migrate(options).pipe(Effect.provide(client))
+      expect(done.import).toEqual({ rows: 3, created: 3, skipped: 0, rejected: 0 })
+      expect(done.files).toMatchObject({ files: 2, copied: 2, failed: 0 })
+      expect(emu.admin.countRecords(workspaceId)).toBe(3)
+      expect(filesIn(emu, workspaceId)).toEqual(["logo.png", "specs/landing page.txt"])
 
-  it("runs as a script: --dry-run --json prints the plan and one line; a missing CSV exits 64", async () => {
-    const workspaceId = emu.admin.createWorkspace({ name: "Script" }).id
-    const args = ["--workspace", workspaceId, "--csv", TRELLO, "--preset", "trello", "--files", attachments, "--state", path.join(dir, "state-script")]
-    const dry = await runScript("pipelines/migrate.ts", [...args, "--dry-run", "--json"], emulatorEnv(emu))
-    expect(dry.code).toBe(0)
-    expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, plan: { rows: 3, toCreate: 3, files: 2 } })
-    expect(dry.stderr.trim()).toBe("migrate: dry run: 3 rows, 3 records to create, 0 already imported, 0 rejected; 2 file(s) (29 bytes) to upload; nothing was sent")
-    expect(emu.admin.countRecords(workspaceId)).toBe(0)
+      const again = yield* migrate(options).pipe(Effect.provide(client))
+      expect(again.plan.toCreate).toBe(0)
+      expect(again.import).toEqual({ rows: 3, created: 0, skipped: 3, rejected: 0 })
+      expect(again.files).toMatchObject({ copied: 0, skipped: 2 })
+      expect(emu.admin.countRecords(workspaceId)).toBe(3)
+      expect(filesIn(emu, workspaceId)).toHaveLength(2)
+    }))
 
-    const missing = await runScript("pipelines/migrate.ts", ["--workspace", workspaceId, "--csv", "nope.csv", "--state", dir], emulatorEnv(emu))
-    expect(missing.code).toBe(64)
-    expect(missing.stderr.trim()).toBe("migrate: --csv nope.csv: file not found")
-  })
+  it.effect("rows the dry run rejects stop the migration before anything is sent, unless accepted (then exit-2 rejection with the rejects file)", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const { dir } = yield* Workdir
+      const workspaceId = emu.admin.createWorkspace({ name: "With a bad row" }).id
+      const csv = path.join(dir, "bad.csv")
+      fs.writeFileSync(csv, "key,title,duedAt\n1,Good row,2024-05-01\n2,Bad date,someday soon\n")
+      const stateDir = path.join(dir, "state-bad")
+      const client = emulatorClient(emu)
+      const base = { workspaceId, csv, preset: "generic" as const, stateDir }
+
+      const stopped = yield* Effect.exit(migrate(base).pipe(Effect.provide(client)))
+      const error = Exit.isFailure(stopped) && stopped.cause._tag === "Fail" ? stopped.cause.error : undefined
+      expect(error?._tag).toBe("PipelineRejected")
+      expect(error?.message).toMatch(/^the dry run rejects 1 of 2 row\(s\); nothing was sent/)
+      expect(emu.admin.countRecords(workspaceId)).toBe(0)
+
+      const accepted = yield* Effect.exit(migrate({ ...base, acceptRejects: true }).pipe(Effect.provide(client)))
+      const rejected = Exit.isFailure(accepted) && accepted.cause._tag === "Fail" ? accepted.cause.error : undefined
+      expect(rejected?._tag).toBe("PipelineRejected")
+      expect(rejected?.message).toMatch(/^imported 1 record\(s\); 1 row\(s\) rejected, see .*import\.rejects\.csv$/)
+      expect(emu.admin.countRecords(workspaceId)).toBe(1)
+      expect(fs.readFileSync(path.join(stateDir, "import.rejects.csv"), "utf8")).toMatch(/Bad date/)
+    }))
+
+  it.effect("runs as a script: --dry-run --json prints the plan and one line; a missing CSV exits 64", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const { attachments, dir } = yield* Workdir
+      const workspaceId = emu.admin.createWorkspace({ name: "Script" }).id
+      const args = ["--workspace", workspaceId, "--csv", TRELLO, "--preset", "trello", "--files", attachments, "--state", path.join(dir, "state-script")]
+      const dry = yield* Effect.promise(() => runScript("pipelines/migrate.ts", [...args, "--dry-run", "--json"], emulatorEnv(emu)))
+      expect(dry.code).toBe(0)
+      expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, plan: { rows: 3, toCreate: 3, files: 2 } })
+      expect(dry.stderr.trim()).toBe("migrate: dry run: 3 rows, 3 records to create, 0 already imported, 0 rejected; 2 file(s) (29 bytes) to upload; nothing was sent")
+      expect(emu.admin.countRecords(workspaceId)).toBe(0)
+
+      const missing = yield* Effect.promise(() => runScript("pipelines/migrate.ts", ["--workspace", workspaceId, "--csv", "nope.csv", "--state", dir], emulatorEnv(emu)))
+      expect(missing.code).toBe(64)
+      expect(missing.stderr.trim()).toBe("migrate: --csv nope.csv: file not found")
+    }))
 })

@@ -5,24 +5,11 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { expect, layer } from "@effect/vitest"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { scheduledBackup } from "../../pipelines/scheduled-backup.ts"
 import { emulatorClient, emulatorEnv, runScript } from "./helpers.ts"
-
-let emu: EmulatorHandle
-let dir: string
-
-beforeAll(async () => {
-  emu = await startEmulator({ seed: { workspaces: 2, recordsPerWorkspace: 6 } })
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-sched-"))
-})
-afterAll(async () => {
-  await emu.close()
-  fs.rmSync(dir, { recursive: true, force: true })
-})
 
 const runs = (file: string) => {
   const db = new Database(file, { readonly: true })
@@ -44,96 +31,114 @@ const versionsOnlyIn = (file: string) => {
   }
 }
 
-describe("scheduled backup pipeline", () => {
-  it("backs up, mirrors files per workspace incrementally and keeps the last N complete runs", async () => {
-    const snapshot = path.join(dir, "keep.sqlite")
-    const filesDir = path.join(dir, "files")
-    const run = () => Effect.runPromise(scheduledBackup({ snapshot, filesDir, keep: 2 }).pipe(Effect.provide(emulatorClient(emu))))
+// Real HTTP to the emulator and real child processes: the live clock (no TestClock).
+layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { timeout: 30_000, excludeTestServices: true })("scheduled backup pipeline", (it) => {
+  it.scoped("backs up, mirrors files per workspace incrementally and keeps the last N complete runs", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const dir = yield* tempDir("worksync-sched-")
+      const snapshot = path.join(dir, "keep.sqlite")
+      const filesDir = path.join(dir, "files")
+      const run = () => scheduledBackup({ snapshot, filesDir, keep: 2 }).pipe(Effect.provide(emulatorClient(emu)))
 
-    const first = await run()
-    expect(first.files.workspaces).toBe(2)
-    expect(first.files.copied).toBeGreaterThan(0)
-    expect(first.files.failed).toBe(0)
-    for (const ws of emu.workspaces) {
-      const manifest = fs.readFileSync(path.join(filesDir, ws, "manifest.ndjson"), "utf8").trim().split("\n")
-      expect(manifest.length).toBe(first.files.copied / 2)
-    }
+      const first = yield* run()
+      expect(first.files.workspaces).toBe(2)
+      expect(first.files.copied).toBeGreaterThan(0)
+      expect(first.files.failed).toBe(0)
+      for (const ws of emu.workspaces) {
+        const manifest = fs.readFileSync(path.join(filesDir, ws, "manifest.ndjson"), "utf8").trim().split("\n")
+        expect(manifest.length).toBe(first.files.copied / 2)
+      }
 
-    emu.admin.touchRecords(1, emu.workspaces[0])
-    const second = await run()
-    expect(second.files.copied).toBe(0) // the journal remembers every file
-    expect(second.files.skipped).toBe(first.files.copied)
-    expect(second.retention.removedRuns).toEqual([])
+      emu.admin.touchRecords(1, emu.workspaces[0])
+      const second = yield* run()
+      expect(second.files.copied).toBe(0) // the journal remembers every file
+      expect(second.files.skipped).toBe(first.files.copied)
+      expect(second.retention.removedRuns).toEqual([])
 
-    const [changed] = emu.admin.touchRecords(1, emu.workspaces[1])
-    const third = await run()
-    expect(third.backup.changes.updated).toBe(1)
-    expect(third.retention.keptComplete).toEqual([2, 3])
-    expect(third.retention.removedRuns).toEqual([1])
-    expect(runs(snapshot).map((r) => r.id)).toEqual([2, 3])
-    expect(versionsOnlyIn(snapshot)).toBe(0)
-    expect(changed).toBeDefined()
-  })
+      const [changed] = emu.admin.touchRecords(1, emu.workspaces[1])
+      const third = yield* run()
+      expect(third.backup.changes.updated).toBe(1)
+      expect(third.retention.keptComplete).toEqual([2, 3])
+      expect(third.retention.removedRuns).toEqual([1])
+      expect(runs(snapshot).map((r) => r.id)).toEqual([2, 3])
+      expect(versionsOnlyIn(snapshot)).toBe(0)
+      expect(changed).toBeDefined()
+    }))
 
-  it("a failed backup ends incomplete with one line and prunes nothing, keeping the latest complete state", async () => {
-    const snapshot = path.join(dir, "fail.sqlite")
-    const filesDir = path.join(dir, "files-fail")
-    await Effect.runPromise(scheduledBackup({ snapshot, filesDir, keep: 1 }).pipe(Effect.provide(emulatorClient(emu))))
-    emu.faults.inject({ route: "list-records", kind: "500", times: 50 })
-    const exit = await Effect.runPromiseExit(
-      scheduledBackup({ snapshot, filesDir, keep: 1 }).pipe(Effect.provide(emulatorClient(emu, { fast: true })))
-    )
-    emu.faults.reset()
-    expect(Exit.isFailure(exit)).toBe(true)
-    if (Exit.isFailure(exit)) {
-      const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+  it.scoped("a failed backup ends incomplete with one line and prunes nothing, keeping the latest complete state", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const dir = yield* tempDir("worksync-sched-")
+      const snapshot = path.join(dir, "fail.sqlite")
+      const filesDir = path.join(dir, "files-fail")
+      yield* scheduledBackup({ snapshot, filesDir, keep: 1 }).pipe(Effect.provide(emulatorClient(emu)))
+      emu.faults.inject({ route: "list-records", kind: "500", times: 50 })
+      const exit = yield* Effect.exit(
+        scheduledBackup({ snapshot, filesDir, keep: 1 }).pipe(Effect.provide(emulatorClient(emu, { fast: true })))
+      )
+      emu.faults.reset()
+      expect(Exit.isFailure(exit)).toBe(true)
+      if (Exit.isFailure(exit)) {
+        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        expect(error?._tag).toBe("PipelineIncomplete")
+        expect(error?.message).toMatch(/^backup incomplete: .*HTTP 500.*nothing was pruned, a rerun resumes$/)
+      }
+      expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "failed" }])
+    }))
+
+  it.scoped("a file that cannot be downloaded makes the run incomplete, naming the first file, and prunes nothing", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const dir = yield* tempDir("worksync-sched-")
+      const snapshot = path.join(dir, "file-fail.sqlite")
+      const filesDir = path.join(dir, "files-file-fail")
+      const once = (files: string) =>
+        scheduledBackup({ snapshot, filesDir: files, keep: 1 }).pipe(Effect.provide(emulatorClient(emu, { fast: true })))
+      yield* once(path.join(dir, "files-ok"))
+      // A fresh mirror whose pixel.png download fails on every attempt.
+      emu.faults.inject({ route: /\/pixel\.png$/, kind: "500", times: 1000 })
+      const exit = yield* Effect.exit(once(filesDir))
+      emu.faults.reset()
+      const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
       expect(error?._tag).toBe("PipelineIncomplete")
-      expect(error?.message).toMatch(/^backup incomplete: .*HTTP 500.*nothing was pruned, a rerun resumes$/)
-    }
-    expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "failed" }])
-  })
+      expect(error?.message).toMatch(/^2 of 10 file\(s\) not copied \(first: pixel\.png: .*\); backup run 2 is complete, nothing was pruned, a rerun copies the rest$/)
+      expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "complete" }])
+    }))
 
-  it("a file that cannot be downloaded makes the run incomplete, naming the first file, and prunes nothing", async () => {
-    const snapshot = path.join(dir, "file-fail.sqlite")
-    const filesDir = path.join(dir, "files-file-fail")
-    const once = (files: string) =>
-      scheduledBackup({ snapshot, filesDir: files, keep: 1 }).pipe(Effect.provide(emulatorClient(emu, { fast: true })))
-    await Effect.runPromise(once(path.join(dir, "files-ok")))
-    // A fresh mirror whose pixel.png download fails on every attempt.
-    emu.faults.inject({ route: /\/pixel\.png$/, kind: "500", times: 1000 })
-    const exit = await Effect.runPromiseExit(once(filesDir))
-    emu.faults.reset()
-    const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
-    expect(error?._tag).toBe("PipelineIncomplete")
-    expect(error?.message).toMatch(/^2 of 10 file\(s\) not copied \(first: pixel\.png: .*\); backup run 2 is complete, nothing was pruned, a rerun copies the rest$/)
-    expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "complete" }])
-  })
+  it.scoped("as a script, a wrong token ends with exit 1 and one line naming HTTP 401, without the token", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const dir = yield* tempDir("worksync-sched-")
+      const r = yield* Effect.promise(() =>
+        runScript(
+          "pipelines/scheduled-backup.ts",
+          ["--snapshot", path.join(dir, "denied.sqlite"), "--files", path.join(dir, "files-denied")],
+          { ...emulatorEnv(emu), WORKSYNC_TOKEN: "pat_not_a_real_token_0123456789" }
+        ))
+      expect(r.code).toBe(1)
+      expect(r.stdout).toBe("")
+      expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^scheduled-backup: backup incomplete: .*HTTP 401.*a rerun resumes$/)])
+      expect(r.stderr).not.toContain("pat_not_a_real_token_0123456789")
+    }))
 
-  it("as a script, a wrong token ends with exit 1 and one line naming HTTP 401, without the token", async () => {
-    const r = await runScript(
-      "pipelines/scheduled-backup.ts",
-      ["--snapshot", path.join(dir, "denied.sqlite"), "--files", path.join(dir, "files-denied")],
-      { ...emulatorEnv(emu), WORKSYNC_TOKEN: "pat_not_a_real_token_0123456789" }
-    )
-    expect(r.code).toBe(1)
-    expect(r.stdout).toBe("")
-    expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^scheduled-backup: backup incomplete: .*HTTP 401.*a rerun resumes$/)])
-    expect(r.stderr).not.toContain("pat_not_a_real_token_0123456789")
-  })
+  it.scoped("runs as a script: --json result on stdout, one summary line on stderr, exit 0; missing flags exit 64", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const dir = yield* tempDir("worksync-sched-")
+      const snapshot = path.join(dir, "script.sqlite")
+      const ok = yield* Effect.promise(() =>
+        runScript(
+          "pipelines/scheduled-backup.ts",
+          ["--snapshot", snapshot, "--files", path.join(dir, "files-script"), "--keep", "3", "--json"],
+          emulatorEnv(emu)
+        ))
+      expect(ok.code).toBe(0)
+      expect(JSON.parse(ok.stdout)).toMatchObject({ backup: { runId: "1" }, files: { failed: 0 }, retention: { keptComplete: [1] } })
+      expect(ok.stderr).toMatch(/^scheduled-backup: run 1 complete: /)
 
-  it("runs as a script: --json result on stdout, one summary line on stderr, exit 0; missing flags exit 64", async () => {
-    const snapshot = path.join(dir, "script.sqlite")
-    const ok = await runScript(
-      "pipelines/scheduled-backup.ts",
-      ["--snapshot", snapshot, "--files", path.join(dir, "files-script"), "--keep", "3", "--json"],
-      emulatorEnv(emu)
-    )
-    expect(ok.code).toBe(0)
-    expect(JSON.parse(ok.stdout)).toMatchObject({ backup: { runId: "1" }, files: { failed: 0 }, retention: { keptComplete: [1] } })
-    expect(ok.stderr).toMatch(/^scheduled-backup: run 1 complete: /)
-
-    const usage = await runScript("pipelines/scheduled-backup.ts", ["--files", "x"], emulatorEnv(emu))
-    expect(usage.code).toBe(64)
-    expect(usage.stderr.trim()).toBe("scheduled-backup: missing --snapshot")
-  })
+      const usage = yield* Effect.promise(() => runScript("pipelines/scheduled-backup.ts", ["--files", "x"], emulatorEnv(emu)))
+      expect(usage.code).toBe(64)
+      expect(usage.stderr.trim()).toBe("scheduled-backup: missing --snapshot")
+    }))
 })
