@@ -1,5 +1,5 @@
 /** Description HTML: text to paragraphs and line breaks, and the allow-list sanitizer (R-REST-RECORD-30..32). */
-import { describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { htmlToText, sanitizeHtml, textToHtml } from "../../src/emulator/core/html.ts"
 
 describe("textToHtml", () => {

@@ -6,12 +6,14 @@
  * A service choice without a probe fails.
  */
 import { request } from "node:http"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
 import * as assumptions from "../../src/schema/assumptions.ts"
-import { startEmulator, type EmulatorHandle } from "../../src/emulator/index.ts"
+import { startEmulator, type EmulatorHandle, type EmulatorOptions } from "../../src/emulator/index.ts"
 import { getFileByUid } from "../../src/emulator/uploads/files.ts"
 import { reconcileOnce } from "../../src/emulator/uploads/reconcile.ts"
 import { uploadsInFlight } from "../../src/emulator/uploads/storage.ts"
+import { Emulator, emulatorLayer } from "../support/effect.ts"
 import { eventually, gql, receiver, upload, UPLOAD_FILE } from "./graphql-support.ts"
 import { ok, rest, rpc, type Answer } from "./rest-support.ts"
 
@@ -830,25 +832,33 @@ describe("assumptions.ts CHOICES", () => {
   })
 })
 
-describe("the alt variant serves the alternative of every service choice; the reference its choice", () => {
-  let reference: EmulatorHandle
-  let alt: EmulatorHandle
-  beforeAll(async () => {
-    reference = await startEmulator({ seed: "demo", variant: "reference" })
-    alt = await startEmulator({ seed: "demo", variant: "alt" })
-  })
-  afterAll(async () => {
-    await reference?.close()
-    await alt?.close()
-  })
+/** The two emulators the probes compare, both on the demo seed, shared by every probe. */
+class Reference extends Context.Tag("test/variant-alt/Reference")<Reference, EmulatorHandle>() {}
+class Alt extends Context.Tag("test/variant-alt/Alt")<Alt, EmulatorHandle>() {}
+const emulatorAs = <I>(tag: Context.Tag<I, EmulatorHandle>, options: EmulatorOptions) =>
+  Layer.effect(tag, Emulator).pipe(Layer.provide(emulatorLayer(options)))
+const variants = Layer.merge(
+  emulatorAs(Reference, { seed: "demo", variant: "reference" }),
+  emulatorAs(Alt, { seed: "demo", variant: "alt" })
+)
 
-  const serviceChoices = (Object.keys(CHOICES) as Array<ChoiceName>).filter((name) => CHOICES[name].kind === "service")
-  for (const name of serviceChoices) {
-    const probe = probes[name]
-    it(`${name}${probe?.rules === undefined ? "" : ` (${probe.rules})`}`, async () => {
-      expect(probe, `${name} is a service choice with no probe of its alternative`).toBeDefined()
-      expect(await probe!.run(reference)).toEqual(probe!.reference)
-      expect(await probe!.run(alt)).toEqual(probe!.alt)
-    })
+// Real HTTP and real waits: the live clock (no TestClock), so the emulators' timers run.
+layer(variants, { timeout: 30_000, excludeTestServices: true })(
+  "the alt variant serves the alternative of every service choice; the reference its choice",
+  (it) => {
+    const serviceChoices = (Object.keys(CHOICES) as Array<ChoiceName>).filter((name) => CHOICES[name].kind === "service")
+    for (const name of serviceChoices) {
+      const probe = probes[name]
+      it.effect(`${name}${probe?.rules === undefined ? "" : ` (${probe.rules})`}`, () =>
+        Effect.gen(function* () {
+          const reference = yield* Reference
+          const alt = yield* Alt
+          yield* Effect.promise(async () => {
+            expect(probe, `${name} is a service choice with no probe of its alternative`).toBeDefined()
+            expect(await probe!.run(reference)).toEqual(probe!.reference)
+            expect(await probe!.run(alt)).toEqual(probe!.alt)
+          })
+        }))
+    }
   }
-})
+)

@@ -1,13 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest"
-import { resolveVariant, startEmulator, VARIANT_ENV, type EmulatorHandle } from "../../src/emulator/index.ts"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import { resolveVariant, VARIANT_ENV } from "../../src/emulator/index.ts"
+import { Emulator, emulatorLayer } from "../support/effect.ts"
 
 describe("emulator variant option", () => {
-  let h: EmulatorHandle | undefined
-  afterEach(async () => {
-    await h?.close()
-    h = undefined
-  })
-
   it("the option wins over the environment; without either the variant is reference", () => {
     expect(resolveVariant(undefined, {})).toBe("reference")
     expect(resolveVariant(undefined, { [VARIANT_ENV]: "alt" })).toBe("alt")
@@ -23,9 +19,11 @@ describe("emulator variant option", () => {
     expect(() => resolveVariant("bogus" as never, {})).toThrow('Invalid emulator variant "bogus"')
   })
 
-  it("startEmulator({ variant }) serves that variant", async () => {
-    h = await startEmulator({ variant: "alt" })
-    expect(h.variant).toBe("alt")
-    expect(h.ctx.variant).toBe("alt")
-  })
+  // The emulator (started by emulatorLayer with startEmulator) is closed when the test's scope closes.
+  it.scopedLive("startEmulator({ variant }) serves that variant", () =>
+    Effect.gen(function* () {
+      const h = yield* Effect.map(Layer.build(emulatorLayer({ variant: "alt" })), Context.get(Emulator))
+      expect(h.variant).toBe("alt")
+      expect(h.ctx.variant).toBe("alt")
+    }))
 })
