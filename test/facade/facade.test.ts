@@ -2,11 +2,13 @@
  * The Promise / AsyncIterable facade (src/facade): each operation against the emulator,
  * and failures that reject with the library's tagged errors unchanged.
  */
+import { expect, layer } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import {
   type Change,
   connect,
@@ -19,12 +21,9 @@ import {
   type Worksync,
   WorkspaceNotFound
 } from "../../src/facade/index.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 const ROOT = new URL("../..", import.meta.url).pathname
-
-let emu: EmulatorHandle
-let ws: Worksync
-let dir: string
 
 const connectionOf = (e: EmulatorHandle) => ({
   restUrl: e.restUrl,
@@ -35,16 +34,23 @@ const connectionOf = (e: EmulatorHandle) => ({
   org: e.org
 })
 
-beforeAll(async () => {
-  emu = await startEmulator({ seed: { workspaces: 2, recordsPerWorkspace: 230 } })
-  ws = connect(connectionOf(emu))
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-facade-"))
-})
-afterAll(async () => {
-  await ws.close()
-  await emu.close()
-  fs.rmSync(dir, { recursive: true, force: true })
-})
+/** The facade connected to the file's emulator, closed before the emulator is. */
+class Facade extends Context.Tag("test/facade/Facade")<Facade, Worksync>() {}
+/** A directory shared by the tests of the file. */
+class Dir extends Context.Tag("test/facade/Dir")<Dir, string>() {}
+
+const facadeLayer = Layer.scoped(
+  Facade,
+  Effect.acquireRelease(
+    Effect.map(Emulator, (emu) => connect(connectionOf(emu))),
+    (ws) => Effect.promise(() => ws.close())
+  )
+)
+
+const testLayer = Layer.merge(
+  Layer.provideMerge(facadeLayer, emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 230 } })),
+  Layer.scoped(Dir, tempDir("worksync-facade-"))
+)
 
 const collect = async <A>(it: AsyncIterable<A>): Promise<Array<A>> => {
   const out: Array<A> = []
@@ -52,102 +58,130 @@ const collect = async <A>(it: AsyncIterable<A>): Promise<Array<A>> => {
   return out
 }
 
-describe("Promise facade", () => {
-  it("R-REST-PAGE-04: records() pages list-records to the end as an AsyncIterable, each record once", async () => {
-    const workspaceId = emu.workspaces[0]!
-    // Whether list-records without `archived` includes archived records is left open by
-    // the documents: both values are asked for, as a backup does.
-    const records = [...await collect(ws.records({ workspaceId, archived: false })), ...await collect(ws.records({ workspaceId, archived: true }))]
-    expect(records).toHaveLength(230)
-    expect(new Set(records.map((r) => r.id)).size).toBe(230)
-    expect((await collect(ws.workspaces())).map((w) => w.id).sort()).toEqual([...emu.workspaces].sort())
-    expect((await collect(ws.files(workspaceId))).length).toBeGreaterThan(0)
-  })
+/** `collect` as an Effect. */
+const collected = <A>(it: AsyncIterable<A>) => Effect.promise(() => collect(it))
 
-  it("leaving a for-await loop early stops the stream (no hang, no further pages needed)", async () => {
-    let n = 0
-    for await (const _ of ws.records({})) {
-      if (++n === 5) break
-    }
-    expect(n).toBe(5)
-  })
+// Real HTTP to the emulator: the live clock (no TestClock).
+layer(testLayer, { timeout: 30_000, excludeTestServices: true })("Promise facade", (it) => {
+  it.effect("R-REST-PAGE-04: records() pages list-records to the end as an AsyncIterable, each record once", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const ws = yield* Facade
+      const workspaceId = emu.workspaces[0]!
+      // Whether list-records without `archived` includes archived records is left open by
+      // the documents: both values are asked for, as a backup does.
+      const records = [...yield* collected(ws.records({ workspaceId, archived: false })), ...yield* collected(ws.records({ workspaceId, archived: true }))]
+      expect(records).toHaveLength(230)
+      expect(new Set(records.map((r) => r.id)).size).toBe(230)
+      expect((yield* collected(ws.workspaces())).map((w) => w.id).sort()).toEqual([...emu.workspaces].sort())
+      expect((yield* collected(ws.files(workspaceId))).length).toBeGreaterThan(0)
+    }))
 
-  it("backup, diff, the change stream and export, as Promises over one snapshot", async () => {
-    const snapshot = path.join(dir, "snap.sqlite")
-    let progressCalls = 0
-    const first = await ws.backup({ snapshot, workspaces: [emu.workspaces[1]!], onProgress: () => void progressCalls++ })
-    expect(first).toMatchObject({ runId: "1", workspaces: 1, records: 230, changes: { created: 230, updated: 0, deleted: 0 } })
-    expect(progressCalls).toBeGreaterThan(0)
+  it.effect("leaving a for-await loop early stops the stream (no hang, no further pages needed)", () =>
+    Effect.gen(function*() {
+      const ws = yield* Facade
+      const n = yield* Effect.promise(async () => {
+        let n = 0
+        for await (const _ of ws.records({})) {
+          if (++n === 5) break
+        }
+        return n
+      })
+      expect(n).toBe(5)
+    }))
 
-    const [touched] = emu.admin.touchRecords(1, emu.workspaces[1])
-    const [deleted] = emu.admin.deleteRecords(1, emu.workspaces[1])
-    await ws.backup({ snapshot, workspaces: [emu.workspaces[1]!] })
+  it.effect("backup, diff, the change stream and export, as Promises over one snapshot", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const ws = yield* Facade
+      const dir = yield* Dir
+      const snapshot = path.join(dir, "snap.sqlite")
+      let progressCalls = 0
+      const first = yield* Effect.promise(() => ws.backup({ snapshot, workspaces: [emu.workspaces[1]!], onProgress: () => void progressCalls++ }))
+      expect(first).toMatchObject({ runId: "1", workspaces: 1, records: 230, changes: { created: 230, updated: 0, deleted: 0 } })
+      expect(progressCalls).toBeGreaterThan(0)
 
-    const diff = await ws.diff({ snapshot })
-    expect(diff.fromRun).toBe("1")
-    expect(diff.toRun).toBe("2")
-    expect(diff.records.deleted).toEqual([deleted])
+      const [touched] = emu.admin.touchRecords(1, emu.workspaces[1])
+      const [deleted] = emu.admin.deleteRecords(1, emu.workspaces[1])
+      yield* Effect.promise(() => ws.backup({ snapshot, workspaces: [emu.workspaces[1]!] }))
 
-    const changes: Array<Change> = await collect(snapshotChanges({ snapshot }))
-    const removal = changes.find((c) => c.id === deleted)
-    expect(removal).toMatchObject({ entity: "record", kind: "deleted", after: null })
-    expect(removal?.before).toMatchObject({ id: deleted })
-    expect(changes.filter((c) => c.entity === "record").map((c) => c.id).sort()).toEqual(
-      [...diff.records.created, ...diff.records.updated, ...diff.records.deleted].sort()
-    )
-    expect(touched).toBeDefined()
+      const diff = yield* Effect.promise(() => ws.diff({ snapshot }))
+      expect(diff.fromRun).toBe("1")
+      expect(diff.toRun).toBe("2")
+      expect(diff.records.deleted).toEqual([deleted])
 
-    const exported = await ws.export({ snapshot, outDir: path.join(dir, "export") })
-    expect(exported.files.find((f) => f.name === "records")?.rows).toBe(229)
-    expect(await diffSnapshot({ snapshot, from: "1", to: "1" })).toMatchObject({ records: { created: [], updated: [], deleted: [] } })
-  })
+      const changes: Array<Change> = yield* collected(snapshotChanges({ snapshot }))
+      const removal = changes.find((c) => c.id === deleted)
+      expect(removal).toMatchObject({ entity: "record", kind: "deleted", after: null })
+      expect(removal?.before).toMatchObject({ id: deleted })
+      expect(changes.filter((c) => c.entity === "record").map((c) => c.id).sort()).toEqual(
+        [...diff.records.created, ...diff.records.updated, ...diff.records.deleted].sort()
+      )
+      expect(touched).toBeDefined()
 
-  it("importCsv (dry run, then for real) and copyFiles (workspace to directory)", async () => {
-    const workspaceId = emu.admin.createWorkspace({ name: "Facade import" }).id
-    const csv = path.join(ROOT, "examples", "data", "generic.csv")
-    const dry = await ws.importCsv({ workspaceId, csv, preset: "generic", dryRun: true })
-    expect(dry).toMatchObject({ rows: 3, created: 0, rejected: 0 })
-    expect(emu.admin.countRecords(workspaceId)).toBe(0)
-    const done = await ws.importCsv({ workspaceId, csv, preset: "generic", journal: path.join(dir, "import.sqlite"), rejectsFile: path.join(dir, "rejects.csv") })
-    expect(done).toMatchObject({ rows: 3, created: 3, rejected: 0 })
+      const exported = yield* Effect.promise(() => ws.export({ snapshot, outDir: path.join(dir, "export") }))
+      expect(exported.files.find((f) => f.name === "records")?.rows).toBe(229)
+      expect(yield* Effect.promise(() => diffSnapshot({ snapshot, from: "1", to: "1" }))).toMatchObject({ records: { created: [], updated: [], deleted: [] } })
+    }))
 
-    let bytes = 0
-    const copied = await ws.copyFiles({
-      from: `workspace:${emu.workspaces[0]}`,
-      to: `dir:${path.join(dir, "files")}`,
-      journal: path.join(dir, "files.sqlite"),
-      onBytes: (n) => void (bytes += n)
-    })
-    expect(copied.failed).toBe(0)
-    expect(copied.copied).toBeGreaterThan(0)
-    expect(bytes).toBe(copied.bytes)
-    expect(fs.existsSync(path.join(dir, "files", "manifest.ndjson"))).toBe(true)
-  })
+  it.effect("importCsv (dry run, then for real) and copyFiles (workspace to directory)", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const ws = yield* Facade
+      const dir = yield* Dir
+      const workspaceId = emu.admin.createWorkspace({ name: "Facade import" }).id
+      const csv = path.join(ROOT, "examples", "data", "generic.csv")
+      const dry = yield* Effect.promise(() => ws.importCsv({ workspaceId, csv, preset: "generic", dryRun: true }))
+      expect(dry).toMatchObject({ rows: 3, created: 0, rejected: 0 })
+      expect(emu.admin.countRecords(workspaceId)).toBe(0)
+      const done = yield* Effect.promise(() =>
+        ws.importCsv({ workspaceId, csv, preset: "generic", journal: path.join(dir, "import.sqlite"), rejectsFile: path.join(dir, "rejects.csv") })
+      )
+      expect(done).toMatchObject({ rows: 3, created: 3, rejected: 0 })
 
-  it("failures reject with the tagged error itself: instanceof and _tag work, causes stay reachable, no token in messages", async () => {
-    const denied = connect({ ...connectionOf(emu), token: "pat_wrong_token_for_the_facade_test" })
-    try {
-      const error = await denied.backup({ snapshot: path.join(dir, "denied.sqlite") }).then(() => undefined, (e: unknown) => e)
-      expect(error).toBeInstanceOf(PageError)
-      expect(isWorksyncError(error, "PageError")).toBe(true)
-      expect(rootCause(error)).toBeInstanceOf(Unauthorized)
-      expect(String((error as Error).message)).not.toContain("pat_wrong_token_for_the_facade_test")
+      let bytes = 0
+      const copied = yield* Effect.promise(() =>
+        ws.copyFiles({
+          from: `workspace:${emu.workspaces[0]}`,
+          to: `dir:${path.join(dir, "files")}`,
+          journal: path.join(dir, "files.sqlite"),
+          onBytes: (n) => void (bytes += n)
+        })
+      )
+      expect(copied.failed).toBe(0)
+      expect(copied.copied).toBeGreaterThan(0)
+      expect(bytes).toBe(copied.bytes)
+      expect(fs.existsSync(path.join(dir, "files", "manifest.ndjson"))).toBe(true)
+    }))
 
-      const iterError = await collect(denied.records({})).then(() => undefined, (e: unknown) => e)
-      expect(isWorksyncError(iterError, "PageError")).toBe(true)
-      expect((rootCause(iterError) as { _tag: string })._tag).toBe("Unauthorized")
-    } finally {
-      await denied.close()
-    }
+  it.effect("failures reject with the tagged error itself: instanceof and _tag work, causes stay reachable, no token in messages", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const ws = yield* Facade
+      const dir = yield* Dir
+      const denied = connect({ ...connectionOf(emu), token: "pat_wrong_token_for_the_facade_test" })
+      yield* Effect.gen(function*() {
+        const error = yield* Effect.promise(() => denied.backup({ snapshot: path.join(dir, "denied.sqlite") }).then(() => undefined, (e: unknown) => e))
+        expect(error).toBeInstanceOf(PageError)
+        expect(isWorksyncError(error, "PageError")).toBe(true)
+        expect(rootCause(error)).toBeInstanceOf(Unauthorized)
+        expect(String((error as Error).message)).not.toContain("pat_wrong_token_for_the_facade_test")
 
-    const unknown = await ws.backup({ snapshot: path.join(dir, "unknown.sqlite"), workspaces: ["no-such-workspace"] }).then(
-      () => undefined,
-      (e: unknown) => e
-    )
-    expect(unknown).toBeInstanceOf(WorkspaceNotFound)
-    expect((unknown as WorkspaceNotFound).workspace).toBe("no-such-workspace")
+        const iterError = yield* Effect.promise(() => collect(denied.records({})).then(() => undefined, (e: unknown) => e))
+        expect(isWorksyncError(iterError, "PageError")).toBe(true)
+        expect((rootCause(iterError) as { _tag: string })._tag).toBe("Unauthorized")
+      }).pipe(Effect.ensuring(Effect.promise(() => denied.close())))
 
-    const missing = await diffSnapshot({ snapshot: path.join(dir, "absent.sqlite") }).then(() => undefined, (e: unknown) => e)
-    expect(isWorksyncError(missing, "StoreOpenError")).toBe(true)
-  })
+      const unknown = yield* Effect.promise(() =>
+        ws.backup({ snapshot: path.join(dir, "unknown.sqlite"), workspaces: ["no-such-workspace"] }).then(
+          () => undefined,
+          (e: unknown) => e
+        )
+      )
+      expect(unknown).toBeInstanceOf(WorkspaceNotFound)
+      expect((unknown as WorkspaceNotFound).workspace).toBe("no-such-workspace")
+
+      const missing = yield* Effect.promise(() => diffSnapshot({ snapshot: path.join(dir, "absent.sqlite") }).then(() => undefined, (e: unknown) => e))
+      expect(isWorksyncError(missing, "StoreOpenError")).toBe(true)
+    }))
 })

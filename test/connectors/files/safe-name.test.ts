@@ -1,8 +1,7 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import * as fc from "fast-check"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { describe, expect, it } from "vitest"
 import {
   MAX_NAME_BYTES,
   resolveInside,
@@ -10,6 +9,7 @@ import {
   SafeNamer,
   uploadNameFor
 } from "../../../src/connectors/files/safe-name.ts"
+import { tempDir } from "../../support/effect.ts"
 
 describe("safe local file names", () => {
   it("replaces path separators and keeps `..` from being a path step", () => {
@@ -64,9 +64,9 @@ describe("safe local file names", () => {
     expect(again.next("report.pdf")).toBe("report (2).pdf")
   })
 
-  it("never yields a name that leaves its directory or is too long (property)", () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), "ws-safe-"))
-    try {
+  it.scoped("never yields a name that leaves its directory or is too long (property)", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir("ws-safe-")
       fc.assert(
         fc.property(fc.string({ unit: "binary", maxLength: 400 }), (name) => {
           const safe = new SafeNamer().next(name)
@@ -78,10 +78,7 @@ describe("safe local file names", () => {
         }),
         { numRuns: 200 }
       )
-    } finally {
-      fs.rmSync(root, { recursive: true, force: true })
-    }
-  })
+    }))
 
   it("resolveInside refuses anything that is not a direct child", () => {
     expect(resolveInside("/tmp/x", "../y")).toBeNull()
