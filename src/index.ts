@@ -6,7 +6,7 @@
  *
  * Everything is an Effect or a Stream with its services provided by Layers:
  * `clientLayer(connection)` for the service, `SnapshotStore.layer(file)` for a snapshot,
- * `journalLayer(file)` for a journal. The emulator lives in `worksync/emulator`.
+ * `Journal.layer(file)` for a journal. The emulator lives in `worksync/emulator`.
  */
 
 // Shapes of the service, Schema first: what the streams and the client hand out, and the
@@ -132,7 +132,6 @@ export {
   type JournalApi,
   type JournalCounts,
   JournalError,
-  journalLayer,
   JournalStateError,
   type NewOp,
   type Op,

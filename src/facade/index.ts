@@ -38,7 +38,7 @@ import type { FileItem } from "../schema/files.ts"
 import type { ListRecordsInput } from "../schema/inputs.ts"
 import type { RecordSummary } from "../schema/records.ts"
 import type { Workspace } from "../schema/workspaces.ts"
-import { journalLayer, openJournal, Journal } from "../store/journal.ts"
+import { openJournal, Journal } from "../store/journal.ts"
 import { SnapshotStore } from "../store/snapshot.ts"
 import { listsStream, workspacesStream } from "../streams/directory.ts"
 import { filesStream } from "../streams/files.ts"
@@ -246,7 +246,7 @@ export const connect = (connection: ConnectionInput): Worksync => {
           }
           const rejectsFile = options.rejectsFile ?? `${options.csv.replace(/\.csv$/i, "")}.rejects.csv`
           return yield* Effect.flatMap(Journal, (journal) => importCsvEffect(rest, journal, { ...base, rejectsFile })).pipe(
-            Effect.provide(journalLayer(options.journal))
+            Effect.provide(Journal.layer(options.journal))
           )
         })
       ),

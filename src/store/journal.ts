@@ -57,7 +57,6 @@ export {
   describeJournalError,
   Journal,
   type JournalApi,
-  journalLayer,
   makeJournalApi,
   openJournal,
   type Planner

@@ -14,7 +14,7 @@ import { clientLayer } from "../../src/client/layer.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { planCsvImport } from "../../src/connectors/csv/import.ts"
 import { startEmulator } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 
 const ROWS = Number(process.env.ROWS ?? 200_000)
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-jira-"))
@@ -64,7 +64,7 @@ const main = async () => {
           onRowsRead: () => Effect.sync(() => void (peakRss = Math.max(peakRss, process.memoryUsage().rss)))
         })
       }).pipe(
-        Effect.provide(journalLayer(path.join(dir, "journal.sqlite"))),
+        Effect.provide(Journal.layer(path.join(dir, "journal.sqlite"))),
         Effect.provide(clientLayer({ restUrl: emulator.restUrl, baseUrl: emulator.baseUrl, token: emulator.token, org: emulator.org }))
       )
     )

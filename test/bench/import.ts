@@ -20,7 +20,7 @@ import { openCsv } from "../../src/connectors/csv/read.ts"
 import { makeExtractor } from "../../src/connectors/csv/rows.ts"
 import { resolveMapping } from "../../src/connectors/csv/mapping.ts"
 import { startEmulator } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000)
 /** PLAN_THREAD=0 plans on the main thread only (the default for this file size is a second thread). */
@@ -113,7 +113,7 @@ const main = async () => {
             ...(onRowsRead === undefined ? {} : { onRowsRead })
           })
         }).pipe(
-          Effect.provide(journalLayer(journalFile)),
+          Effect.provide(Journal.layer(journalFile)),
           Effect.provide(clientLayer({ restUrl: emulator.restUrl, baseUrl: emulator.baseUrl, token: emulator.token, org: emulator.org }))
         )
       )

@@ -14,7 +14,7 @@ import { clientLayer } from "../../src/client/layer.ts"
 import { Limiter } from "../../src/client/limiter.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { startEmulator } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 import { OP_KINDS, PHASES } from "../../src/sync/plan.ts"
 import { replay } from "../../src/sync/replay.ts"
 import { makeRecordExecutors } from "../../src/sync/replay-records.ts"
@@ -28,7 +28,7 @@ const runOnce = async (label: string, limiter: Record<string, unknown>) => {
   try {
     const ws = emulator.workspaces[0]!
     const layer = Layer.merge(
-      journalLayer(path.join(dir, "journal.sqlite")),
+      Journal.layer(path.join(dir, "journal.sqlite")),
       clientLayer({ restUrl: emulator.restUrl, baseUrl: emulator.baseUrl, token: emulator.token, org: emulator.org, limiter })
     )
     const out = await Effect.runPromise(

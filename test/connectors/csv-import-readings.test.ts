@@ -12,7 +12,7 @@ import { clientLayer } from "../../src/client/layer.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { importCsv } from "../../src/connectors/csv/import.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 import { type ReadingProxy, type ReadingProxyOptions, startReadingProxy } from "../client/reading-proxy.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
@@ -38,7 +38,7 @@ const importThrough = (options: ReadingProxyOptions) =>
     const journalFile = path.join(yield* tempDir("ws-readings-"), "j.sqlite")
     const result = yield* Effect.gen(function*() {
       return yield* importCsv(yield* RestClient, yield* Journal, { workspaceId: ws, csv: { file: SAMPLE }, mapping: { preset: "generic" } })
-    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), client)))
+    }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), client)))
     return { ws, result, operations: [...proxy.operations] }
   }).pipe(Effect.scoped)
 

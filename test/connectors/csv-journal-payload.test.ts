@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { importCsv, type ImportOptions, planCsvImport } from "../../src/connectors/csv/import.ts"
-import { Journal, JournalDb, journalLayer } from "../../src/store/journal.ts"
+import { Journal, JournalDb } from "../../src/store/journal.ts"
 import { OP_KINDS, packRecordCreate, PHASES, TARGET_WORKSPACE_META, unpackRecordCreate } from "../../src/sync/plan.ts"
 import { replay } from "../../src/sync/replay.ts"
 import { makeRecordExecutors } from "../../src/sync/replay-records.ts"
@@ -18,7 +18,7 @@ const withJournal = <A, E>(journalFile: string, f: (journal: typeof Journal.Serv
   Effect.flatMap(Emulator, (handle) =>
     Effect.gen(function*() {
       return yield* f(yield* Journal, yield* RestClient)
-    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle)))))
+    }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle)))))
 
 const csvOf = (dir: string, rows: ReadonlyArray<string>) => {
   const file = path.join(dir, "in.csv")

@@ -4,11 +4,11 @@ import * as Layer from "effect/Layer"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { type ImportOptions, planCsvImport } from "../../src/connectors/csv/import.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 import { testClient } from "../sync/replay-helpers.ts"
 
 /** Plans a CSV import into `journalFile` against the emulator (nothing is sent). */
 export const planInto = (handle: EmulatorHandle, journalFile: string, options: ImportOptions) =>
   Effect.gen(function*() {
     return yield* planCsvImport(yield* RestClient, yield* Journal, options)
-  }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
+  }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle))))

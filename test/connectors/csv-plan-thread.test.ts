@@ -7,7 +7,7 @@ import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { type ImportOptions, planCsvImport } from "../../src/connectors/csv/import.ts"
-import { Journal, JournalDb, journalLayer } from "../../src/store/journal.ts"
+import { Journal, JournalDb } from "../../src/store/journal.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { testClient } from "../sync/replay-helpers.ts"
 import { journalOps } from "../store/journal-ops.ts"
@@ -120,7 +120,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
           // A plan that did not fail is reported by its row count, not as a 20,000-row value.
           Effect.map((plan) => ({ _tag: "planned", message: `${plan.rows} rows planned` })),
           Effect.flip,
-          Effect.provide(Layer.merge(journalLayer(journal), testClient(handle)))
+          Effect.provide(Layer.merge(Journal.layer(journal), testClient(handle)))
         )
       )
       expect(failed._tag).toBe("JournalError")

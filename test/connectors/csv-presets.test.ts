@@ -6,7 +6,7 @@ import { RestClient } from "../../src/client/rest-client.ts"
 import { importCsv } from "../../src/connectors/csv/import.ts"
 import { type PresetName } from "../../src/connectors/csv/presets.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { testClient } from "../sync/replay-helpers.ts"
 
@@ -25,7 +25,7 @@ const importSample = (preset: PresetName, file: string) =>
         mapping: { preset }
       })
       return { ws, result }
-    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
+    }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle))))
   })
 
 interface Rec {

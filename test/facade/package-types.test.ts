@@ -27,14 +27,14 @@ it("a consumer project compiles against the published declarations of all three 
     )
     fs.writeFileSync(
       path.join(dir, "main.ts"),
-      `import { clientLayer, Journal, journalLayer, planCsvImport } from "worksync"
+      `import { clientLayer, Journal, planCsvImport } from "worksync"
 import { startEmulator } from "worksync/emulator"
 import { connect } from "worksync/promise"
 import * as Effect from "effect/Effect"
 
 const journalFile: Effect.Effect<string, unknown, never> = Effect.gen(function*() {
   return (yield* Journal).file
-}).pipe(Effect.provide(journalLayer("journal.sqlite")))
+}).pipe(Effect.provide(Journal.layer("journal.sqlite")))
 
 export const main = async () => {
   const emulator = await startEmulator({ seed: "empty" })
@@ -42,8 +42,8 @@ export const main = async () => {
   return [journalFile, clientLayer, planCsvImport, ws] as const
 }
 
-// @ts-expect-error journalLayer gives a Layer, not a number: the declarations carry real types
-export const wrong: number = journalLayer("x")
+// @ts-expect-error Journal.layer gives a Layer, not a number: the declarations carry real types
+export const wrong: number = Journal.layer("x")
 `
     )
     const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")

@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import Database from "better-sqlite3"
-import { Journal, JournalDb, JOURNAL_FORMAT, journalLayer, openJournal } from "../../src/store/journal.ts"
+import { Journal, JournalDb, JOURNAL_FORMAT, openJournal } from "../../src/store/journal.ts"
 import { batchedTransitions } from "../../src/store/journal/batch.ts"
 
 const tmpFile = (name = "journal.sqlite") => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-journal-")), name)
@@ -26,7 +26,7 @@ describe("journal", () => {
       expect(c.total).toBe(5)
       expect(c.pending).toBe(5)
       expect(c.byKind["record.create"]?.pending).toBe(5)
-    }).pipe(Effect.provide(journalLayer(tmpFile()))))
+    }).pipe(Effect.provide(Journal.layer(tmpFile()))))
 
   it.effect("claim marks in_flight with attempted_at before sending; complete records the mapping", () =>
     Effect.gen(function*() {
@@ -45,7 +45,7 @@ describe("journal", () => {
       expect(done.result).toEqual({ id: "r1" })
       expect(Option.getOrThrow(yield* j.lookup("record", "k0"))).toBe("r1")
       expect([...(yield* j.mappedTargets("record", ["r1", "r2"]))]).toEqual(["r1"])
-    }).pipe(Effect.provide(journalLayer(tmpFile()))))
+    }).pipe(Effect.provide(Journal.layer(tmpFile()))))
 
   it.effect("resetInFlight turns a dead run's in-flight ops into pending + uncertain", () =>
     Effect.gen(function*() {
@@ -60,7 +60,7 @@ describe("journal", () => {
       expect((yield* j.counts()).uncertain).toBe(2)
       yield* j.markResolved("k0")
       expect(Option.getOrThrow(yield* j.get("k0")).uncertain).toBe(false)
-    }).pipe(Effect.provide(journalLayer(tmpFile()))))
+    }).pipe(Effect.provide(Journal.layer(tmpFile()))))
 
   it.effect("fail with outcomeUnknown stays uncertain; retryFailed brings failed ops back", () =>
     Effect.gen(function*() {
@@ -76,7 +76,7 @@ describe("journal", () => {
       expect(k0.state).toBe("pending")
       expect(k0.uncertain).toBe(true)
       expect(Option.getOrThrow(yield* j.get("k1")).uncertain).toBe(false)
-    }).pipe(Effect.provide(journalLayer(tmpFile()))))
+    }).pipe(Effect.provide(Journal.layer(tmpFile()))))
 
   it.effect("pending keeps plan order and holds back ops whose dependency is not done", () =>
     Effect.gen(function*() {
@@ -95,7 +95,7 @@ describe("journal", () => {
       yield* j.claim("list")
       yield* j.complete("list", { id: "L" })
       expect((yield* j.pending({ limit: 10 })).map((o) => o.key)).toEqual(["a", "b"])
-    }).pipe(Effect.provide(journalLayer(tmpFile()))))
+    }).pipe(Effect.provide(Journal.layer(tmpFile()))))
 
   it("planOps gives identical items distinct occurrence keys, stable across plan runs", () => {
     const file = tmpFile()

@@ -123,7 +123,7 @@ describe("planning thread in the build", () => {
     const script = `
 import { createHook } from "node:async_hooks"
 import * as fs from "node:fs"
-const { planCsvImport, Journal, journalLayer, RestClient, clientLayer } = await import(${JSON.stringify(url("dist/index.js"))})
+const { planCsvImport, Journal, Journal.layer, RestClient, clientLayer } = await import(${JSON.stringify(url("dist/index.js"))})
 const { startEmulator } = await import(${JSON.stringify(url("dist/emulator.js"))})
 const Effect = await import(${JSON.stringify(url("node_modules/effect/dist/esm/Effect.js"))})
 let worker = false
@@ -133,7 +133,7 @@ fs.writeFileSync(csv, "key,title\\n" + Array.from({ length: 1200 }, (_, i) => (i
 const em = await startEmulator({ seed: "empty" })
 const r = await Effect.runPromise(Effect.gen(function*() {
   return yield* planCsvImport(yield* RestClient, yield* Journal, { workspaceId: em.workspaces[0], csv: { file: csv }, mapping: { preset: "generic" }, planThread: true })
-}).pipe(Effect.provide(journalLayer(${JSON.stringify(path.join(dir, "j.sqlite"))})), Effect.provide(clientLayer({ restUrl: em.restUrl, baseUrl: em.baseUrl, token: em.token, org: em.org }))))
+}).pipe(Effect.provide(Journal.layer(${JSON.stringify(path.join(dir, "j.sqlite"))})), Effect.provide(clientLayer({ restUrl: em.restUrl, baseUrl: em.baseUrl, token: em.token, org: em.org }))))
 await em.close()
 console.log(JSON.stringify({ worker, rows: r.rows, rejected: r.rejected, creates: r.plan.ops["record.create"] }))
 `

@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import { clientLayer } from "../../src/client/layer.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { planCsvImport } from "../../src/connectors/csv/import.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 
 const [journalFile, csv, workspaceId] = process.argv.slice(2) as [string, string, string]
 let announced = false
@@ -31,7 +31,7 @@ await Effect.runPromise(
   }).pipe(
     Effect.provide(
       Layer.merge(
-        journalLayer(journalFile),
+        Journal.layer(journalFile),
         clientLayer({ restUrl: env("REST_URL"), baseUrl: env("BASE_URL"), token: env("TOKEN"), org: env("ORG") })
       )
     )

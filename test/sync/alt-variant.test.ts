@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { importCsv } from "../../src/connectors/csv/import.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 import { resolveRun, SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup } from "../../src/sync/backup.ts"
 import { diff } from "../../src/sync/diff.ts"
@@ -56,7 +56,7 @@ layer(emulatorLayer({ seed: "demo", variant: "alt" }), { timeout: 30_000, exclud
           csv: { file: path.join("examples", "data", "generic.csv") },
           mapping: { preset: "generic" }
         })
-      }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(alt))))
+      }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(alt))))
       expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0, failed: 0, unknown: 0, blocked: 0, notices: [] })
       const rows = alt.ctx.db.prepare(
         `SELECT r.title, l.title AS list, r.done, (SELECT count(*) FROM record_tags rt WHERE rt.record_id = r.id) AS tags
@@ -73,7 +73,7 @@ layer(emulatorLayer({ seed: "demo", variant: "alt" }), { timeout: 30_000, exclud
       const dir = yield* tempDir("ws-alt-restore-")
       const source = alt.workspaces[1]!
       const target = alt.admin.createWorkspace({ name: "alt restore" }).id
-      const layer = Layer.mergeAll(testClient(alt), SnapshotStore.layer(path.join(dir, "snap.sqlite")), journalLayer(path.join(dir, "j.sqlite")))
+      const layer = Layer.mergeAll(testClient(alt), SnapshotStore.layer(path.join(dir, "snap.sqlite")), Journal.layer(path.join(dir, "j.sqlite")))
       const result = yield* Effect.gen(function*() {
         yield* backup({ workspaces: [source] })
         const store = yield* SnapshotStore

@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as path from "node:path"
 import { RestClient } from "../../src/client/rest-client.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, journalLayer, type NewOp } from "../../src/store/journal.ts"
+import { Journal, type NewOp } from "../../src/store/journal.ts"
 import { OP_KINDS, recordNamespace } from "../../src/sync/plan.ts"
 import { replay, type ReplayReport } from "../../src/sync/replay.ts"
 import { makeRecordExecutors } from "../../src/sync/replay-records.ts"
@@ -34,7 +34,7 @@ const runReplay = (handle: EmulatorHandle, journalFile: string, ops: ReadonlyArr
     >
     raw.close()
     return { report, all }
-  }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle, { maxRetries }))))
+  }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle, { maxRetries }))))
 
 // No TestClock: the client's retries, timeouts and settle windows run on real time against a real server.
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("record.create with then.done", (it) => {
@@ -134,7 +134,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         yield* j.complete("c", { id: created.id }, [{ namespace: recordNamespace(ws), sourceKey: "c", targetId: created.id }], [
           { key: "c/done", kind: OP_KINDS.recordUpdate, payload: { workspaceId: ws, recordRef: "c", fields: { done: true } }, dependsOn: "c" }
         ])
-      }).pipe(Effect.provide(journalLayer(journalFile)))
+      }).pipe(Effect.provide(Journal.layer(journalFile)))
       handle.resetStats()
       const { report, all } = yield* runReplay(handle, journalFile, [])
       expect(report).toMatchObject({ sent: 1, doneByKind: { [OP_KINDS.recordUpdate]: 1 } })

@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { importCsv, type ImportOptions } from "../../src/connectors/csv/import.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, JournalDb, journalLayer } from "../../src/store/journal.ts"
+import { Journal, JournalDb } from "../../src/store/journal.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { recordCount, testClient, titleCounts } from "./replay-helpers.ts"
 
@@ -21,7 +21,7 @@ const runImport = (handle: EmulatorHandle, journalFile: string, options: ImportO
     const journal = yield* Journal
     const rest = yield* RestClient
     return yield* importCsv(rest, journal, options)
-  }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
+  }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle))))
 
 const csvOf = (dir: string, rows: ReadonlyArray<string>) => {
   const file = path.join(dir, "in.csv")

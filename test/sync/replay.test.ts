@@ -7,7 +7,7 @@ import type { ClientServices } from "../../src/client/layer.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { importCsv, type ImportOptions } from "../../src/connectors/csv/import.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, JournalDb, journalLayer } from "../../src/store/journal.ts"
+import { Journal, JournalDb } from "../../src/store/journal.ts"
 import { OP_KINDS, recordNamespace } from "../../src/sync/plan.ts"
 import { replay } from "../../src/sync/replay.ts"
 import { makeRecordExecutors } from "../../src/sync/replay-records.ts"
@@ -22,7 +22,7 @@ const runImport = (handle: EmulatorHandle, journalFile: string, options: ImportO
     const journal = yield* Journal
     const rest = yield* RestClient
     return yield* importCsv(rest, journal, options)
-  }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), client)))
+  }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), client)))
 
 const csvOf = (dir: string, rows: ReadonlyArray<string>) => {
   const file = path.join(dir, "in.csv")
@@ -145,7 +145,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         ])
         const report = yield* replay(j, makeRecordExecutors(rest))
         expect(report.sent).toBe(2)
-      }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle))))
+      }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle))))
       const row = handle.ctx.db.prepare("SELECT done FROM records WHERE workspace_id = ? AND title = 'dep'").get(ws) as { done: number }
       expect(row.done).toBe(1)
     }))
@@ -166,7 +166,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
           yield* j.addOps(ops)
           yield* j.retryFailed()
           return yield* replay(j, makeRecordExecutors(yield* RestClient), { settleMs: 1, concurrency: 1 })
-        }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle, { maxRetries: 1 }))))
+        }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle, { maxRetries: 1 }))))
       // The first create lands but loses its answer, and the search that would find it fails.
       handle.faults.inject({ route: "create-record", kind: "ambiguous", times: 1 })
       handle.faults.inject({ route: "search-records", kind: "500", times: 100 })

@@ -11,7 +11,7 @@ import * as path from "node:path"
 import { clientLayer } from "../../src/client/layer.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 import { resolveRun, SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup } from "../../src/sync/backup.ts"
 import { restore, restoreDate } from "../../src/sync/restore.ts"
@@ -59,7 +59,7 @@ const restoreThrough = (handle: EmulatorHandle, options: ReadingProxyOptions) =>
         const store = yield* SnapshotStore
         const run = (yield* resolveRun(store, undefined))!
         return yield* restore(store, yield* RestClient, yield* Journal, { run, sourceWorkspaceId: source, targetWorkspaceId: target })
-      }).pipe(Effect.provide(Layer.mergeAll(targetClient, snapshot, journalLayer(path.join(dir, "journal.sqlite")))))
+      }).pipe(Effect.provide(Layer.mergeAll(targetClient, snapshot, Journal.layer(path.join(dir, "journal.sqlite")))))
     }))
     return { source, target, result }
   })

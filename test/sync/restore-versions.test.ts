@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import * as path from "node:path"
 import { RestClient } from "../../src/client/rest-client.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../src/store/journal.ts"
+import { Journal } from "../../src/store/journal.ts"
 import { resolveRun, SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup } from "../../src/sync/backup.ts"
 import { restore } from "../../src/sync/restore.ts"
@@ -27,7 +27,7 @@ const setup = (handle: EmulatorHandle, name: string) =>
     const layer = Layer.mergeAll(
       testClient(handle, { maxRetries: 2 }),
       SnapshotStore.layer(path.join(dir, "snap.sqlite")),
-      journalLayer(path.join(dir, "journal.sqlite"))
+      Journal.layer(path.join(dir, "journal.sqlite"))
     )
     /** Backs the source up, then restores that run into the target. */
     const backupAndRestore = () =>

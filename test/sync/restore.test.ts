@@ -4,7 +4,7 @@ import * as Layer from "effect/Layer"
 import * as path from "node:path"
 import { RestClient } from "../../src/client/rest-client.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { Journal, JournalDb, journalLayer } from "../../src/store/journal.ts"
+import { Journal, JournalDb } from "../../src/store/journal.ts"
 import { resolveRun, SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup } from "../../src/sync/backup.ts"
 import { restore, restoreDate } from "../../src/sync/restore.ts"
@@ -47,7 +47,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       const journalFile = path.join(dir, "journal.sqlite")
       const source = handle.workspaces[0]!
       const target = handle.admin.createWorkspace({ name: "restored" }).id
-      const layer = Layer.mergeAll(testClient(handle), SnapshotStore.layer(snapshotFile), journalLayer(journalFile))
+      const layer = Layer.mergeAll(testClient(handle), SnapshotStore.layer(snapshotFile), Journal.layer(journalFile))
       const backupAndRestore = Effect.gen(function*() {
         yield* backup({ workspaces: [source] })
         const store = yield* SnapshotStore
@@ -95,7 +95,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       const dir = yield* tempDir("ws-restore-delete-")
       const source = handle.admin.createWorkspace({ name: "delete-source" }).id
       const target = handle.admin.createWorkspace({ name: "delete-target" }).id
-      const layer = Layer.mergeAll(testClient(handle), SnapshotStore.layer(path.join(dir, "snap.sqlite")), journalLayer(path.join(dir, "journal.sqlite")))
+      const layer = Layer.mergeAll(testClient(handle), SnapshotStore.layer(path.join(dir, "snap.sqlite")), Journal.layer(path.join(dir, "journal.sqlite")))
       const run = <A, E>(effect: Effect.Effect<A, E, RestClient | SnapshotStore | Journal>) => effect.pipe(Effect.provide(layer))
       const ids = yield* run(
         Effect.gen(function*() {
@@ -157,7 +157,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
         })
       }).pipe(
         Effect.flip,
-        Effect.provide(Layer.mergeAll(testClient(handle), SnapshotStore.layer(path.join(dir, "snap.sqlite")), journalLayer(path.join(dir, "import.sqlite"))))
+        Effect.provide(Layer.mergeAll(testClient(handle), SnapshotStore.layer(path.join(dir, "snap.sqlite")), Journal.layer(path.join(dir, "import.sqlite"))))
       )
       expect(foreign.message).toMatch(/was planned by import-csv, not by a restore; use another journal file$/)
 

@@ -14,7 +14,7 @@ import { censusLines } from "../../connectors/presets/census.ts"
 import { isToolPreset } from "../../connectors/presets/index.ts"
 import { readPeopleFile } from "../../connectors/presets/people.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
-import { describeJournalError, Journal, journalLayer } from "../../store/journal.ts"
+import { describeJournalError, Journal } from "../../store/journal.ts"
 import { ReplayAborted } from "../../sync/replay.ts"
 import type { ImportCsvFlags, PRESET_CHOICES } from "../commands/import-csv.ts"
 import { verbosityOf } from "../common-options.ts"
@@ -131,7 +131,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
         // Reconciliation looks for a late write as long as the client itself would wait for one.
         const { requestTimeoutMs } = yield* Connection
         return yield* importCsv(rest, journal, { ...base, rejectsFile, settleWindowMs: requestTimeoutMs, graphql })
-      }).pipe(Effect.provide(Layer.merge(journalLayer(flags.journal), client)))
+      }).pipe(Effect.provide(Layer.merge(Journal.layer(flags.journal), client)))
 
     const result = yield* run.pipe(
       Effect.catchAll((e): Effect.Effect<never, CliExit | unknown> => {

@@ -342,7 +342,7 @@ const journalAssigner = (planner: Planner, thread: boolean): KeyAssigner => {
   const writer = thread ? openPlanWriter(planner.file, planner.run) : undefined
   // A failure to store the plan is the journal's, whichever thread met it.
   const journalError = (e: unknown) =>
-    new JournalError({ file: planner.file, action: "planning", detail: e instanceof Error ? e.message : String(e) })
+    new JournalError({ file: planner.file, operation: "planning", detail: e instanceof Error ? e.message : String(e) })
   // Ending the run makes it durable; with a thread, only once the thread's connection is closed.
   const close = async () => {
     try {

@@ -65,7 +65,7 @@ export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
         }
       })
     } catch (e) {
-      const error = new JournalError({ file: core.file, action: "commit", detail: e instanceof Error ? e.message : String(e) })
+      const error = new JournalError({ file: core.file, operation: "commit", detail: e instanceof Error ? e.message : String(e) })
       for (const p of batch) p.resume({ ok: false, error })
       return
     }

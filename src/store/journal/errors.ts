@@ -4,11 +4,11 @@ import type { OpState } from "./types.ts"
 
 export class JournalError extends Data.TaggedError("JournalError")<{
   readonly file: string
-  readonly action: string
+  readonly operation: string
   readonly detail: string
 }> {
   override get message(): string {
-    return `journal ${this.file}: ${this.action} failed: ${this.detail}`
+    return `journal ${this.file}: ${this.operation} failed: ${this.detail}`
   }
 }
 

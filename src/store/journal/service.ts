@@ -107,18 +107,24 @@ export interface JournalApi {
   readonly counts: () => Effect.Effect<JournalCounts, JournalError>
 }
 
-export class Journal extends Context.Tag("worksync/Journal")<Journal, JournalApi>() {}
+export class Journal extends Context.Tag("worksync/Journal")<Journal, JournalApi>() {
+  /** The Journal service over `file` (created if missing), closed with the layer's scope. */
+  static readonly layer = (
+    file: string,
+    options: { readonly now?: () => string } = {}
+  ): Layer.Layer<Journal, JournalError | StoreBusy | StoreLockError> => Layer.scoped(Journal, openJournal(file, options))
+}
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 /** Wraps a synchronous journal call; state errors stay typed, anything else is a JournalError. */
-const lift = <A>(file: string, action: string, f: () => A): Effect.Effect<A, JournalError> =>
-  Effect.try({ try: f, catch: (e) => new JournalError({ file, action, detail: errorText(e) }) })
+const lift = <A>(file: string, operation: string, f: () => A): Effect.Effect<A, JournalError> =>
+  Effect.try({ try: f, catch: (e) => new JournalError({ file, operation, detail: errorText(e) }) })
 
-const liftState = <A>(file: string, action: string, f: () => A): Effect.Effect<A, JournalError | JournalStateError> =>
+const liftState = <A>(file: string, operation: string, f: () => A): Effect.Effect<A, JournalError | JournalStateError> =>
   Effect.try({
     try: f,
-    catch: (e) => (e instanceof JournalStateError ? e : new JournalError({ file, action, detail: errorText(e) }))
+    catch: (e) => (e instanceof JournalStateError ? e : new JournalError({ file, operation, detail: errorText(e) }))
   })
 
 /** Builds the service over an open core. */
@@ -189,12 +195,6 @@ export const openJournal = (
     )
     return makeJournalApi(core)
   })
-
-/** The Journal service over `file` (created if missing), closed with the layer's scope. */
-export const journalLayer = (
-  file: string,
-  options: { readonly now?: () => string } = {}
-): Layer.Layer<Journal, JournalError | StoreBusy | StoreLockError> => Layer.scoped(Journal, openJournal(file, options))
 
 /** One-line descriptions for the CLI. */
 export const describeJournalError = (e: unknown): string | undefined =>

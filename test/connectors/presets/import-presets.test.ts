@@ -16,7 +16,7 @@ import { GraphqlClient } from "../../../src/client/graphql-client.ts"
 import { RestClient } from "../../../src/client/rest-client.ts"
 import { importCsv, type ImportOptions } from "../../../src/connectors/csv/import.ts"
 import type { EmulatorHandle } from "../../../src/emulator/index.ts"
-import { Journal, journalLayer } from "../../../src/store/journal.ts"
+import { Journal } from "../../../src/store/journal.ts"
 import { Emulator, emulatorLayer, tempDir } from "../../support/effect.ts"
 import { testClient } from "../../sync/replay-helpers.ts"
 import { fixture } from "./read-fixture.ts"
@@ -61,7 +61,7 @@ const run = (ws: string, journalFile: string, options: Partial<ImportOptions> & 
   Effect.flatMap(Emulator, (handle) =>
     Effect.gen(function*() {
       return yield* importCsv(yield* RestClient, yield* Journal, { workspaceId: ws, graphql: yield* GraphqlClient, ...options })
-    }).pipe(Effect.provide(Layer.merge(journalLayer(journalFile), testClient(handle)))))
+    }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle)))))
 
 /** Reads of what the emulator stored. */
 const queriesOf = (handle: EmulatorHandle) => {
