@@ -123,7 +123,7 @@ describe("planning thread in the build", () => {
     const script = `
 import { createHook } from "node:async_hooks"
 import * as fs from "node:fs"
-const { planCsvImport, Journal, Journal.layer, RestClient, clientLayer } = await import(${JSON.stringify(url("dist/index.js"))})
+const { planCsvImport, Journal, RestClient, clientLayer } = await import(${JSON.stringify(url("dist/index.js"))})
 const { startEmulator } = await import(${JSON.stringify(url("dist/emulator.js"))})
 const Effect = await import(${JSON.stringify(url("node_modules/effect/dist/esm/Effect.js"))})
 let worker = false
