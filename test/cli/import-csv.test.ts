@@ -1,24 +1,17 @@
 import Database from "better-sqlite3"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import { parse } from "csv-parse/sync"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { JournalDb } from "../../src/store/journal.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 const BIN = "bin/worksync.js"
 
-let handle: EmulatorHandle
-beforeAll(async () => {
-  handle = await startEmulator({ seed: "empty" })
-})
-afterAll(() => handle.close())
-
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "ws-import-cli-"))
-
-const env = () => ({
+const env = (handle: EmulatorHandle) => ({
   ...process.env,
   WORKSYNC_REST_URL: handle.restUrl,
   WORKSYNC_BASE_URL: handle.baseUrl,
@@ -34,10 +27,11 @@ interface Ran {
 }
 
 const start = (
+  handle: EmulatorHandle,
   args: ReadonlyArray<string>,
   extraEnv: Record<string, string> = {}
 ): { child: ChildProcess; done: Promise<Ran> } => {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...env(), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...env(handle), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
   child.stdout!.on("data", (d) => (stdout += d))
@@ -46,303 +40,325 @@ const start = (
   return { child, done }
 }
 
-const run = (args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) => start(args, extraEnv).done
+const run = (handle: EmulatorHandle, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) =>
+  Effect.promise(() => start(handle, args, extraEnv).done)
 
-const liveTitles = (ws: string): Map<string, number> => {
+const liveTitles = (handle: EmulatorHandle, ws: string): Map<string, number> => {
   const rows = handle.ctx.db
     .prepare("SELECT title, COUNT(*) AS n FROM records WHERE workspace_id = ? AND deleted_at IS NULL GROUP BY title")
     .all(ws) as Array<{ title: string; n: number }>
   return new Map(rows.map((r) => [r.title, r.n]))
 }
 
-const noSecrets = (r: Ran) => {
+const noSecrets = (handle: EmulatorHandle, r: Ran) => {
   expect(r.stdout).not.toContain(handle.token)
   expect(r.stderr).not.toContain(handle.token)
 }
 
-describe("worksync import-csv", () => {
-  it("R-REST-RECORD-30 R-REST-RECORD-34 R-REST-RECORD-35: a nasty CSV imports its valid rows; bad rows go to the rejects file with their line", async () => {
-    const ws = handle.admin.createWorkspace({ name: "nasty" }).id
-    const dir = tmp()
-    const csv = path.join(dir, "nasty.csv")
-    fs.writeFileSync(
-      csv,
-      "\uFEFFtitle,description,duedAt,done,list\r\n" +
-        "Plain,,2024-05-01,yes,Backlog\r\n" +
-        "\"Comma, inside\",\"first para\r\n\r\nsecond \"\"quoted\"\" para\",2024-05-01T09:30:00Z,no,\r\n" +
-        "\r\n" +
-        "Ünïcødé 😀 タスク,,,,Backlog\r\n" +
-        ",no title here,,,\r\n" +
-        "Bad date,,2024-02-30,,\r\n" +
-        "Bad done,,,maybe,\r\n" +
-        "Last,,,x,\r\n"
-    )
-    const journal = path.join(dir, "j.sqlite")
-    const r = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "--quiet"])
-    noSecrets(r)
-    expect(r.code).toBe(2)
-    expect(JSON.parse(r.stdout)).toEqual({ rows: 7, created: 4, skipped: 0, rejected: 3 })
-    expect(r.stderr.trim().split("\n")).toHaveLength(1)
-    expect(r.stderr).toMatch(/3 rows rejected; see .*nasty\.rejects\.csv/)
-    const rejects = parse(fs.readFileSync(path.join(dir, "nasty.rejects.csv")), { columns: true }) as Array<Record<string, string>>
-    expect(rejects.map((x) => [x.row, x.title])).toEqual([["8", ""], ["9", "Bad date"], ["10", "Bad done"]])
-    expect(rejects[0]!.error).toBe("title is empty")
-    expect(rejects[1]!.error).toMatch(/duedAt "2024-02-30" is not a date/)
-    expect(rejects[2]!.error).toMatch(/done "maybe"/)
-    expect(Object.keys(rejects[0]!)).toEqual(["title", "description", "duedAt", "done", "list", "row", "error"])
-    const titles = liveTitles(ws)
-    expect([...titles.keys()].sort()).toEqual(["Comma, inside", "Last", "Plain", "Ünïcødé 😀 タスク"].sort())
-    const rec = handle.ctx.db
-      .prepare("SELECT html, text, dued_at, dued_all_day, done FROM records WHERE workspace_id = ? AND title = ?")
-    const plain = rec.get(ws, "Plain") as { dued_all_day: number; done: number }
-    expect(plain.dued_all_day).toBe(1)
-    expect(plain.done).toBe(1)
-    const comma = rec.get(ws, "Comma, inside") as { html: string; text: string; dued_all_day: number; done: number }
-    expect(comma.dued_all_day).toBe(0)
-    expect(comma.done).toBe(0)
-    expect(comma.html).toContain("<p>first para</p>")
-    // Blank line -> paragraphs (R-REST-RECORD-30); CRLF inside the quoted cell read as one break.
-    expect(comma.html).toMatch(/<p>first para<\/p>\s*<p>second &quot;quoted&quot; para<\/p>/)
-    expect(comma.text).toContain("second \"quoted\" para")
-    expect((rec.get(ws, "Last") as { done: number }).done).toBe(1)
+// The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
+layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })((it) => {
+  describe("worksync import-csv", () => {
+    it.scoped("R-REST-RECORD-30 R-REST-RECORD-34 R-REST-RECORD-35: a nasty CSV imports its valid rows; bad rows go to the rejects file with their line", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "nasty" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const csv = path.join(dir, "nasty.csv")
+        fs.writeFileSync(
+          csv,
+          "\uFEFFtitle,description,duedAt,done,list\r\n" +
+            "Plain,,2024-05-01,yes,Backlog\r\n" +
+            "\"Comma, inside\",\"first para\r\n\r\nsecond \"\"quoted\"\" para\",2024-05-01T09:30:00Z,no,\r\n" +
+            "\r\n" +
+            "Ünïcødé 😀 タスク,,,,Backlog\r\n" +
+            ",no title here,,,\r\n" +
+            "Bad date,,2024-02-30,,\r\n" +
+            "Bad done,,,maybe,\r\n" +
+            "Last,,,x,\r\n"
+        )
+        const journal = path.join(dir, "j.sqlite")
+        const r = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "--quiet"])
+        noSecrets(handle, r)
+        expect(r.code).toBe(2)
+        expect(JSON.parse(r.stdout)).toEqual({ rows: 7, created: 4, skipped: 0, rejected: 3 })
+        expect(r.stderr.trim().split("\n")).toHaveLength(1)
+        expect(r.stderr).toMatch(/3 rows rejected; see .*nasty\.rejects\.csv/)
+        const rejects = parse(fs.readFileSync(path.join(dir, "nasty.rejects.csv")), { columns: true }) as Array<Record<string, string>>
+        expect(rejects.map((x) => [x.row, x.title])).toEqual([["8", ""], ["9", "Bad date"], ["10", "Bad done"]])
+        expect(rejects[0]!.error).toBe("title is empty")
+        expect(rejects[1]!.error).toMatch(/duedAt "2024-02-30" is not a date/)
+        expect(rejects[2]!.error).toMatch(/done "maybe"/)
+        expect(Object.keys(rejects[0]!)).toEqual(["title", "description", "duedAt", "done", "list", "row", "error"])
+        const titles = liveTitles(handle, ws)
+        expect([...titles.keys()].sort()).toEqual(["Comma, inside", "Last", "Plain", "Ünïcødé 😀 タスク"].sort())
+        const rec = handle.ctx.db
+          .prepare("SELECT html, text, dued_at, dued_all_day, done FROM records WHERE workspace_id = ? AND title = ?")
+        const plain = rec.get(ws, "Plain") as { dued_all_day: number; done: number }
+        expect(plain.dued_all_day).toBe(1)
+        expect(plain.done).toBe(1)
+        const comma = rec.get(ws, "Comma, inside") as { html: string; text: string; dued_all_day: number; done: number }
+        expect(comma.dued_all_day).toBe(0)
+        expect(comma.done).toBe(0)
+        expect(comma.html).toContain("<p>first para</p>")
+        // Blank line -> paragraphs (R-REST-RECORD-30); CRLF inside the quoted cell read as one break.
+        expect(comma.html).toMatch(/<p>first para<\/p>\s*<p>second &quot;quoted&quot; para<\/p>/)
+        expect(comma.text).toContain("second \"quoted\" para")
+        expect((rec.get(ws, "Last") as { done: number }).done).toBe(1)
+      }))
+
+    it.scoped("an unknown column in the mapping is an error before any row is read (exit 64)", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "badmap" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const csv = path.join(dir, "in.csv")
+        fs.writeFileSync(csv, "Name,Notes\nA,B\n")
+        handle.resetStats()
+        const r = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "j.sqlite"), "--map", "title=Nmae"])
+        expect(r.code).toBe(64)
+        expect(r.stderr).toMatch(/unknown column in the mapping: --map title=Nmae; the CSV header has "Name", "Notes"/)
+        expect(r.stderr.trim().split("\n")).toHaveLength(1)
+        expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
+      }))
+
+    it.scoped("R-REST-ERR-04: an unknown workspace, or a journal of another workspace, is a usage error naming the flag", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "other" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const csv = path.join(dir, "in.csv")
+        fs.writeFileSync(csv, "title\nA\n")
+        const journal = path.join(dir, "j.sqlite")
+        const missing = yield* run(handle, ["import-csv", "--workspace", "no-such-workspace", "--csv", csv, "--journal", journal, "--verbose"])
+        noSecrets(handle, missing)
+        expect(missing.code).toBe(64)
+        // Not found is 422 NOT_FOUND in one reading of the documents, 404 in the other.
+        expect(missing.stderr).toMatch(/--workspace no-such-workspace: .*not found \(HTTP (422|404)/)
+        const ok = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "-q"])
+        expect(ok.code).toBe(0)
+        const second = handle.admin.createWorkspace({ name: "other2" }).id
+        const wrong = yield* run(handle, ["import-csv", "--workspace", second, "--csv", csv, "--journal", journal])
+        expect(wrong.code).toBe(64)
+        expect(wrong.stderr).toContain(`belongs to an import into workspace ${ws}`)
+        // A journal another kind of run planned (here a restore into the same workspace).
+        const restoreJournal = path.join(dir, "restore.sqlite")
+        const db = new JournalDb(restoreJournal)
+        db.setMeta("target.workspace", ws)
+        db.setMeta("kind", "restore")
+        db.close()
+        const foreign = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", restoreJournal])
+        expect(foreign.code).toBe(64)
+        expect(foreign.stderr).toBe(`worksync: --journal ${restoreJournal} was planned by restore, not by import-csv; use another journal file\n`)
+      }))
+
+    it.scoped("R-REST-ERR-03: writes the service refuses end the run with exit 1 and one line naming the row and status; a rerun resumes", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "readonly" }).id
+        const viewer = handle.admin.createUser({
+          email: "viewer@example.test",
+          firstName: "View",
+          lastName: "Only",
+          workspaces: { [ws]: "VIEW_ONLY" }
+        })
+        const dir = yield* tempDir("ws-import-cli-")
+        const csv = path.join(dir, "in.csv")
+        fs.writeFileSync(csv, "title\nFirst\nSecond\n")
+        const journal = path.join(dir, "j.sqlite")
+        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "-q"]
+        const refused = yield* run(handle, args, { WORKSYNC_TOKEN: viewer.token })
+        expect(refused.code).toBe(1)
+        expect(refused.stdout).not.toContain(viewer.token)
+        expect(refused.stderr).not.toContain(viewer.token)
+        expect(JSON.parse(refused.stdout)).toEqual({ rows: 2, created: 0, skipped: 0, rejected: 0 })
+        expect(refused.stderr.trim().split("\n")).toHaveLength(1)
+        expect(refused.stderr).toMatch(/2 operations not finished, first: line 2: record\.create .*HTTP 403.*rerun with the same --journal/)
+        // With a token that may write, the same journal finishes the job.
+        const resumed = yield* run(handle, args)
+        expect(resumed.code).toBe(0)
+        expect(JSON.parse(resumed.stdout)).toEqual({ rows: 2, created: 2, skipped: 0, rejected: 0 })
+      }))
+
+    it.scoped("progress without a terminal: each phase ends with one line, the rows read are not reported twice", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "progress" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const csv = path.join(dir, "in.csv")
+        fs.writeFileSync(csv, "title\nA\nB\nC\n")
+        const r = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "j.sqlite")])
+        expect(r.code).toBe(0)
+        const lines = r.stderr.trim().split("\n")
+        expect(lines.filter((l) => l.startsWith("rows read:"))).toEqual([expect.stringMatching(/^rows read: 3 /)])
+        expect(lines.filter((l) => l.startsWith("operations:")).at(-1)).toMatch(/^operations: 3\/3 100% /)
+        expect(new Set(lines).size).toBe(lines.length)
+        const dry = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "dry.sqlite"), "--dry-run"])
+        expect(dry.code).toBe(0)
+        expect(dry.stderr.split("\n").filter((l) => l.startsWith("rows read:"))).toHaveLength(1)
+      }))
+
+    it.scoped("--dry-run prints the plan and sends nothing", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "dry" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const csv = path.join(dir, "in.csv")
+        fs.writeFileSync(csv, "Card Name,List Name,Labels,Due Complete\nOne,Todo,\"Bug (red), Urgent (orange)\",false\nTwo,Todo,,true\n")
+        handle.resetStats()
+        const journal = path.join(dir, "j.sqlite")
+        const r = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--preset", "trello", "--dry-run", "--json"])
+        expect(r.code).toBe(0)
+        const out = JSON.parse(r.stdout)
+        expect(out).toMatchObject({ rows: 2, created: 0, skipped: 0, rejected: 0, dryRun: true })
+        expect(out.plan.ops).toEqual({ "list.ensure": 1, "tag.ensure": 2, "record.create": 2, "record.update": 1 })
+        expect(out.plan.first.map((f: { title: string }) => f.title)).toEqual(["One", "Two"])
+        expect(r.stderr).toContain("row 2: \"One\" in \"Todo\"")
+        const writes = Object.entries(handle.stats().byRoute).filter(([route]) => /create|update|move|delete/.test(route))
+        expect(writes).toEqual([])
+        expect(fs.existsSync(journal)).toBe(false)
+      }))
+
+    it.scoped("SIGKILL at random moments, then resume: every row exists exactly once, none lost", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "kill" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const csv = path.join(dir, "in.csv")
+        const lines = ["key,title,list,done"]
+        const expected = new Map<string, number>()
+        for (let i = 0; i < 160; i++) {
+          // Titles repeat (every 40) and rows have explicit keys: duplicates must stay duplicates.
+          const title = `Kill task ${i % 40}`
+          expected.set(title, (expected.get(title) ?? 0) + 1)
+          lines.push(`${i},${title},${["A", "B", "C"][i % 3]},${i % 5 === 0 ? "yes" : "no"}`)
+        }
+        fs.writeFileSync(csv, lines.join("\n") + "\n")
+        const journal = path.join(dir, "j.sqlite")
+        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "--quiet"]
+        // Latency keeps requests in flight when the kill lands; some writes lose their answer.
+        handle.faults.configure({ latencyMs: 15, ambiguousWriteRate: 0.1, seed: 5 })
+        let seed = 42
+        const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+        let killed = 0
+        const createdAtKill: Array<number> = []
+        try {
+          for (let i = 0; i < 5; i++) {
+            const { child, done } = start(handle, args)
+            const delay = 350 + Math.floor(random() * 900)
+            const timer = setTimeout(() => child.kill("SIGKILL"), delay)
+            const r = yield* Effect.promise(() => done)
+            clearTimeout(timer)
+            if (r.signal === "SIGKILL") {
+              killed++
+              createdAtKill.push([...liveTitles(handle, ws).values()].reduce((a, b) => a + b, 0))
+            } else break
+          }
+          handle.faults.configure({ ambiguousWriteRate: 0, latencyMs: 0 })
+          let final = yield* run(handle, args)
+          // A last op whose outcome stayed unknown is settled by one more rerun.
+          if (final.code === 1) final = yield* run(handle, args)
+          noSecrets(handle, final)
+          expect(final.code).toBe(0)
+          const out = JSON.parse(final.stdout)
+          expect(out.rows).toBe(160)
+          expect(out.rejected).toBe(0)
+        } finally {
+          handle.faults.reset()
+        }
+        expect(killed).toBeGreaterThan(0)
+        // At least one kill landed mid-replay (some records made, not all).
+        expect(createdAtKill.some((n) => n > 0 && n < 160)).toBe(true)
+        expect(liveTitles(handle, ws)).toEqual(expected)
+        const done = handle.ctx.db.prepare("SELECT COUNT(*) AS n FROM records WHERE workspace_id = ? AND done = 1").get(ws) as { n: number }
+        expect(done.n).toBe(32)
+        const lists = handle.ctx.db.prepare("SELECT title FROM lists WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title").all(ws) as Array<{ title: string }>
+        expect(lists.map((l) => l.title).filter((t) => ["A", "B", "C"].includes(t))).toEqual(["A", "B", "C"])
+        // A rerun of the finished journal sends nothing.
+        handle.resetStats()
+        const again = yield* run(handle, args)
+        expect(again.code).toBe(0)
+        expect(JSON.parse(again.stdout)).toEqual({ rows: 160, created: 0, skipped: 160, rejected: 0 })
+        expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
+      }), 60_000)
   })
 
-  it("an unknown column in the mapping is an error before any row is read (exit 64)", async () => {
-    const ws = handle.admin.createWorkspace({ name: "badmap" }).id
-    const dir = tmp()
-    const csv = path.join(dir, "in.csv")
-    fs.writeFileSync(csv, "Name,Notes\nA,B\n")
-    handle.resetStats()
-    const r = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "j.sqlite"), "--map", "title=Nmae"])
-    expect(r.code).toBe(64)
-    expect(r.stderr).toMatch(/unknown column in the mapping: --map title=Nmae; the CSV header has "Name", "Notes"/)
-    expect(r.stderr.trim().split("\n")).toHaveLength(1)
-    expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
+  describe("import-csv of a large file", () => {
+    it.scoped("plans on a second thread from the CLI bundle: a 4 MiB file repeating three keys creates three records, rejects the rest", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "cli-plan-thread" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const csv = path.join(dir, "big.csv")
+        const filler = "x".repeat(400)
+        const rows = Array.from({ length: 10_500 }, (_, i) => `k${i % 3},Big ${i % 3},${filler}`)
+        fs.writeFileSync(csv, ["key,title,description", ...rows].join("\n") + "\n")
+        expect(fs.statSync(csv).size).toBeGreaterThan(4 * 1024 * 1024)
+        // Observes the CLI process from outside its code: a preloaded hook notes whether the
+        // main thread started a worker thread.
+        const hook = path.join(dir, "hook.cjs")
+        const mark = path.join(dir, "mark")
+        fs.writeFileSync(
+          hook,
+          `const { createHook } = require("node:async_hooks"); const { isMainThread } = require("node:worker_threads");
+    let worker = false; createHook({ init(_id, type) { if (type === "WORKER") worker = true } }).enable();
+    if (isMainThread) process.on("exit", () => require("node:fs").writeFileSync(process.env.WS_TEST_THREAD_MARK, worker ? "worker" : "none"))`
+        )
+        const r = yield* run(handle, 
+          ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "j.sqlite"), "--rejects", path.join(dir, "rejects.csv"), "--json"],
+          { NODE_OPTIONS: `--require ${hook}`, WS_TEST_THREAD_MARK: mark }
+        )
+        expect(r.stderr).toMatch(/import: 10500 rows, 3 created, 0 already imported, 10497 rejected/)
+        expect(r.code).toBe(2)
+        expect(JSON.parse(r.stdout)).toEqual({ rows: 10_500, created: 3, skipped: 0, rejected: 10_497 })
+        expect(fs.readFileSync(mark, "utf8")).toBe("worker")
+        expect(liveTitles(handle, ws)).toEqual(new Map([["Big 0", 1], ["Big 1", 1], ["Big 2", 1]]))
+        const rejects = parse(fs.readFileSync(path.join(dir, "rejects.csv"))) as Array<Array<string>>
+        expect(rejects).toHaveLength(1 + 10_497)
+        expect(rejects[1]).toEqual(["k0", "Big 0", filler, "5", "key k0 repeats an earlier row of this file"])
+      }), 60_000)
+
+    it.scoped("SIGINT while a large file is planned: exit 130 with one line, the journal holds a planned prefix with its run ended, and nothing of it is planned again", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "cli-plan-interrupt" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const csv = path.join(dir, "big.csv")
+        const total = 300_000
+        fs.writeFileSync(csv, ["key,title,list", ...Array.from({ length: total }, (_, i) => `${i},Title ${i},${i % 2 ? "A" : "B"}`)].join("\n") + "\n")
+        const journal = path.join(dir, "j.sqlite")
+        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal]
+        const { child, done } = start(handle, args)
+        // Interrupted once rows flow (the first progress line), well before the end of the plan.
+        yield* Effect.promise(() => new Promise<void>((resolve) => {
+          const onData = (d: Buffer) => {
+            if (!d.toString().includes("rows read")) return
+            child.stderr!.off("data", onData)
+            resolve()
+          }
+          child.stderr!.on("data", onData)
+        }))
+        child.kill("SIGINT")
+        const r = yield* Effect.promise(() => done)
+        expect(r.code).toBe(130)
+        expect(r.stderr.trim().split("\n").at(-1)).toBe("worksync: interrupted")
+        expect(r.stderr).not.toMatch(/FATAL|Error:|\n\s+at /)
+        const db = new Database(journal, { readonly: true })
+        let planned: Array<string>
+        try {
+          const meta = new Map((db.prepare("SELECT key, value FROM meta").all() as Array<{ key: string; value: string }>).map((m) => [m.key, m.value]))
+          expect(meta.get("plan_run_complete")).toBe(meta.get("plan_run"))
+          planned = db.prepare("SELECT key FROM ops WHERE kind = 'record.create' ORDER BY seq").pluck().all() as Array<string>
+        } finally {
+          db.close()
+        }
+        expect(planned.length).toBeGreaterThan(0)
+        expect(planned.length).toBeLessThan(total)
+        // A prefix of the file, in order.
+        expect(planned.every((key, i) => key === `k:${i}`)).toBe(true)
+        // The dry run of a rerun plans exactly the rows not planned yet.
+        const dry = yield* run(handle, [...args, "--dry-run", "--json"])
+        expect(dry.code).toBe(0)
+        expect(JSON.parse(dry.stdout).plan.ops["record.create"]).toBe(total - planned.length)
+      }), 60_000)
   })
-
-  it("R-REST-ERR-04: an unknown workspace, or a journal of another workspace, is a usage error naming the flag", async () => {
-    const ws = handle.admin.createWorkspace({ name: "other" }).id
-    const dir = tmp()
-    const csv = path.join(dir, "in.csv")
-    fs.writeFileSync(csv, "title\nA\n")
-    const journal = path.join(dir, "j.sqlite")
-    const missing = await run(["import-csv", "--workspace", "no-such-workspace", "--csv", csv, "--journal", journal, "--verbose"])
-    noSecrets(missing)
-    expect(missing.code).toBe(64)
-    // Not found is 422 NOT_FOUND in one reading of the documents, 404 in the other.
-    expect(missing.stderr).toMatch(/--workspace no-such-workspace: .*not found \(HTTP (422|404)/)
-    const ok = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "-q"])
-    expect(ok.code).toBe(0)
-    const second = handle.admin.createWorkspace({ name: "other2" }).id
-    const wrong = await run(["import-csv", "--workspace", second, "--csv", csv, "--journal", journal])
-    expect(wrong.code).toBe(64)
-    expect(wrong.stderr).toContain(`belongs to an import into workspace ${ws}`)
-    // A journal another kind of run planned (here a restore into the same workspace).
-    const restoreJournal = path.join(dir, "restore.sqlite")
-    const db = new JournalDb(restoreJournal)
-    db.setMeta("target.workspace", ws)
-    db.setMeta("kind", "restore")
-    db.close()
-    const foreign = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", restoreJournal])
-    expect(foreign.code).toBe(64)
-    expect(foreign.stderr).toBe(`worksync: --journal ${restoreJournal} was planned by restore, not by import-csv; use another journal file\n`)
-  })
-
-  it("R-REST-ERR-03: writes the service refuses end the run with exit 1 and one line naming the row and status; a rerun resumes", async () => {
-    const ws = handle.admin.createWorkspace({ name: "readonly" }).id
-    const viewer = handle.admin.createUser({
-      email: "viewer@example.test",
-      firstName: "View",
-      lastName: "Only",
-      workspaces: { [ws]: "VIEW_ONLY" }
-    })
-    const dir = tmp()
-    const csv = path.join(dir, "in.csv")
-    fs.writeFileSync(csv, "title\nFirst\nSecond\n")
-    const journal = path.join(dir, "j.sqlite")
-    const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "-q"]
-    const refused = await run(args, { WORKSYNC_TOKEN: viewer.token })
-    expect(refused.code).toBe(1)
-    expect(refused.stdout).not.toContain(viewer.token)
-    expect(refused.stderr).not.toContain(viewer.token)
-    expect(JSON.parse(refused.stdout)).toEqual({ rows: 2, created: 0, skipped: 0, rejected: 0 })
-    expect(refused.stderr.trim().split("\n")).toHaveLength(1)
-    expect(refused.stderr).toMatch(/2 operations not finished, first: line 2: record\.create .*HTTP 403.*rerun with the same --journal/)
-    // With a token that may write, the same journal finishes the job.
-    const resumed = await run(args)
-    expect(resumed.code).toBe(0)
-    expect(JSON.parse(resumed.stdout)).toEqual({ rows: 2, created: 2, skipped: 0, rejected: 0 })
-  })
-
-  it("progress without a terminal: each phase ends with one line, the rows read are not reported twice", async () => {
-    const ws = handle.admin.createWorkspace({ name: "progress" }).id
-    const dir = tmp()
-    const csv = path.join(dir, "in.csv")
-    fs.writeFileSync(csv, "title\nA\nB\nC\n")
-    const r = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "j.sqlite")])
-    expect(r.code).toBe(0)
-    const lines = r.stderr.trim().split("\n")
-    expect(lines.filter((l) => l.startsWith("rows read:"))).toEqual([expect.stringMatching(/^rows read: 3 /)])
-    expect(lines.filter((l) => l.startsWith("operations:")).at(-1)).toMatch(/^operations: 3\/3 100% /)
-    expect(new Set(lines).size).toBe(lines.length)
-    const dry = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "dry.sqlite"), "--dry-run"])
-    expect(dry.code).toBe(0)
-    expect(dry.stderr.split("\n").filter((l) => l.startsWith("rows read:"))).toHaveLength(1)
-  })
-
-  it("--dry-run prints the plan and sends nothing", async () => {
-    const ws = handle.admin.createWorkspace({ name: "dry" }).id
-    const dir = tmp()
-    const csv = path.join(dir, "in.csv")
-    fs.writeFileSync(csv, "Card Name,List Name,Labels,Due Complete\nOne,Todo,\"Bug (red), Urgent (orange)\",false\nTwo,Todo,,true\n")
-    handle.resetStats()
-    const journal = path.join(dir, "j.sqlite")
-    const r = await run(["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--preset", "trello", "--dry-run", "--json"])
-    expect(r.code).toBe(0)
-    const out = JSON.parse(r.stdout)
-    expect(out).toMatchObject({ rows: 2, created: 0, skipped: 0, rejected: 0, dryRun: true })
-    expect(out.plan.ops).toEqual({ "list.ensure": 1, "tag.ensure": 2, "record.create": 2, "record.update": 1 })
-    expect(out.plan.first.map((f: { title: string }) => f.title)).toEqual(["One", "Two"])
-    expect(r.stderr).toContain("row 2: \"One\" in \"Todo\"")
-    const writes = Object.entries(handle.stats().byRoute).filter(([route]) => /create|update|move|delete/.test(route))
-    expect(writes).toEqual([])
-    expect(fs.existsSync(journal)).toBe(false)
-  })
-
-  it("SIGKILL at random moments, then resume: every row exists exactly once, none lost", async () => {
-    const ws = handle.admin.createWorkspace({ name: "kill" }).id
-    const dir = tmp()
-    const csv = path.join(dir, "in.csv")
-    const lines = ["key,title,list,done"]
-    const expected = new Map<string, number>()
-    for (let i = 0; i < 160; i++) {
-      // Titles repeat (every 40) and rows have explicit keys: duplicates must stay duplicates.
-      const title = `Kill task ${i % 40}`
-      expected.set(title, (expected.get(title) ?? 0) + 1)
-      lines.push(`${i},${title},${["A", "B", "C"][i % 3]},${i % 5 === 0 ? "yes" : "no"}`)
-    }
-    fs.writeFileSync(csv, lines.join("\n") + "\n")
-    const journal = path.join(dir, "j.sqlite")
-    const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "--quiet"]
-    // Latency keeps requests in flight when the kill lands; some writes lose their answer.
-    handle.faults.configure({ latencyMs: 15, ambiguousWriteRate: 0.1, seed: 5 })
-    let seed = 42
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
-    let killed = 0
-    const createdAtKill: Array<number> = []
-    try {
-      for (let i = 0; i < 5; i++) {
-        const { child, done } = start(args)
-        const delay = 350 + Math.floor(random() * 900)
-        const timer = setTimeout(() => child.kill("SIGKILL"), delay)
-        const r = await done
-        clearTimeout(timer)
-        if (r.signal === "SIGKILL") {
-          killed++
-          createdAtKill.push([...liveTitles(ws).values()].reduce((a, b) => a + b, 0))
-        } else break
-      }
-      handle.faults.configure({ ambiguousWriteRate: 0, latencyMs: 0 })
-      let final = await run(args)
-      // A last op whose outcome stayed unknown is settled by one more rerun.
-      if (final.code === 1) final = await run(args)
-      noSecrets(final)
-      expect(final.code).toBe(0)
-      const out = JSON.parse(final.stdout)
-      expect(out.rows).toBe(160)
-      expect(out.rejected).toBe(0)
-    } finally {
-      handle.faults.reset()
-    }
-    expect(killed).toBeGreaterThan(0)
-    // At least one kill landed mid-replay (some records made, not all).
-    expect(createdAtKill.some((n) => n > 0 && n < 160)).toBe(true)
-    expect(liveTitles(ws)).toEqual(expected)
-    const done = handle.ctx.db.prepare("SELECT COUNT(*) AS n FROM records WHERE workspace_id = ? AND done = 1").get(ws) as { n: number }
-    expect(done.n).toBe(32)
-    const lists = handle.ctx.db.prepare("SELECT title FROM lists WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title").all(ws) as Array<{ title: string }>
-    expect(lists.map((l) => l.title).filter((t) => ["A", "B", "C"].includes(t))).toEqual(["A", "B", "C"])
-    // A rerun of the finished journal sends nothing.
-    handle.resetStats()
-    const again = await run(args)
-    expect(again.code).toBe(0)
-    expect(JSON.parse(again.stdout)).toEqual({ rows: 160, created: 0, skipped: 160, rejected: 0 })
-    expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
-  }, 60_000)
-})
-
-describe("import-csv of a large file", () => {
-  it("plans on a second thread from the CLI bundle: a 4 MiB file repeating three keys creates three records, rejects the rest", async () => {
-    const ws = handle.admin.createWorkspace({ name: "cli-plan-thread" }).id
-    const dir = tmp()
-    const csv = path.join(dir, "big.csv")
-    const filler = "x".repeat(400)
-    const rows = Array.from({ length: 10_500 }, (_, i) => `k${i % 3},Big ${i % 3},${filler}`)
-    fs.writeFileSync(csv, ["key,title,description", ...rows].join("\n") + "\n")
-    expect(fs.statSync(csv).size).toBeGreaterThan(4 * 1024 * 1024)
-    // Observes the CLI process from outside its code: a preloaded hook notes whether the
-    // main thread started a worker thread.
-    const hook = path.join(dir, "hook.cjs")
-    const mark = path.join(dir, "mark")
-    fs.writeFileSync(
-      hook,
-      `const { createHook } = require("node:async_hooks"); const { isMainThread } = require("node:worker_threads");
-let worker = false; createHook({ init(_id, type) { if (type === "WORKER") worker = true } }).enable();
-if (isMainThread) process.on("exit", () => require("node:fs").writeFileSync(process.env.WS_TEST_THREAD_MARK, worker ? "worker" : "none"))`
-    )
-    const r = await run(
-      ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "j.sqlite"), "--rejects", path.join(dir, "rejects.csv"), "--json"],
-      { NODE_OPTIONS: `--require ${hook}`, WS_TEST_THREAD_MARK: mark }
-    )
-    expect(r.stderr).toMatch(/import: 10500 rows, 3 created, 0 already imported, 10497 rejected/)
-    expect(r.code).toBe(2)
-    expect(JSON.parse(r.stdout)).toEqual({ rows: 10_500, created: 3, skipped: 0, rejected: 10_497 })
-    expect(fs.readFileSync(mark, "utf8")).toBe("worker")
-    expect(liveTitles(ws)).toEqual(new Map([["Big 0", 1], ["Big 1", 1], ["Big 2", 1]]))
-    const rejects = parse(fs.readFileSync(path.join(dir, "rejects.csv"))) as Array<Array<string>>
-    expect(rejects).toHaveLength(1 + 10_497)
-    expect(rejects[1]).toEqual(["k0", "Big 0", filler, "5", "key k0 repeats an earlier row of this file"])
-  }, 60_000)
-
-  it("SIGINT while a large file is planned: exit 130 with one line, the journal holds a planned prefix with its run ended, and nothing of it is planned again", async () => {
-    const ws = handle.admin.createWorkspace({ name: "cli-plan-interrupt" }).id
-    const dir = tmp()
-    const csv = path.join(dir, "big.csv")
-    const total = 300_000
-    fs.writeFileSync(csv, ["key,title,list", ...Array.from({ length: total }, (_, i) => `${i},Title ${i},${i % 2 ? "A" : "B"}`)].join("\n") + "\n")
-    const journal = path.join(dir, "j.sqlite")
-    const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal]
-    const { child, done } = start(args)
-    // Interrupted once rows flow (the first progress line), well before the end of the plan.
-    await new Promise<void>((resolve) => {
-      const onData = (d: Buffer) => {
-        if (!d.toString().includes("rows read")) return
-        child.stderr!.off("data", onData)
-        resolve()
-      }
-      child.stderr!.on("data", onData)
-    })
-    child.kill("SIGINT")
-    const r = await done
-    expect(r.code).toBe(130)
-    expect(r.stderr.trim().split("\n").at(-1)).toBe("worksync: interrupted")
-    expect(r.stderr).not.toMatch(/FATAL|Error:|\n\s+at /)
-    const db = new Database(journal, { readonly: true })
-    let planned: Array<string>
-    try {
-      const meta = new Map((db.prepare("SELECT key, value FROM meta").all() as Array<{ key: string; value: string }>).map((m) => [m.key, m.value]))
-      expect(meta.get("plan_run_complete")).toBe(meta.get("plan_run"))
-      planned = db.prepare("SELECT key FROM ops WHERE kind = 'record.create' ORDER BY seq").pluck().all() as Array<string>
-    } finally {
-      db.close()
-    }
-    expect(planned.length).toBeGreaterThan(0)
-    expect(planned.length).toBeLessThan(total)
-    // A prefix of the file, in order.
-    expect(planned.every((key, i) => key === `k:${i}`)).toBe(true)
-    // The dry run of a rerun plans exactly the rows not planned yet.
-    const dry = await run([...args, "--dry-run", "--json"])
-    expect(dry.code).toBe(0)
-    expect(JSON.parse(dry.stdout).plan.ops["record.create"]).toBe(total - planned.length)
-  }, 60_000)
 })

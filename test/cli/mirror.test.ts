@@ -8,22 +8,16 @@ import Database from "better-sqlite3"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { runCli } from "../support/cli.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
 
-let handle: EmulatorHandle
-beforeAll(async () => {
-  // A hundredth of the documented delays: deliveries 50 ms after a change, retries soon after.
-  handle = await startEmulator({ seed: "empty", timeScale: 0.01 })
-})
-afterAll(() => handle.close())
-
-const env = () => ({
+const env = (handle: EmulatorHandle) => ({
   WORKSYNC_REST_URL: handle.restUrl,
   WORKSYNC_BASE_URL: handle.baseUrl,
   WORKSYNC_TOKEN: handle.token,
@@ -32,7 +26,7 @@ const env = () => ({
   WORKSYNC_ORG: handle.org
 })
 
-const rpc = async (op: string, body: Record<string, unknown>): Promise<any> => {
+const rpc = async (handle: EmulatorHandle, op: string, body: Record<string, unknown>): Promise<any> => {
   const res = await fetch(`${handle.restUrl}/v1/${op}`, {
     method: "POST",
     headers: { authorization: `Bearer ${handle.token}`, "content-type": "application/json", "svc-org-id": handle.org },
@@ -58,7 +52,7 @@ interface Mirror {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
-const startMirror = async (snapshot: string, port: number, ws: string): Promise<Mirror> => {
+const startMirror = async (handle: EmulatorHandle, snapshot: string, port: number, ws: string): Promise<Mirror> => {
   const child = spawn(process.execPath, [
     BIN,
     "mirror",
@@ -71,7 +65,7 @@ const startMirror = async (snapshot: string, port: number, ws: string): Promise<
     "--workspace",
     ws,
     "--json"
-  ], { env: { ...process.env, ...env() }, stdio: ["ignore", "pipe", "pipe"] })
+  ], { env: { ...process.env, ...env(handle) }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
@@ -121,7 +115,7 @@ const mirrored = (snapshot: string) => {
 }
 
 /** The same, from the service's own tables. */
-const live = (ws: string) =>
+const live = (handle: EmulatorHandle, ws: string) =>
   (handle.ctx.db
     .prepare(
       `SELECT r.id, r.title, r.done, l.title AS list, r.dued_at AS duedAt,
@@ -142,98 +136,104 @@ const live = (ws: string) =>
       comments: r.comments
     }))
 
-const same = (snapshot: string, ws: string) => JSON.stringify(mirrored(snapshot)) === JSON.stringify(live(ws))
+const same = (handle: EmulatorHandle, snapshot: string, ws: string) => JSON.stringify(mirrored(snapshot)) === JSON.stringify(live(handle, ws))
 
 /** One change of every kind the mirror applies. */
-const changeEverything = async (ws: string, tag: string) => {
-  const lists = await rpc("list-lists", { workspaceId: ws })
+const changeEverything = async (handle: EmulatorHandle, ws: string, tag: string) => {
+  const lists = await rpc(handle, "list-lists", { workspaceId: ws })
   const listIds = ((lists.items ?? lists) as Array<{ id: string }>).map((l) => l.id)
-  const a = (await rpc("create-record", { workspaceId: ws, title: `${tag} created`, listId: listIds[0] })).id
-  const b = (await rpc("create-record", { workspaceId: ws, title: `${tag} to change`, listId: listIds[0] })).id
-  const gone = (await rpc("create-record", { workspaceId: ws, title: `${tag} to delete`, listId: listIds[0] })).id
-  await rpc("update-record", { workspaceId: ws, recordId: b, title: `${tag} renamed` })
-  await rpc("update-record", { workspaceId: ws, recordId: b, done: true })
-  await rpc("update-record", { workspaceId: ws, recordId: a, duedAt: "2026-06-01" })
-  await rpc("update-record", { workspaceId: ws, recordId: a, assigneeIds: [handle.ownerUserId] })
-  if (listIds.length > 1) await rpc("move-record", { workspaceId: ws, recordId: a, listId: listIds[1] })
-  await rpc("create-checklist", { workspaceId: ws, recordId: b, title: "Steps" })
-  await rpc("create-comment", { workspaceId: ws, recordId: a, text: `${tag}: a comment` })
-  await rpc("delete-record", { workspaceId: ws, recordId: gone })
+  const a = (await rpc(handle, "create-record", { workspaceId: ws, title: `${tag} created`, listId: listIds[0] })).id
+  const b = (await rpc(handle, "create-record", { workspaceId: ws, title: `${tag} to change`, listId: listIds[0] })).id
+  const gone = (await rpc(handle, "create-record", { workspaceId: ws, title: `${tag} to delete`, listId: listIds[0] })).id
+  await rpc(handle, "update-record", { workspaceId: ws, recordId: b, title: `${tag} renamed` })
+  await rpc(handle, "update-record", { workspaceId: ws, recordId: b, done: true })
+  await rpc(handle, "update-record", { workspaceId: ws, recordId: a, duedAt: "2026-06-01" })
+  await rpc(handle, "update-record", { workspaceId: ws, recordId: a, assigneeIds: [handle.ownerUserId] })
+  if (listIds.length > 1) await rpc(handle, "move-record", { workspaceId: ws, recordId: a, listId: listIds[1] })
+  await rpc(handle, "create-checklist", { workspaceId: ws, recordId: b, title: "Steps" })
+  await rpc(handle, "create-comment", { workspaceId: ws, recordId: a, text: `${tag}: a comment` })
+  await rpc(handle, "delete-record", { workspaceId: ws, recordId: gone })
 }
 
-describe("worksync mirror", () => {
-  it("applies every kind of change, duplicated and out of order; survives being down long enough to be disabled; the secret is never printed", async () => {
-    const ws = handle.admin.createWorkspace({ name: "mirrored" }).id
-    await rpc("create-list", { workspaceId: ws, title: "Later" })
-    for (const title of ["One", "Two", "Three"]) await rpc("create-record", { workspaceId: ws, title })
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-mirror-"))
-    const snapshot = path.join(dir, "snap.sqlite")
-    const port = await freePort()
+// A hundredth of the documented delays: deliveries 50 ms after a change, retries soon after.
+// The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
+layer(emulatorLayer({ seed: "empty", timeScale: 0.01 }), { timeout: 30_000, excludeTestServices: true })("worksync mirror", (it) => {
+  it.scoped("applies every kind of change, duplicated and out of order; survives being down long enough to be disabled; the secret is never printed", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const ws = handle.admin.createWorkspace({ name: "mirrored" }).id
+      yield* Effect.promise(() => rpc(handle, "create-list", { workspaceId: ws, title: "Later" }))
+      for (const title of ["One", "Two", "Three"]) yield* Effect.promise(() => rpc(handle, "create-record", { workspaceId: ws, title }))
+      const dir = yield* tempDir("ws-mirror-")
+      const snapshot = path.join(dir, "snap.sqlite")
+      const port = yield* Effect.promise(() => freePort())
 
-    const first = await startMirror(snapshot, port, ws)
-    await until(() => same(snapshot, ws), "the first reconciliation")
-    expect(mirrored(snapshot).map((r) => r.title).sort()).toEqual(["One", "Three", "Two"])
+      const first = yield* Effect.promise(() => startMirror(handle, snapshot, port, ws))
+      yield* Effect.promise(() => until(() => same(handle, snapshot, ws), "the first reconciliation"))
+      expect(mirrored(snapshot).map((r) => r.title).sort()).toEqual(["One", "Three", "Two"])
 
-    // Every kind of change, each delivery sent twice and delayed at random.
-    handle.faults.configure({ webhookDeliveries: { duplicate: true, jitterMs: 3000 } })
-    await changeEverything(ws, "first")
-    const wanted = ["TODO_CREATED", "TODO_NAME_CHANGED", "TODO_DONE_STATUS_UPDATED", "TODO_DUE_DATE_ADDED", "TODO_ASSIGNEE_ADDED", "TODO_MOVED", "TODO_CHECKLIST_CREATED", "COMMENT_CREATED", "TODO_DELETED"]
-    const events = () => first.stdout().trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { event: string; applied: boolean })
-    // Every kind delivered (twice) and handled; one the snapshot was already newer than is left (applied: false).
-    await until(() => wanted.every((e) => events().filter((x) => x.event === e).length >= 2), "every delivery, twice")
-    await until(() => same(snapshot, ws), "the changes to be mirrored")
-    // The second copy of each was recognised and left.
-    expect(events().filter((x) => !x.applied).length).toBeGreaterThanOrEqual(events().length / 2)
-    handle.faults.configure({ webhookDeliveries: undefined })
+      // Every kind of change, each delivery sent twice and delayed at random.
+      handle.faults.configure({ webhookDeliveries: { duplicate: true, jitterMs: 3000 } })
+      yield* Effect.promise(() => changeEverything(handle, ws, "first"))
+      const wanted = ["TODO_CREATED", "TODO_NAME_CHANGED", "TODO_DONE_STATUS_UPDATED", "TODO_DUE_DATE_ADDED", "TODO_ASSIGNEE_ADDED", "TODO_MOVED", "TODO_CHECKLIST_CREATED", "COMMENT_CREATED", "TODO_DELETED"]
+      const events = () => first.stdout().trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { event: string; applied: boolean })
+      // Every kind delivered (twice) and handled; one the snapshot was already newer than is left (applied: false).
+      yield* Effect.promise(() => until(() => wanted.every((e) => events().filter((x) => x.event === e).length >= 2), "every delivery, twice"))
+      yield* Effect.promise(() => until(() => same(handle, snapshot, ws), "the changes to be mirrored"))
+      // The second copy of each was recognised and left.
+      expect(events().filter((x) => !x.applied).length).toBeGreaterThanOrEqual(events().length / 2)
+      handle.faults.configure({ webhookDeliveries: undefined })
 
-    // While it runs, export reads the mirrored state as the latest complete run.
-    const exported = await runCli(["export", "--snapshot", snapshot, "--out", path.join(dir, "out"), "--json"], { env: env() })
-    expect(exported.code, exported.stderr).toBe(0)
-    expect(fs.readFileSync(path.join(dir, "out", "records.ndjson"), "utf8")).toContain("first renamed")
+      // While it runs, export reads the mirrored state as the latest complete run.
+      const exported = yield* Effect.promise(() => runCli(["export", "--snapshot", snapshot, "--out", path.join(dir, "out"), "--json"], { env: env(handle) }))
+      expect(exported.code, exported.stderr).toBe(0)
+      expect(fs.readFileSync(path.join(dir, "out", "records.ndjson"), "utf8")).toContain("first renamed")
 
-    // SIGTERM: exit 0.
-    first.child.kill("SIGTERM")
-    expect((await first.exited).code).toBe(0)
+      // SIGTERM: exit 0.
+      first.child.kill("SIGTERM")
+      expect((yield* Effect.promise(() => first.exited)).code).toBe(0)
 
-    // Down: deliveries fail until the service disables the webhook.
-    const secretFile = `${snapshot}.webhook.json`
-    const saved = JSON.parse(fs.readFileSync(secretFile, "utf8")) as { webhookId: string; secrets: Array<string> }
-    expect(fs.statSync(secretFile).mode & 0o777).toBe(0o600)
-    await changeEverything(ws, "while down")
-    await until(() => {
-      const row = handle.ctx.db.prepare("SELECT enabled, status FROM webhooks WHERE id = ?").get(saved.webhookId) as { enabled: number; status: string }
-      return row.enabled === 0 && row.status === "UNHEALTHY"
-    }, "the webhook to be disabled")
+      // Down: deliveries fail until the service disables the webhook.
+      const secretFile = `${snapshot}.webhook.json`
+      const saved = JSON.parse(fs.readFileSync(secretFile, "utf8")) as { webhookId: string; secrets: Array<string> }
+      expect(fs.statSync(secretFile).mode & 0o777).toBe(0o600)
+      yield* Effect.promise(() => changeEverything(handle, ws, "while down"))
+      yield* Effect.promise(() => until(() => {
+        const row = handle.ctx.db.prepare("SELECT enabled, status FROM webhooks WHERE id = ?").get(saved.webhookId) as { enabled: number; status: string }
+        return row.enabled === 0 && row.status === "UNHEALTHY"
+      }, "the webhook to be disabled"))
 
-    // Restarted: the same webhook re-enabled, the window reconciled, the snapshot exact.
-    const second = await startMirror(snapshot, port, ws)
-    expect(second.stderr()).toMatch(/re-enabled/)
-    await until(() => same(snapshot, ws), "reconciliation after the gap")
-    const row = handle.ctx.db.prepare("SELECT enabled FROM webhooks WHERE id = ?").get(saved.webhookId) as { enabled: number }
-    expect(row.enabled).toBe(1)
-    await changeEverything(ws, "after")
-    await until(() => same(snapshot, ws), "changes after the restart")
-    second.child.kill("SIGINT")
-    expect((await second.exited).code).toBe(0)
+      // Restarted: the same webhook re-enabled, the window reconciled, the snapshot exact.
+      const second = yield* Effect.promise(() => startMirror(handle, snapshot, port, ws))
+      expect(second.stderr()).toMatch(/re-enabled/)
+      yield* Effect.promise(() => until(() => same(handle, snapshot, ws), "reconciliation after the gap"))
+      const row = handle.ctx.db.prepare("SELECT enabled FROM webhooks WHERE id = ?").get(saved.webhookId) as { enabled: number }
+      expect(row.enabled).toBe(1)
+      yield* Effect.promise(() => changeEverything(handle, ws, "after"))
+      yield* Effect.promise(() => until(() => same(handle, snapshot, ws), "changes after the restart"))
+      second.child.kill("SIGINT")
+      expect((yield* Effect.promise(() => second.exited)).code).toBe(0)
 
-    for (const out of [first.stdout(), first.stderr(), second.stdout(), second.stderr()]) {
-      for (const secret of saved.secrets) expect(out).not.toContain(secret)
-      expect(out).not.toContain(handle.tokenSecret)
-    }
-  }, 120_000)
+      for (const out of [first.stdout(), first.stderr(), second.stdout(), second.stderr()]) {
+        for (const secret of saved.secrets) expect(out).not.toContain(secret)
+        expect(out).not.toContain(handle.tokenSecret)
+      }
+    }), 120_000)
 
-  it("bad invocations are one line and exit 64", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-mirror-"))
-    const base = ["mirror", "--snapshot", path.join(dir, "s.sqlite")]
-    for (const [args, message] of [
-      [[...base, "--listen", "nowhere", "--public-url", "http://x/"], /--listen nowhere: expected HOST:PORT/],
-      [[...base, "--listen", "127.0.0.1:0", "--public-url", "ftp://x/"], /--public-url ftp:\/\/x\/: not an http\(s\) URL/],
-      [[...base, "--listen", "127.0.0.1:0", "--public-url", "http://x/", "--reconcile-every", "0"], /--reconcile-every 0/]
-    ] as Array<[Array<string>, RegExp]>) {
-      const r = await runCli(args, { env: env() })
-      expect(r.code, r.stderr).toBe(64)
-      expect(r.stderr.trim().split("\n")).toHaveLength(1)
-      expect(r.stderr).toMatch(message)
-    }
-  })
+  it.scoped("bad invocations are one line and exit 64", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const dir = yield* tempDir("ws-mirror-")
+      const base = ["mirror", "--snapshot", path.join(dir, "s.sqlite")]
+      for (const [args, message] of [
+        [[...base, "--listen", "nowhere", "--public-url", "http://x/"], /--listen nowhere: expected HOST:PORT/],
+        [[...base, "--listen", "127.0.0.1:0", "--public-url", "ftp://x/"], /--public-url ftp:\/\/x\/: not an http\(s\) URL/],
+        [[...base, "--listen", "127.0.0.1:0", "--public-url", "http://x/", "--reconcile-every", "0"], /--reconcile-every 0/]
+      ] as Array<[Array<string>, RegExp]>) {
+        const r = yield* Effect.promise(() => runCli(args, { env: env(handle) }))
+        expect(r.code, r.stderr).toBe(64)
+        expect(r.stderr.trim().split("\n")).toHaveLength(1)
+        expect(r.stderr).toMatch(message)
+      }
+    }))
 })

@@ -3,24 +3,18 @@
  * duplicated), single records, another account, dry run, rerun, --delete-missing.
  */
 import { spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { describe, expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { runCli } from "../support/cli.ts"
-
-let handle: EmulatorHandle
-beforeAll(async () => {
-  handle = await startEmulator({ seed: "empty" })
-})
-afterAll(() => handle.close())
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
 const WRITES = ["create-record", "update-record", "move-record", "delete-record", "create-list", "create-tag"]
-const writesSent = () => WRITES.reduce((n, r) => n + (handle.stats().byRoute[r] ?? 0), 0)
+const writesSent = (handle: EmulatorHandle) => WRITES.reduce((n, r) => n + (handle.stats().byRoute[r] ?? 0), 0)
 
-const env = () => ({ WORKSYNC_REST_URL: handle.restUrl, WORKSYNC_TOKEN: handle.token, WORKSYNC_ORG: handle.org })
+const env = (handle: EmulatorHandle) => ({ WORKSYNC_REST_URL: handle.restUrl, WORKSYNC_TOKEN: handle.token, WORKSYNC_ORG: handle.org })
 
 interface Row {
   id: string
@@ -29,16 +23,16 @@ interface Row {
   list: string
   dued_at: string | null
 }
-const rows = (ws: string): Array<Row> =>
+const rows = (handle: EmulatorHandle, ws: string): Array<Row> =>
   handle.ctx.db
     .prepare(
       `SELECT r.id, r.title, r.done, l.title AS list, r.dued_at FROM records r JOIN lists l ON l.id = r.list_id
        WHERE r.workspace_id = ? AND r.deleted_at IS NULL ORDER BY r.title`
     )
     .all(ws) as Array<Row>
-const shape = (ws: string) => rows(ws).map(({ id: _, ...r }) => r)
+const shape = (handle: EmulatorHandle, ws: string) => rows(handle, ws).map(({ id: _, ...r }) => r)
 
-const rpc = async (op: string, body: Record<string, unknown>, token = handle.token): Promise<any> => {
+const rpc = async (handle: EmulatorHandle, op: string, body: Record<string, unknown>, token = handle.token): Promise<any> => {
   const res = await fetch(`${handle.restUrl}/v1/${op}`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "svc-org-id": handle.org },
@@ -49,167 +43,178 @@ const rpc = async (op: string, body: Record<string, unknown>, token = handle.tok
 }
 
 /** A workspace with two lists and four records, one done, one due, one moved to "Later". */
-const seedWorkspace = async (name: string) => {
+const seedWorkspace = async (handle: EmulatorHandle, name: string) => {
   const ws = handle.admin.createWorkspace({ name }).id
-  const now = await rpc("create-list", { workspaceId: ws, title: "Now" })
-  const later = await rpc("create-list", { workspaceId: ws, title: "Later" })
+  const now = await rpc(handle, "create-list", { workspaceId: ws, title: "Now" })
+  const later = await rpc(handle, "create-list", { workspaceId: ws, title: "Later" })
   const ids: Record<string, string> = {}
   for (const title of ["Alpha", "Bravo", "Charlie", "Delta"]) {
-    ids[title] = (await rpc("create-record", { workspaceId: ws, title, listId: now.id ?? now.list?.id })).id
+    ids[title] = (await rpc(handle, "create-record", { workspaceId: ws, title, listId: now.id ?? now.list?.id })).id
   }
-  await rpc("update-record", { workspaceId: ws, recordId: ids.Bravo, done: true })
-  await rpc("update-record", { workspaceId: ws, recordId: ids.Charlie, duedAt: "2026-03-01" })
-  await rpc("move-record", { workspaceId: ws, recordId: ids.Delta, listId: later.id ?? later.list?.id })
+  await rpc(handle, "update-record", { workspaceId: ws, recordId: ids.Bravo, done: true })
+  await rpc(handle, "update-record", { workspaceId: ws, recordId: ids.Charlie, duedAt: "2026-03-01" })
+  await rpc(handle, "move-record", { workspaceId: ws, recordId: ids.Delta, listId: later.id ?? later.list?.id })
   return { ws, ids, listIds: { now: now.id as string, later: later.id as string } }
 }
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "ws-restore-cli-"))
+// The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
+layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })((it) => {
+  describe("worksync restore", () => {
+    it.scoped("R-REST-RECORD-29: in place: a deleted record comes back once, edits are undone, the rest untouched; a rerun sends nothing", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const { ws, ids, listIds } = yield* Effect.promise(() => seedWorkspace(handle, "in place"))
+        const dir = yield* tempDir("ws-restore-cli-")
+        const snapshot = path.join(dir, "snap.sqlite")
+        const journal = path.join(dir, "restore.sqlite")
+        expect((yield* Effect.promise(() => runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env(handle) }))).code).toBe(0)
+        const before = shape(handle, ws)
 
-describe("worksync restore", () => {
-  it("R-REST-RECORD-29: in place: a deleted record comes back once, edits are undone, the rest untouched; a rerun sends nothing", async () => {
-    const { ws, ids, listIds } = await seedWorkspace("in place")
-    const dir = tmp()
-    const snapshot = path.join(dir, "snap.sqlite")
-    const journal = path.join(dir, "restore.sqlite")
-    expect((await runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env() })).code).toBe(0)
-    const before = shape(ws)
+        // Since the backup: Alpha deleted, Bravo renamed and reopened, Delta moved back, Echo new.
+        yield* Effect.promise(() => rpc(handle, "delete-record", { workspaceId: ws, recordId: ids.Alpha }))
+        yield* Effect.promise(() => rpc(handle, "update-record", { workspaceId: ws, recordId: ids.Bravo, title: "Bravo (edited)", done: false }))
+        yield* Effect.promise(() => rpc(handle, "move-record", { workspaceId: ws, recordId: ids.Delta, listId: listIds.now }))
+        const echo = (yield* Effect.promise(() => rpc(handle, "create-record", { workspaceId: ws, title: "Echo", listId: listIds.now }))).id as string
 
-    // Since the backup: Alpha deleted, Bravo renamed and reopened, Delta moved back, Echo new.
-    await rpc("delete-record", { workspaceId: ws, recordId: ids.Alpha })
-    await rpc("update-record", { workspaceId: ws, recordId: ids.Bravo, title: "Bravo (edited)", done: false })
-    await rpc("move-record", { workspaceId: ws, recordId: ids.Delta, listId: listIds.now })
-    const echo = (await rpc("create-record", { workspaceId: ws, title: "Echo", listId: listIds.now })).id as string
+        const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${ws}`, "--journal", journal, "--json"]
+        handle.resetStats()
+        const dry = yield* Effect.promise(() => runCli([...args, "--dry-run"], { env: env(handle) }))
+        expect(dry.code, dry.stderr).toBe(0)
+        expect(JSON.parse(dry.stdout)).toMatchObject({ records: 4, planned: { creates: 1, updates: 2, moves: 1, deletes: 0 }, unchanged: 1 })
+        expect(dry.stderr).toContain("nothing was sent")
+        expect(writesSent(handle)).toBe(0)
 
-    const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${ws}`, "--journal", journal, "--json"]
-    handle.resetStats()
-    const dry = await runCli([...args, "--dry-run"], { env: env() })
-    expect(dry.code, dry.stderr).toBe(0)
-    expect(JSON.parse(dry.stdout)).toMatchObject({ records: 4, planned: { creates: 1, updates: 2, moves: 1, deletes: 0 }, unchanged: 1 })
-    expect(dry.stderr).toContain("nothing was sent")
-    expect(writesSent()).toBe(0)
+        const first = yield* Effect.promise(() => runCli(args, { env: env(handle) }))
+        expect(first.code, first.stderr).toBe(0)
+        expect(JSON.parse(first.stdout)).toMatchObject({ records: 4, created: 1, updated: 2, unchanged: 1, deleted: 0, failed: 0 })
+        // Echo (created after the run) stays without --delete-missing.
+        expect(shape(handle, ws)).toEqual([...before, { title: "Echo", done: 0, list: "Now", dued_at: null }].sort((a, b) => a.title.localeCompare(b.title)))
+        // Updated in place: same ids; only Alpha has a new one.
+        const after = new Map(rows(handle, ws).map((r) => [r.title, r.id]))
+        expect(after.get("Bravo")).toBe(ids.Bravo)
+        expect(after.get("Delta")).toBe(ids.Delta)
+        expect(after.get("Alpha")).not.toBe(ids.Alpha)
 
-    const first = await runCli(args, { env: env() })
-    expect(first.code, first.stderr).toBe(0)
-    expect(JSON.parse(first.stdout)).toMatchObject({ records: 4, created: 1, updated: 2, unchanged: 1, deleted: 0, failed: 0 })
-    // Echo (created after the run) stays without --delete-missing.
-    expect(shape(ws)).toEqual([...before, { title: "Echo", done: 0, list: "Now", dued_at: null }].sort((a, b) => a.title.localeCompare(b.title)))
-    // Updated in place: same ids; only Alpha has a new one.
-    const after = new Map(rows(ws).map((r) => [r.title, r.id]))
-    expect(after.get("Bravo")).toBe(ids.Bravo)
-    expect(after.get("Delta")).toBe(ids.Delta)
-    expect(after.get("Alpha")).not.toBe(ids.Alpha)
+        handle.resetStats()
+        const again = yield* Effect.promise(() => runCli(args, { env: env(handle) }))
+        expect(again.code, again.stderr).toBe(0)
+        expect(JSON.parse(again.stdout)).toMatchObject({ records: 4, created: 0, updated: 0, unchanged: 4 })
+        expect(writesSent(handle)).toBe(0)
 
-    handle.resetStats()
-    const again = await runCli(args, { env: env() })
-    expect(again.code, again.stderr).toBe(0)
-    expect(JSON.parse(again.stdout)).toMatchObject({ records: 4, created: 0, updated: 0, unchanged: 4 })
-    expect(writesSent()).toBe(0)
+        // --delete-missing: the record created after the run goes, once.
+        const del = yield* Effect.promise(() => runCli([...args, "--delete-missing"], { env: env(handle) }))
+        expect(del.code, del.stderr).toBe(0)
+        expect(JSON.parse(del.stdout)).toMatchObject({ deleted: 1, created: 0, updated: 0 })
+        expect(rows(handle, ws).map((r) => r.id)).not.toContain(echo)
+        expect(shape(handle, ws)).toEqual(before)
+      }))
 
-    // --delete-missing: the record created after the run goes, once.
-    const del = await runCli([...args, "--delete-missing"], { env: env() })
-    expect(del.code, del.stderr).toBe(0)
-    expect(JSON.parse(del.stdout)).toMatchObject({ deleted: 1, created: 0, updated: 0 })
-    expect(rows(ws).map((r) => r.id)).not.toContain(echo)
-    expect(shape(ws)).toEqual(before)
+    it.scoped("--record: only the named records are restored; an id not in the run is exit 64", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const { ws, ids } = yield* Effect.promise(() => seedWorkspace(handle, "single"))
+        const dir = yield* tempDir("ws-restore-cli-")
+        const snapshot = path.join(dir, "snap.sqlite")
+        expect((yield* Effect.promise(() => runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env(handle) }))).code).toBe(0)
+        yield* Effect.promise(() => rpc(handle, "update-record", { workspaceId: ws, recordId: ids.Alpha, title: "Alpha (edited)" }))
+        yield* Effect.promise(() => rpc(handle, "update-record", { workspaceId: ws, recordId: ids.Charlie, title: "Charlie (edited)" }))
+        const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${ws}`, "--journal", path.join(dir, "j.sqlite"), "--json"]
+        const one = yield* Effect.promise(() => runCli([...args, "--record", ids.Alpha!], { env: env(handle) }))
+        expect(one.code, one.stderr).toBe(0)
+        expect(JSON.parse(one.stdout)).toMatchObject({ records: 1, updated: 1, created: 0 })
+        expect(rows(handle, ws).map((r) => r.title)).toEqual(["Alpha", "Bravo", "Charlie (edited)", "Delta"])
+
+        const unknown = yield* Effect.promise(() => runCli([...args, "--record", "no-such-record"], { env: env(handle) }))
+        expect(unknown.code).toBe(64)
+        expect(unknown.stderr.trim().split("\n")).toHaveLength(1)
+        expect(unknown.stderr).toMatch(/record no-such-record is not in run \d+ of workspace/)
+        const both = yield* Effect.promise(() => runCli([...args, "--record", ids.Alpha!, "--delete-missing"], { env: env(handle) }))
+        expect(both.code).toBe(64)
+      }))
+
+    it.scoped("into another account (WORKSYNC_TARGET_*): created once, then updated; the source is untouched", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const { ws } = yield* Effect.promise(() => seedWorkspace(handle, "to other account"))
+        const org = handle.admin.createOrganization({ name: "Target Co", slug: `target-co-${Date.now()}` })
+        const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Get", orgLevel: "OWNER", orgId: org })
+        const target = handle.admin.createWorkspace({ name: "restored here", orgId: org }).id
+        const dir = yield* tempDir("ws-restore-cli-")
+        const snapshot = path.join(dir, "snap.sqlite")
+        expect((yield* Effect.promise(() => runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env(handle) }))).code).toBe(0)
+        const targetEnv = { ...env(handle), WORKSYNC_TARGET_TOKEN: owner.token, WORKSYNC_TARGET_ORG: org }
+        const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${target}`, "--journal", path.join(dir, "j.sqlite"), "--json"]
+        const first = yield* Effect.promise(() => runCli(args, { env: targetEnv }))
+        expect(first.code, first.stderr).toBe(0)
+        expect(JSON.parse(first.stdout)).toMatchObject({ records: 4, created: 4, failed: 0 })
+        expect(shape(handle, target)).toEqual(shape(handle, ws))
+
+        // Edited at the source and backed up again: the next restore updates, creates nothing.
+        const bravo = rows(handle, ws).find((r) => r.title === "Bravo")!
+        yield* Effect.promise(() => rpc(handle, "update-record", { workspaceId: ws, recordId: bravo.id, title: "Bravo v2" }))
+        expect((yield* Effect.promise(() => runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env(handle) }))).code).toBe(0)
+        handle.resetStats()
+        const second = yield* Effect.promise(() => runCli(args, { env: targetEnv }))
+        expect(second.code, second.stderr).toBe(0)
+        expect(JSON.parse(second.stdout)).toMatchObject({ records: 4, created: 0, updated: 1, unchanged: 3 })
+        expect(shape(handle, target)).toEqual(shape(handle, ws))
+        // The target's own token did the writes: the wrong account would have been refused.
+        expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
+      }))
+
+    it.scoped("bad invocations are one line and exit 64: --to without workspace:, an unknown target, a run holding several workspaces", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const a = yield* Effect.promise(() => seedWorkspace(handle, "multi a"))
+        const b = yield* Effect.promise(() => seedWorkspace(handle, "multi b"))
+        const dir = yield* tempDir("ws-restore-cli-")
+        const snapshot = path.join(dir, "snap.sqlite")
+        expect((yield* Effect.promise(() => runCli(["backup", "--snapshot", snapshot, "--workspace", a.ws, "--workspace", b.ws], { env: env(handle) }))).code).toBe(0)
+        const base = ["restore", "--snapshot", snapshot, "--journal", path.join(dir, "j.sqlite")]
+        const cases: Array<[Array<string>, RegExp]> = [
+          [[...base, "--to", a.ws], /--to .*expected workspace:ID/],
+          [[...base, "--to", "workspace:no-such-ws", "--from-workspace", a.ws], /--to workspace:no-such-ws: workspace no-such-ws not found/],
+          [[...base, "--to", `workspace:${a.ws}`], /holds workspaces .* name one with --from-workspace/],
+          [["restore", "--snapshot", path.join(dir, "missing.sqlite"), "--journal", path.join(dir, "j.sqlite"), "--to", `workspace:${a.ws}`], /file not found/]
+        ]
+        for (const [args, message] of cases) {
+          const r = yield* Effect.promise(() => runCli(args, { env: env(handle) }))
+          expect(r.code, r.stderr).toBe(64)
+          expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1)
+          expect(r.stderr).toMatch(message)
+        }
+      }))
   })
 
-  it("--record: only the named records are restored; an id not in the run is exit 64", async () => {
-    const { ws, ids } = await seedWorkspace("single")
-    const dir = tmp()
-    const snapshot = path.join(dir, "snap.sqlite")
-    expect((await runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env() })).code).toBe(0)
-    await rpc("update-record", { workspaceId: ws, recordId: ids.Alpha, title: "Alpha (edited)" })
-    await rpc("update-record", { workspaceId: ws, recordId: ids.Charlie, title: "Charlie (edited)" })
-    const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${ws}`, "--journal", path.join(dir, "j.sqlite"), "--json"]
-    const one = await runCli([...args, "--record", ids.Alpha!], { env: env() })
-    expect(one.code, one.stderr).toBe(0)
-    expect(JSON.parse(one.stdout)).toMatchObject({ records: 1, updated: 1, created: 0 })
-    expect(rows(ws).map((r) => r.title)).toEqual(["Alpha", "Bravo", "Charlie (edited)", "Delta"])
+  describe("worksync restore, killed and resumed", () => {
+    it.scoped("SIGKILL while a create is in flight, then a rerun: every record restored exactly once, and a third run sends nothing", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const { ws } = yield* Effect.promise(() => seedWorkspace(handle, "kill source"))
+        const target = handle.admin.createWorkspace({ name: "kill target" }).id
+        const dir = yield* tempDir("ws-restore-cli-")
+        const snapshot = path.join(dir, "snap.sqlite")
+        expect((yield* Effect.promise(() => runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env(handle) }))).code).toBe(0)
+        const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${target}`, "--journal", path.join(dir, "j.sqlite"), "--json"]
+        // The second create is held by the emulator; the process dies meanwhile (its answer never read).
+        handle.faults.inject({ route: "create-record", kind: "latency", latencyMs: 5 })
+        handle.faults.inject({ route: "create-record", kind: "latency", latencyMs: 3000 })
+        const before = handle.stats().byRoute["create-record"] ?? 0
+        const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env(handle) }, stdio: "ignore" })
+        const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_c, signal) => resolve(signal)))
+        while ((handle.stats().byRoute["create-record"] ?? 0) < before + 2) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 5)))
+        child.kill("SIGKILL")
+        expect(yield* Effect.promise(() => exited)).toBe("SIGKILL")
+        handle.faults.reset()
 
-    const unknown = await runCli([...args, "--record", "no-such-record"], { env: env() })
-    expect(unknown.code).toBe(64)
-    expect(unknown.stderr.trim().split("\n")).toHaveLength(1)
-    expect(unknown.stderr).toMatch(/record no-such-record is not in run \d+ of workspace/)
-    const both = await runCli([...args, "--record", ids.Alpha!, "--delete-missing"], { env: env() })
-    expect(both.code).toBe(64)
+        const resumed = yield* Effect.promise(() => runCli(args, { env: env(handle) }))
+        expect(resumed.code, resumed.stderr).toBe(0)
+        expect(JSON.parse(resumed.stdout)).toMatchObject({ records: 4, failed: 0 })
+        expect(shape(handle, target)).toEqual(shape(handle, ws))
+        handle.resetStats()
+        const again = yield* Effect.promise(() => runCli(args, { env: env(handle) }))
+        expect(JSON.parse(again.stdout)).toMatchObject({ records: 4, created: 0, updated: 0, unchanged: 4 })
+        expect(writesSent(handle)).toBe(0)
+      }), 60_000)
   })
-
-  it("into another account (WORKSYNC_TARGET_*): created once, then updated; the source is untouched", async () => {
-    const { ws } = await seedWorkspace("to other account")
-    const org = handle.admin.createOrganization({ name: "Target Co", slug: `target-co-${Date.now()}` })
-    const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Get", orgLevel: "OWNER", orgId: org })
-    const target = handle.admin.createWorkspace({ name: "restored here", orgId: org }).id
-    const dir = tmp()
-    const snapshot = path.join(dir, "snap.sqlite")
-    expect((await runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env() })).code).toBe(0)
-    const targetEnv = { ...env(), WORKSYNC_TARGET_TOKEN: owner.token, WORKSYNC_TARGET_ORG: org }
-    const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${target}`, "--journal", path.join(dir, "j.sqlite"), "--json"]
-    const first = await runCli(args, { env: targetEnv })
-    expect(first.code, first.stderr).toBe(0)
-    expect(JSON.parse(first.stdout)).toMatchObject({ records: 4, created: 4, failed: 0 })
-    expect(shape(target)).toEqual(shape(ws))
-
-    // Edited at the source and backed up again: the next restore updates, creates nothing.
-    const bravo = rows(ws).find((r) => r.title === "Bravo")!
-    await rpc("update-record", { workspaceId: ws, recordId: bravo.id, title: "Bravo v2" })
-    expect((await runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env() })).code).toBe(0)
-    handle.resetStats()
-    const second = await runCli(args, { env: targetEnv })
-    expect(second.code, second.stderr).toBe(0)
-    expect(JSON.parse(second.stdout)).toMatchObject({ records: 4, created: 0, updated: 1, unchanged: 3 })
-    expect(shape(target)).toEqual(shape(ws))
-    // The target's own token did the writes: the wrong account would have been refused.
-    expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
-  })
-
-  it("bad invocations are one line and exit 64: --to without workspace:, an unknown target, a run holding several workspaces", async () => {
-    const a = await seedWorkspace("multi a")
-    const b = await seedWorkspace("multi b")
-    const dir = tmp()
-    const snapshot = path.join(dir, "snap.sqlite")
-    expect((await runCli(["backup", "--snapshot", snapshot, "--workspace", a.ws, "--workspace", b.ws], { env: env() })).code).toBe(0)
-    const base = ["restore", "--snapshot", snapshot, "--journal", path.join(dir, "j.sqlite")]
-    const cases: Array<[Array<string>, RegExp]> = [
-      [[...base, "--to", a.ws], /--to .*expected workspace:ID/],
-      [[...base, "--to", "workspace:no-such-ws", "--from-workspace", a.ws], /--to workspace:no-such-ws: workspace no-such-ws not found/],
-      [[...base, "--to", `workspace:${a.ws}`], /holds workspaces .* name one with --from-workspace/],
-      [["restore", "--snapshot", path.join(dir, "missing.sqlite"), "--journal", path.join(dir, "j.sqlite"), "--to", `workspace:${a.ws}`], /file not found/]
-    ]
-    for (const [args, message] of cases) {
-      const r = await runCli(args, { env: env() })
-      expect(r.code, r.stderr).toBe(64)
-      expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1)
-      expect(r.stderr).toMatch(message)
-    }
-  })
-})
-
-describe("worksync restore, killed and resumed", () => {
-  it("SIGKILL while a create is in flight, then a rerun: every record restored exactly once, and a third run sends nothing", async () => {
-    const { ws } = await seedWorkspace("kill source")
-    const target = handle.admin.createWorkspace({ name: "kill target" }).id
-    const dir = tmp()
-    const snapshot = path.join(dir, "snap.sqlite")
-    expect((await runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env() })).code).toBe(0)
-    const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${target}`, "--journal", path.join(dir, "j.sqlite"), "--json"]
-    // The second create is held by the emulator; the process dies meanwhile (its answer never read).
-    handle.faults.inject({ route: "create-record", kind: "latency", latencyMs: 5 })
-    handle.faults.inject({ route: "create-record", kind: "latency", latencyMs: 3000 })
-    const before = handle.stats().byRoute["create-record"] ?? 0
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env() }, stdio: "ignore" })
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_c, signal) => resolve(signal)))
-    while ((handle.stats().byRoute["create-record"] ?? 0) < before + 2) await new Promise((r) => setTimeout(r, 5))
-    child.kill("SIGKILL")
-    expect(await exited).toBe("SIGKILL")
-    handle.faults.reset()
-
-    const resumed = await runCli(args, { env: env() })
-    expect(resumed.code, resumed.stderr).toBe(0)
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ records: 4, failed: 0 })
-    expect(shape(target)).toEqual(shape(ws))
-    handle.resetStats()
-    const again = await runCli(args, { env: env() })
-    expect(JSON.parse(again.stdout)).toMatchObject({ records: 4, created: 0, updated: 0, unchanged: 4 })
-    expect(writesSent()).toBe(0)
-  }, 60_000)
 })
