@@ -56,8 +56,12 @@ export interface ScheduledBackupResult {
 /** The workspace ids of one run, from the snapshot. */
 const workspacesOfRun = (runId: string) =>
   Effect.flatMap(SnapshotStore, (store) =>
-    store.query("read run workspaces", (db) =>
-      db.prepare("SELECT id FROM run_workspaces WHERE run_id = ? ORDER BY id").pluck().all(Number(runId)) as Array<string>
+    Effect.map(
+      store.select<{ id: string }>("read run workspaces", {
+        sql: "SELECT id FROM run_workspaces WHERE run_id = ? ORDER BY id",
+        params: [Number(runId)]
+      }),
+      (rows) => rows.map((row) => row.id)
     ))
 
 /** The pipeline as one Effect over the client services (tests give it an emulator's). */

@@ -1,14 +1,15 @@
 /**
  * Export of one snapshot run to files: `records`, `activity`, `files` and
  * `workspaces`, as ndjson (the stored objects, one per line) or csv (flattened
- * columns). Rows stream from SQLite in a fixed order (by id; activity by record id
+ * columns). Rows stream from the store in a fixed order (by id; activity by record id
  * then service order) and are written in bounded batches, so memory stays flat.
  * Each file is written under a temporary name and renamed when complete.
  */
-import type Database from "better-sqlite3"
 import { stringify } from "csv-stringify/sync"
 import * as Data from "effect/Data"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type RunNotFound, resolveRun, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
@@ -88,7 +89,7 @@ const BATCH = 2000
 const FLUSH_BYTES = 1 << 20
 
 const writeOne = (
-  db: Database.Database,
+  store: SnapshotStoreService,
   source: Source,
   runId: number,
   target: string,
@@ -100,66 +101,47 @@ const writeOne = (
   const wrap = <A>(f: () => A) =>
     Effect.try({ try: f, catch: (e) => new ExportError({ file: target, detail: (e as Error).message }) })
   return Effect.acquireUseRelease(
-    wrap(() => ({
-      fd: fs.openSync(temp, "w", 0o600),
-      rows: db.prepare(source.sql).pluck().iterate(runId) as IterableIterator<string>
-    })),
-    ({ fd, rows }) =>
-      Effect.gen(function*() {
-        let count = 0
-        let buffer: Array<string> = []
-        let bytes = 0
-        const flush = () => {
-          if (buffer.length === 0) return
-          fs.writeSync(fd, buffer.join(""))
-          buffer = []
-          bytes = 0
-        }
-        if (format === "csv") {
-          buffer.push(stringify([source.columns.map((c) => c.name)]))
-        }
-        let done = false
-        while (!done) {
+    wrap(() => fs.openSync(temp, "w", 0o600)),
+    (fd) => {
+      let count = 0
+      let buffer: Array<string> = []
+      let bytes = 0
+      const flush = () => {
+        if (buffer.length === 0) return
+        fs.writeSync(fd, buffer.join(""))
+        buffer = []
+        bytes = 0
+      }
+      const add = (text: string) => {
+        buffer.push(text)
+        bytes += text.length
+        if (bytes >= FLUSH_BYTES) flush()
+      }
+      return Effect.gen(function*() {
+        if (format === "csv") add(stringify([source.columns.map((c) => c.name)]))
+        yield* store.stream<{ json: string }>(`export ${source.name}`, { sql: source.sql, params: [runId] }).pipe(
+          Stream.grouped(BATCH),
           // One bounded batch per step: the fiber can be interrupted between batches.
-          done = yield* wrap(() => {
-            const batch: Array<Array<string>> = []
-            for (let i = 0; i < BATCH; i++) {
-              const next = rows.next()
-              if (next.done === true) {
-                flushCsv(batch)
-                return true
-              }
-              count++
-              if (format === "ndjson") {
-                buffer.push(next.value, "\n")
-                bytes += next.value.length + 1
-              } else {
-                batch.push(toCells(source.columns, JSON.parse(next.value) as Record<string, unknown>, guard))
-              }
-              if (bytes >= FLUSH_BYTES) flush()
-            }
-            flushCsv(batch)
-            return false
-          })
-          onProgress?.(source.name, count)
-        }
+          Stream.runForEach((batch) =>
+            wrap(() => {
+              const rows = Chunk.toReadonlyArray(batch)
+              count += rows.length
+              if (format === "ndjson") for (const row of rows) add(`${row.json}\n`)
+              else add(stringify(rows.map((row) => toCells(source.columns, JSON.parse(row.json) as Record<string, unknown>, guard))))
+              onProgress?.(source.name, count)
+            })
+          )
+        )
+        if (count === 0) onProgress?.(source.name, 0)
         yield* wrap(() => {
           flush()
           fs.fsyncSync(fd)
         })
         return count
-
-        function flushCsv(batch: Array<Array<string>>) {
-          if (batch.length === 0) return
-          const text = stringify(batch)
-          buffer.push(text)
-          bytes += text.length
-          if (bytes >= FLUSH_BYTES) flush()
-        }
-      }),
-    ({ fd, rows }, exit) =>
+      })
+    },
+    (fd, exit) =>
       Effect.sync(() => {
-        rows.return?.()
         fs.closeSync(fd)
         if (exit._tag === "Success") fs.renameSync(temp, target)
         else fs.rmSync(temp, { force: true })
@@ -183,7 +165,7 @@ export const exportRun = (
     for (const source of SOURCES) {
       const target = path.join(options.outDir, `${source.name}.${options.format}`)
       const rows = yield* writeOne(
-        store.db,
+        store,
         source,
         run.id,
         target,

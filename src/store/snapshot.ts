@@ -1,506 +1,55 @@
 /**
- * The snapshot store: a SQLite file of backup runs (schema in snapshot-schema.ts,
- * documented in docs/snapshot.md). Writes are batched in transactions; every method
- * is an Effect failing with SnapshotError naming the file and what failed.
+ * The snapshot store: backup runs, versioned entities and their membership in runs
+ * (docs/snapshot.md), behind one service with two backends. A location that is a
+ * PostgreSQL URL (`postgres://USER@HOST:PORT/DB`, optional `?schema=NAME`) opens the
+ * PostgreSQL backend, shared by processes on many machines; anything else is a SQLite
+ * file, the default. Callers see only `SnapshotStoreService`.
  */
-import type Database from "better-sqlite3"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { contentHash } from "./snapshot-hash.ts"
-import { type PlainEntity, SNAPSHOT_MIGRATIONS } from "./snapshot-schema.ts"
-import { openDatabase, StoreOpenError } from "./sqlite.ts"
+import type * as Scope from "effect/Scope"
+import { isPostgresUrl } from "./postgres.ts"
+import { openPostgresSnapshot } from "./snapshot-postgres.ts"
+import { openSqliteSnapshot } from "./snapshot-sqlite.ts"
+import { RunNotFound, type RunRow, type SnapshotError, type SnapshotStoreService } from "./snapshot-types.ts"
+import { StoreOpenError } from "./sqlite.ts"
 
 export { StoreOpenError }
+export {
+  type MemberVersion,
+  type PruneOptions,
+  type PruneResult,
+  type RecordEntry,
+  type RecordVersionRef,
+  type RunCounts,
+  type RunNote,
+  RunNotFound,
+  type RunRow,
+  type RunStatus,
+  scopeOf,
+  SnapshotError,
+  type SnapshotQuery,
+  type SnapshotStoreService
+} from "./snapshot-types.ts"
 
-/** A query or write on the snapshot failed. */
-export class SnapshotError extends Data.TaggedError("SnapshotError")<{
-  readonly file: string
-  readonly operation: string
-  readonly detail: string
-}> {
-  override get message(): string {
-    return `snapshot ${this.file}: ${this.operation} failed: ${this.detail}`
-  }
+export interface SnapshotOpenOptions {
+  /** Open an existing store only (reading commands must not create an empty one). */
+  readonly mustExist?: boolean
 }
 
-/** A run id named on the command line or by a caller does not exist or is unusable. */
-export class RunNotFound extends Data.TaggedError("RunNotFound")<{
-  readonly file: string
-  readonly run: string
-  readonly detail: string
-}> {
-  override get message(): string {
-    return `snapshot ${this.file}: run ${this.run} ${this.detail}`
-  }
-}
-
-export type RunStatus = "running" | "complete" | "failed"
-
-export interface RunRow {
-  readonly id: number
-  readonly scope: string
-  readonly started: string
-  readonly finished: string | null
-  readonly status: RunStatus
-  readonly full: boolean
-  readonly error: string | null
-  readonly stats: unknown
-}
-
-/** The latest stored version of a record, for incremental decisions. */
-export interface RecordVersionRef {
-  readonly vid: number
-  readonly summaryHash: string
-  readonly updatedAt: string | null
-  readonly commentCount: number | null
-}
-
-/** One record of a run: either the unchanged stored version or new content. */
-export type RecordEntry =
-  | { readonly kind: "keep"; readonly id: string; readonly vid: number }
-  | {
-    readonly kind: "version"
-    readonly workspaceId: string
-    readonly summary: { readonly id: string; readonly updatedAt?: string | undefined }
-    readonly detail: object
-    /** Items as fetched, or the stored activity of an earlier version to carry over. */
-    readonly activity: ReadonlyArray<object> | { readonly reuseFrom: number }
-  }
-
-export interface RunNote {
-  readonly workspaceId: string | null
-  readonly kind: string
-  readonly subject?: string | null | undefined
-  readonly detail?: unknown
-}
-
-/** Scope of a run: every workspace, or the sorted ids named. */
-export const scopeOf = (workspaceIds: ReadonlyArray<string>): string =>
-  workspaceIds.length === 0 ? "*" : [...new Set(workspaceIds)].sort().join(",")
-
-const ROW = (r: Record<string, unknown>): RunRow => ({
-  id: r.id as number,
-  scope: r.scope as string,
-  started: r.started as string,
-  finished: (r.finished as string | null) ?? null,
-  status: r.status as RunStatus,
-  full: r.full === 1,
-  error: (r.error as string | null) ?? null,
-  stats: typeof r.stats === "string" ? JSON.parse(r.stats) : null
-})
-
-/** What `pruneRuns` removed and kept. */
-export interface PruneResult {
-  /** Run ids removed, ascending. */
-  readonly removedRuns: ReadonlyArray<number>
-  /** Complete run ids kept, ascending. */
-  readonly keptComplete: ReadonlyArray<number>
-  /** Stored versions (records, files, lists, users, workspaces) no longer referenced, removed. */
-  readonly removedVersions: number
-}
-
-export interface PruneOptions {
-  /** Complete runs kept per scope; below 1 counts as 1 (the latest complete state is never pruned). */
-  readonly keep: number
-}
-
-const MEMBERSHIP = ["records", "files", "lists", "users", "workspaces"] as const
-
-/**
- * Keeps the last `keep` complete runs of each scope and drops older runs, then the stored
- * versions no remaining run refers to (with their activity). Never removed: the latest
- * complete run of any scope, runs newer than a scope's oldest kept complete run (a failed
- * run after it keeps its notes for diagnosis), runs still marked running, and every run of
- * a scope that has no complete run (there is no state to fall back to). One transaction.
- *
- * The orphan deletes are set-based (`vid NOT IN (SELECT vid FROM run_<t>)`): SQLite reads
- * each membership table once into a temporary index, where a correlated NOT EXISTS would
- * scan it once per stored version (run_<t> has no index on vid).
- */
-const pruneRunsIn = (db: Database.Database, options: PruneOptions): PruneResult =>
-  db.transaction(() => {
-    const keep = Math.max(1, Math.floor(Number.isFinite(options.keep) ? options.keep : 1))
-    const runs = db.prepare("SELECT id, scope, status FROM runs ORDER BY id").all() as Array<
-      { id: number; scope: string; status: RunStatus }
-    >
-    const byScope = new Map<string, Array<{ id: number; status: RunStatus }>>()
-    for (const r of runs) {
-      const list = byScope.get(r.scope) ?? []
-      list.push(r)
-      byScope.set(r.scope, list)
-    }
-    const removed: Array<number> = []
-    const kept: Array<number> = []
-    for (const ofScope of byScope.values()) {
-      const keepComplete = ofScope.filter((r) => r.status === "complete").map((r) => r.id).slice(-keep)
-      kept.push(...keepComplete)
-      const oldestKept = keepComplete[0]
-      if (oldestKept === undefined) continue
-      for (const r of ofScope) if (r.id < oldestKept && r.status !== "running") removed.push(r.id)
-    }
-    removed.sort((a, b) => a - b)
-    kept.sort((a, b) => a - b)
-    if (removed.length === 0) return { removedRuns: removed, keptComplete: kept, removedVersions: 0 }
-
-    // Each delete is a range of the (run_id, id) primary key.
-    const deletes = [...MEMBERSHIP.map((t) => `run_${t}`), "run_notes"].map((t) =>
-      db.prepare(`DELETE FROM ${t} WHERE run_id = ?`)
-    )
-    const deleteRun = db.prepare("DELETE FROM runs WHERE id = ?")
-    for (const id of removed) {
-      for (const d of deletes) d.run(id)
-      deleteRun.run(id)
-    }
-
-    db.prepare(
-      "DELETE FROM activity WHERE vid IN (SELECT vid FROM records WHERE vid NOT IN (SELECT vid FROM run_records))"
-    ).run()
-    let removedVersions = 0
-    for (const t of MEMBERSHIP) {
-      removedVersions += db.prepare(`DELETE FROM ${t} WHERE vid NOT IN (SELECT vid FROM run_${t})`).run().changes
-    }
-    return { removedRuns: removed, keptComplete: kept, removedVersions }
-  })()
-
-/** The object as JSON with one more key (workspaceId, recordId), as stored and exported. */
-const withKey = (obj: object, key: string, value: string): string => JSON.stringify({ ...obj, [key]: value })
-
-/**
- * better-sqlite3's connection under a name of ours: its own type lives in a namespace
- * that declaration files cannot name, and `query` hands it to callers.
- */
-export interface SqliteDatabase extends Database.Database {}
-
-/** A stored record's membership in a run: its version and what the mirror compares. */
-export interface MemberVersion {
-  readonly vid: number
-  readonly workspaceId: string
-  readonly updatedAt: string | null
-}
-
-/** Counts of one run's membership tables. */
-export interface RunCounts {
-  readonly workspaces: number
-  readonly records: number
-  readonly activities: number
-  readonly files: number
-}
-
-/**
- * The snapshot store: runs, versioned entities and their membership in runs, over one
- * SQLite file (docs/snapshot.md). Every operation fails with `SnapshotError` naming the
- * file and what was being done.
- */
-export interface SnapshotStoreService {
-  readonly file: string
-  /** The connection, for set-based reads that live next to their callers (diff, export). */
-  readonly db: SqliteDatabase
-  /** Starts a run; any run still marked running (a killed process) is marked failed first. */
-  readonly beginRun: (scope: string, full: boolean) => Effect.Effect<number, SnapshotError>
-  readonly completeRun: (runId: number, stats: unknown) => Effect.Effect<void, SnapshotError>
-  /** Marks a run failed; a failed run never counts for comparisons or deletions. */
-  readonly failRun: (runId: number, error: string, stats: unknown) => Effect.Effect<void, SnapshotError>
-  readonly getRun: (runId: number) => Effect.Effect<RunRow | undefined, SnapshotError>
-  readonly listRuns: Effect.Effect<Array<RunRow>, SnapshotError>
-  readonly latestComplete: Effect.Effect<RunRow | undefined, SnapshotError>
-  /** The complete run of `scope` just before `beforeId`. */
-  readonly previousComplete: (scope: string, beforeId: number) => Effect.Effect<RunRow | undefined, SnapshotError>
-  readonly latestRecordVersion: (id: string) => Effect.Effect<RecordVersionRef | undefined, SnapshotError>
-  /** Synchronous look-up for tight loops (the caller is already inside an Effect). */
-  readonly latestRecordVersionSync: (id: string) => RecordVersionRef | undefined
-  readonly putRecords: (runId: number, entries: ReadonlyArray<RecordEntry>) => Effect.Effect<void, SnapshotError>
-  readonly putWorkspaces: (runId: number, items: ReadonlyArray<{ readonly id: string }>) => Effect.Effect<void, SnapshotError>
-  readonly putUsers: (runId: number, items: ReadonlyArray<{ readonly id: string }>) => Effect.Effect<void, SnapshotError>
-  readonly putLists: (
-    runId: number,
-    workspaceId: string,
-    items: ReadonlyArray<{ readonly id: string }>
-  ) => Effect.Effect<void, SnapshotError>
-  readonly putFiles: (
-    runId: number,
-    workspaceId: string,
-    items: ReadonlyArray<{ readonly id: string }>
-  ) => Effect.Effect<void, SnapshotError>
-  readonly note: (runId: number, n: RunNote) => Effect.Effect<void, SnapshotError>
-  readonly notes: (runId: number) => Effect.Effect<Array<RunNote & { readonly detail: unknown }>, SnapshotError>
-  /** Makes run `to` hold exactly what run `from` holds (every membership table), in one transaction. */
-  readonly copyMembership: (from: number, to: number) => Effect.Effect<void, SnapshotError>
-  /**
-   * Removes a run and its membership (the versions it alone held stay until `pruneRuns`):
-   * a mirror's run once the backup after it holds the same state.
-   */
-  readonly dropRun: (runId: number) => Effect.Effect<void, SnapshotError>
-  /** Removes items from one run's membership (a record or list deleted since); returns how many. */
-  readonly removeMembers: (
-    table: "records" | "lists" | "files",
-    runId: number,
-    ids: ReadonlyArray<string>
-  ) => Effect.Effect<number, SnapshotError>
-  /** The version of a record a run holds, if any. */
-  readonly memberVersion: (runId: number, id: string) => Effect.Effect<MemberVersion | undefined, SnapshotError>
-  readonly counts: (runId: number) => Effect.Effect<RunCounts, SnapshotError>
-  /** Keeps the last `keep` complete runs per scope; see `pruneRunsIn`. */
-  readonly pruneRuns: (options: PruneOptions) => Effect.Effect<PruneResult, SnapshotError>
-  /** Runs a synchronous read against the database, mapping throws to SnapshotError. */
-  readonly query: <A>(operation: string, f: (db: SqliteDatabase) => A) => Effect.Effect<A, SnapshotError>
-}
-
-const makeStore = (db: Database.Database, file: string): SnapshotStoreService => {
-  const fail = (operation: string) => (e: unknown) =>
-    new SnapshotError({ file, operation, detail: e instanceof Error ? e.message : String(e) })
-  const run = <A>(operation: string, f: () => A): Effect.Effect<A, SnapshotError> =>
-    Effect.try({ try: f, catch: fail(operation) })
-
-  const s = {
-    insertRun: db.prepare(
-      "INSERT INTO runs (scope, started, status, full) VALUES (?, ?, 'running', ?) RETURNING id"
-    ),
-    abandonRunning: db.prepare(
-      "UPDATE runs SET status = 'failed', finished = ?, error = 'interrupted (found running at the start of a later run)' WHERE status = 'running'"
-    ),
-    completeRun: db.prepare("UPDATE runs SET status = 'complete', finished = ?, stats = ? WHERE id = ? AND status = 'running'"),
-    failRun: db.prepare(
-      "UPDATE runs SET status = 'failed', finished = ?, error = ?, stats = ? WHERE id = ? AND status = 'running'"
-    ),
-    getRun: db.prepare("SELECT * FROM runs WHERE id = ?"),
-    listRuns: db.prepare("SELECT * FROM runs ORDER BY id"),
-    latestComplete: db.prepare("SELECT * FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1"),
-    previousComplete: db.prepare(
-      "SELECT * FROM runs WHERE status = 'complete' AND scope = ? AND id < ? ORDER BY id DESC LIMIT 1"
-    ),
-    latestRecord: db.prepare(
-      "SELECT vid, summary_hash AS summaryHash, updated_at AS updatedAt, comment_count AS commentCount FROM records WHERE id = ? ORDER BY last_run DESC, vid DESC LIMIT 1"
-    ),
-    upsertRecord: db.prepare(
-      `INSERT INTO records (id, workspace_id, hash, summary_hash, updated_at, comment_count, activity_count, summary, detail, first_run, last_run)
-       VALUES (@id, @workspaceId, @hash, @summaryHash, @updatedAt, @commentCount, @activityCount, @summary, @detail, @run, @run)
-       ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run, summary_hash = excluded.summary_hash, summary = excluded.summary,
-         updated_at = excluded.updated_at, comment_count = excluded.comment_count
-       RETURNING vid, first_run AS firstRun`
-    ),
-    insertActivity: db.prepare("INSERT OR REPLACE INTO activity (vid, seq, id, item) VALUES (?, ?, ?, ?)"),
-    activityOf: db.prepare("SELECT item FROM activity WHERE vid = ? ORDER BY seq"),
-    runRecord: db.prepare("INSERT OR REPLACE INTO run_records (run_id, id, vid) VALUES (?, ?, ?)"),
-    note: db.prepare(
-      "INSERT INTO run_notes (run_id, seq, workspace_id, kind, subject, detail) VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM run_notes WHERE run_id = ?), ?, ?, ?, ?)"
-    ),
-    notes: db.prepare("SELECT workspace_id AS workspaceId, kind, subject, detail FROM run_notes WHERE run_id = ? ORDER BY seq"),
-    memberVersion: db.prepare(
-      `SELECT r.vid AS vid, r.workspace_id AS workspaceId, r.updated_at AS updatedAt
-       FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`
-    ),
-    bumpRecords: db.prepare(
-      "UPDATE records SET last_run = @run WHERE vid IN (SELECT vid FROM run_records WHERE run_id = @run) AND last_run < @run"
-    )
-  }
-
-  const plain = (table: PlainEntity, withWorkspace: boolean) => {
-    const upsert = db.prepare(
-      withWorkspace
-        ? `INSERT INTO ${table} (id, workspace_id, hash, item, first_run, last_run) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run RETURNING vid`
-        : `INSERT INTO ${table} (id, hash, item, first_run, last_run) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run RETURNING vid`
-    )
-    const member = db.prepare(`INSERT OR REPLACE INTO run_${table} (run_id, id, vid) VALUES (?, ?, ?)`)
-    return (runId: number, items: ReadonlyArray<{ readonly id: string }>, extra?: { key: string; value: string }) =>
-      db.transaction(() => {
-        for (const item of items) {
-          const stored = extra === undefined ? JSON.stringify(item) : withKey(item, extra.key, extra.value)
-          const hash = contentHash(extra === undefined ? item : { ...item, [extra.key]: extra.value })
-          const row = (withWorkspace
-            ? upsert.get(item.id, extra?.value ?? "", hash, stored, runId, runId)
-            : upsert.get(item.id, hash, stored, runId, runId)) as { vid: number }
-          member.run(runId, item.id, row.vid)
-        }
-      })()
-  }
-  const putWorkspaces = plain("workspaces", false)
-  const putUsers = plain("users", false)
-  const putLists = plain("lists", true)
-  const putFiles = plain("files", true)
-
-  const now = () => new Date().toISOString()
-
-  const writeRecord = (runId: number, e: RecordEntry): void => {
-    if (e.kind === "keep") {
-      s.runRecord.run(runId, e.id, e.vid)
-      return
-    }
-    const activity: ReadonlyArray<object> = "reuseFrom" in e.activity
-      ? (s.activityOf.all(e.activity.reuseFrom) as Array<{ item: string }>).map((r) => JSON.parse(r.item) as object)
-      : e.activity.map((item) => ({ ...item, recordId: e.summary.id }))
-    const detail = { ...e.detail, workspaceId: e.workspaceId }
-    const hash = contentHash({ detail, activity })
-    const commentCount = (e.detail as { commentCount?: unknown }).commentCount
-    const row = s.upsertRecord.get({
-      id: e.summary.id,
-      workspaceId: e.workspaceId,
-      hash,
-      summaryHash: contentHash(e.summary),
-      updatedAt: e.summary.updatedAt ?? null,
-      commentCount: typeof commentCount === "number" ? commentCount : null,
-      activityCount: activity.length,
-      summary: JSON.stringify(e.summary),
-      detail: JSON.stringify(detail),
-      run: runId
-    }) as { vid: number; firstRun: number }
-    // A version seen before already has its activity rows.
-    if (row.firstRun === runId) {
-      activity.forEach((item, seq) => {
-        s.insertActivity.run(row.vid, seq, String((item as { id?: unknown }).id ?? seq), JSON.stringify(item))
-      })
-    }
-    s.runRecord.run(runId, e.summary.id, row.vid)
-  }
-
-  return {
-    file,
-    db: db as SqliteDatabase,
-    /** Starts a run; any run still marked running (a killed process) is marked failed first. */
-    beginRun: (scope: string, full: boolean) =>
-      run("begin run", () =>
-        db.transaction(() => {
-          s.abandonRunning.run(now())
-          return (s.insertRun.get(scope, now(), full ? 1 : 0) as { id: number }).id
-        })()
-      ),
-    completeRun: (runId: number, stats: unknown) =>
-      run("complete run", () =>
-        db.transaction(() => {
-          s.bumpRecords.run({ run: runId })
-          // A run no longer marked running (failed by another writer) is never reported complete.
-          if (s.completeRun.run(now(), JSON.stringify(stats), runId).changes !== 1) {
-            throw new Error(`run ${runId} is no longer running (another process marked it failed)`)
-          }
-        })()
-      ),
-    /** Marks a run failed; a failed run never counts for comparisons or deletions. */
-    failRun: (runId: number, error: string, stats: unknown) =>
-      run("fail run", () => void s.failRun.run(now(), error, JSON.stringify(stats ?? null), runId)),
-    getRun: (runId: number) => run("read run", () => {
-      const r = s.getRun.get(runId) as Record<string, unknown> | undefined
-      return r === undefined ? undefined : ROW(r)
-    }),
-    listRuns: run("list runs", () => (s.listRuns.all() as Array<Record<string, unknown>>).map(ROW)),
-    latestComplete: run("find latest complete run", () => {
-      const r = s.latestComplete.get() as Record<string, unknown> | undefined
-      return r === undefined ? undefined : ROW(r)
-    }),
-    /** The complete run of `scope` just before `beforeId`. */
-    previousComplete: (scope: string, beforeId: number) =>
-      run("find previous complete run", () => {
-        const r = s.previousComplete.get(scope, beforeId) as Record<string, unknown> | undefined
-        return r === undefined ? undefined : ROW(r)
-      }),
-    latestRecordVersion: (id: string) =>
-      run("look up record", () => s.latestRecord.get(id) as RecordVersionRef | undefined),
-    /** Synchronous look-up for tight loops (the caller is already inside an Effect). */
-    latestRecordVersionSync: (id: string) => s.latestRecord.get(id) as RecordVersionRef | undefined,
-    putRecords: (runId: number, entries: ReadonlyArray<RecordEntry>) =>
-      run("write records", () =>
-        db.transaction(() => {
-          for (const e of entries) writeRecord(runId, e)
-        })()
-      ),
-    putWorkspaces: (runId: number, items: ReadonlyArray<{ readonly id: string }>) =>
-      run("write workspaces", () => putWorkspaces(runId, items)),
-    putUsers: (runId: number, items: ReadonlyArray<{ readonly id: string }>) =>
-      run("write users", () => putUsers(runId, items)),
-    putLists: (runId: number, workspaceId: string, items: ReadonlyArray<{ readonly id: string }>) =>
-      run("write lists", () => putLists(runId, items, { key: "workspaceId", value: workspaceId })),
-    putFiles: (runId: number, workspaceId: string, items: ReadonlyArray<{ readonly id: string }>) =>
-      run("write files", () => putFiles(runId, items, { key: "workspaceId", value: workspaceId })),
-    note: (runId: number, n: RunNote) =>
-      run("write run note", () =>
-        void s.note.run(
-          runId,
-          runId,
-          n.workspaceId,
-          n.kind,
-          n.subject ?? null,
-          n.detail === undefined ? null : JSON.stringify(n.detail)
-        )
-      ),
-    notes: (runId: number) =>
-      run("read run notes", () =>
-        (s.notes.all(runId) as Array<{ workspaceId: string | null; kind: string; subject: string | null; detail: string | null }>)
-          .map((n) => ({ ...n, detail: n.detail === null ? null : JSON.parse(n.detail) as unknown }))
-      ),
-    /**
-     * Makes run `to` hold exactly what run `from` holds (every membership table), in one
-     * transaction: the mirror's run starts as a copy of the run that reconciled it.
-     */
-    copyMembership: (from: number, to: number) =>
-      run("copy run membership", () =>
-        db.transaction(() => {
-          for (const t of MEMBERSHIP) {
-            db.prepare(`DELETE FROM run_${t} WHERE run_id = ?`).run(to)
-            db.prepare(`INSERT INTO run_${t} (run_id, id, vid) SELECT ?, id, vid FROM run_${t} WHERE run_id = ?`).run(to, from)
-          }
-        })()
-      ),
-    dropRun: (runId: number) =>
-      run("drop run", () =>
-        db.transaction(() => {
-          for (const t of [...MEMBERSHIP.map((m) => `run_${m}`), "run_notes"]) db.prepare(`DELETE FROM ${t} WHERE run_id = ?`).run(runId)
-          db.prepare("DELETE FROM runs WHERE id = ?").run(runId)
-        })()
-      ),
-    /** Removes items from one run's membership (a record or list deleted since). */
-    removeMembers: (table: "records" | "lists" | "files", runId: number, ids: ReadonlyArray<string>) =>
-      run(`remove ${table} from run`, () =>
-        db.transaction(() => {
-          const del = db.prepare(`DELETE FROM run_${table} WHERE run_id = ? AND id = ?`)
-          let removed = 0
-          for (const id of ids) removed += del.run(runId, id).changes
-          return removed
-        })()
-      ),
-    /** The version of a record a run holds, if any. */
-    memberVersion: (runId: number, id: string) =>
-      run("look up run member", () => s.memberVersion.get(runId, id) as MemberVersion | undefined),
-    /** Counts of one run's membership tables. */
-    counts: (runId: number) =>
-      run("count run", () => {
-        const one = (sql: string) => (db.prepare(sql).get(runId) as { n: number }).n
-        return {
-          workspaces: one("SELECT count(*) AS n FROM run_workspaces WHERE run_id = ?"),
-          records: one("SELECT count(*) AS n FROM run_records WHERE run_id = ?"),
-          activities: one(
-            "SELECT coalesce(sum(r.activity_count), 0) AS n FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ?"
-          ),
-          files: one("SELECT count(*) AS n FROM run_files WHERE run_id = ?")
-        }
-      }),
-    /** Keeps the last `keep` complete runs per scope; see `pruneRunsIn`. */
-    pruneRuns: (options: PruneOptions) => run("prune old runs", () => pruneRunsIn(db, options)),
-    /** Runs a synchronous read against the database, mapping throws to SnapshotError. */
-    query: <A>(operation: string, f: (db: SqliteDatabase) => A) => run(operation, () => f(db))
-  }
-}
-
+/** Opens the store at `location` (a file, or a PostgreSQL URL) for the scope. */
+export const openSnapshot = (
+  location: string,
+  options: SnapshotOpenOptions = {}
+): Effect.Effect<SnapshotStoreService, StoreOpenError, Scope.Scope> =>
+  isPostgresUrl(location) ? openPostgresSnapshot(location, options) : openSqliteSnapshot(location, options)
 
 export class SnapshotStore extends Context.Tag("worksync/SnapshotStore")<SnapshotStore, SnapshotStoreService>() {
-  /** Opens (creating when missing) the snapshot file for the life of the layer. */
-  static readonly layer = (file: string, options: { readonly mustExist?: boolean } = {}) =>
-    Layer.scoped(
-      SnapshotStore,
-      Effect.map(
-        openDatabase(file, { migrations: SNAPSHOT_MIGRATIONS, ...(options.mustExist === true ? { mustExist: true } : {}) }),
-        (db) => makeStore(db, file)
-      )
-    )
+  /** Opens (creating when missing) the store at `location` for the life of the layer. */
+  static readonly layer = (location: string, options: SnapshotOpenOptions = {}) =>
+    Layer.scoped(SnapshotStore, openSnapshot(location, options))
 }
-
-/** Opens a store within a scope (for callers that do not use layers). */
-export const openSnapshot = (file: string, options: { readonly mustExist?: boolean } = {}) =>
-  Effect.map(
-    openDatabase(file, { migrations: SNAPSHOT_MIGRATIONS, ...(options.mustExist === true ? { mustExist: true } : {}) }),
-    (db) => makeStore(db, file)
-  )
 
 /**
  * Resolves a run argument: a run id given (must exist and be complete unless
@@ -524,3 +73,4 @@ export const resolveRun = (
     }
     return row
   })
+

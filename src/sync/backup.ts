@@ -34,7 +34,7 @@ import { PageError, sequentialPages } from "../streams/paging.ts"
 import { countRecords, recordsFetch } from "../streams/records.ts"
 import { type ScanReport, type ScanUnstable, stableFileScan, stableRecordScan } from "../streams/stable-scan.ts"
 import { contentHash } from "../store/snapshot-hash.ts"
-import { lockStore, type StoreBusy, type StoreLockError } from "../store/file-lock.ts"
+import type { StoreBusy, StoreLockError } from "../store/file-lock.ts"
 import { type RecordEntry, scopeOf, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
 import { type ChangeCounts, diffCounts } from "./diff.ts"
 
@@ -285,7 +285,7 @@ export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult,
     const store = yield* SnapshotStore
     // One backup per snapshot at a time: a second one would take the first's run for a
     // killed one and mark it failed under it.
-    if (options.lockHeld !== true) yield* lockStore("snapshot", store.file)
+    if (options.lockHeld !== true) yield* store.lockWriter
     const all = yield* Stream.runCollect(workspacesStream())
     const selected = yield* selectWorkspaces([...all], options.workspaces ?? [])
     const scope = scopeOf(options.workspaces === undefined || options.workspaces.length === 0 ? [] : selected.map((w) => w.id))

@@ -1,7 +1,7 @@
 /**
  * The change stream between two runs, for pipelines that consume changes directly:
  * one `Change` per created, updated or deleted record or file, with the stored
- * content before and after. Read from SQLite in id-ordered pages (keyset paging), so
+ * content before and after. Read from the store in id-ordered pages (keyset paging), so
  * memory stays flat whatever the size of the diff.
  */
 import * as Chunk from "effect/Chunk"
@@ -39,13 +39,13 @@ const pageSql = (entity: DiffEntity) => {
                (SELECT workspace_id FROM ${content} WHERE vid = c.from_vid)) AS workspace_id
     FROM (
       SELECT t.id, f.vid AS from_vid, t.vid AS to_vid
-        FROM ${run} t LEFT JOIN ${run} f ON f.run_id = :from AND f.id = t.id
-        WHERE t.run_id = :to AND t.id > :after AND (f.vid IS NULL OR f.vid <> t.vid)
+        FROM ${run} t LEFT JOIN ${run} f ON f.run_id = ? AND f.id = t.id
+        WHERE t.run_id = ? AND t.id > ? AND (f.vid IS NULL OR f.vid <> t.vid)
       UNION ALL
       SELECT f.id, f.vid AS from_vid, NULL AS to_vid
         FROM ${run} f
-        WHERE f.run_id = :from AND f.id > :after
-          AND NOT EXISTS (SELECT 1 FROM ${run} t WHERE t.run_id = :to AND t.id = f.id)
+        WHERE f.run_id = ? AND f.id > ?
+          AND NOT EXISTS (SELECT 1 FROM ${run} t WHERE t.run_id = ? AND t.id = f.id)
     ) c
     ORDER BY c.id LIMIT ${PAGE}`
 }
@@ -78,7 +78,11 @@ export const changeStream = (
   Stream.paginateChunkEffect(
     "",
     (after: string) =>
-      store.query(`read ${entity} changes`, (db) => db.prepare(pageSql(entity)).all({ from: fromId, to: toId, after }) as Array<Row>)
+      store.select<Row>(`read ${entity} changes`, {
+        sql: pageSql(entity),
+        // In the order of the `?` above.
+        params: [fromId, toId, after, fromId, after, toId]
+      })
         .pipe(Effect.map((rows) => {
           const last = rows[rows.length - 1]
           return [

@@ -141,15 +141,11 @@ export const restore = (
       return yield* Effect.fail(new RestoreError({ message: `run ${options.run.id} is ${options.run.status}: deleting what it lacks needs a complete run` }))
     }
 
-    const details = yield* store.query("read the run's records", (db) =>
-      (db
-        .prepare(
-          `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
-           WHERE rr.run_id = ? AND r.workspace_id = ? ORDER BY r.id`
-        )
-        .all(options.run.id, options.sourceWorkspaceId) as Array<{ detail: string }>)
-        .map((row) => JSON.parse(row.detail) as Record<string, unknown>)
-    )
+    const details = (yield* store.select<{ detail: string }>("read the run's records", {
+      sql: `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
+            WHERE rr.run_id = ? AND r.workspace_id = ? ORDER BY r.id`,
+      params: [options.run.id, options.sourceWorkspaceId]
+    })).map((row) => JSON.parse(row.detail) as Record<string, unknown>)
     const wanted = options.records === undefined ? undefined : new Set(options.records)
     const chosen = wanted === undefined ? details : details.filter((d) => wanted.has(String(d.id)))
     if (wanted !== undefined) {

@@ -8,6 +8,7 @@ import { exportRun } from "../../src/connectors/export.ts"
 import { openSnapshot, type SnapshotStoreService } from "../../src/store/snapshot.ts"
 import { activityOf, detailOf, fileOf, summaryOf } from "../store/snapshot-fixtures.ts"
 import { tempDir } from "../support/effect.ts"
+import { sqliteOf } from "../support/sqlite-store.ts"
 
 const withStore = <A>(file: string, f: (store: SnapshotStoreService) => Effect.Effect<A, unknown>) =>
   Effect.scoped(Effect.flatMap(openSnapshot(file), f))
@@ -37,7 +38,7 @@ describe("export", () => {
         Effect.gen(function*() {
           yield* fill(store)
           const result = yield* exportRun(store, { outDir: out, format: "ndjson" })
-          const stored = store.db.prepare("SELECT detail FROM records ORDER BY id").pluck().all() as Array<string>
+          const stored = sqliteOf(store).prepare("SELECT detail FROM records ORDER BY id").pluck().all() as Array<string>
           return { result, stored }
         })
       )

@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { openSnapshot, scopeOf, type SnapshotStoreService } from "../../src/store/snapshot.ts"
 import { activityOf, detailOf, fileOf, summaryOf } from "../store/snapshot-fixtures.ts"
 import { tempDir } from "../support/effect.ts"
+import { sqliteOf } from "../support/sqlite-store.ts"
 
 /** A store on a fresh file, in a directory removed with the test's scope. */
 const withStore = <A>(f: (store: SnapshotStoreService) => Effect.Effect<A, unknown>) =>
@@ -30,7 +31,7 @@ const backupRun = (store: SnapshotStoreService, scope: string, v: number, end: "
     return id
   })
 
-const count = (store: SnapshotStoreService, sql: string) => (store.db.prepare(sql).get() as { n: number }).n
+const count = (store: SnapshotStoreService, sql: string) => (sqliteOf(store).prepare(sql).get() as { n: number }).n
 
 describe("SnapshotStore.pruneRuns", () => {
   it.scoped("keeps the last N complete runs per scope, drops older runs and the versions only they held, with their activity", () =>
@@ -84,7 +85,7 @@ describe("SnapshotStore.pruneRuns", () => {
           const zero = yield* store.pruneRuns({ keep: 0 })
           const afterZero = (yield* store.listRuns).map((r) => r.id)
           const nan = yield* store.pruneRuns({ keep: Number.NaN })
-          const records = (store.db.prepare("SELECT id, vid FROM run_records WHERE run_id = 2 ORDER BY id").all() as Array<{ id: string }>)
+          const records = (sqliteOf(store).prepare("SELECT id, vid FROM run_records WHERE run_id = 2 ORDER BY id").all() as Array<{ id: string }>)
             .map((r) => r.id)
           return { zero, afterZero, nan, records }
         })
@@ -103,7 +104,7 @@ describe("SnapshotStore.pruneRuns", () => {
           const running = yield* store.beginRun(scopeOf([]), false)
           yield* store.putRecords(running, [version("a", 7)])
           // Written directly: beginRun would mark it failed (a killed process).
-          const later = (store.db.prepare("INSERT INTO runs (scope, started, status, full) VALUES (?, ?, 'complete', 0) RETURNING id")
+          const later = (sqliteOf(store).prepare("INSERT INTO runs (scope, started, status, full) VALUES (?, ?, 'complete', 0) RETURNING id")
             .get(scopeOf([]), new Date().toISOString()) as { id: number }).id
           const result = yield* store.pruneRuns({ keep: 1 })
           return { running, later, result, runs: (yield* store.listRuns).map((r) => r.id) }
@@ -121,18 +122,19 @@ describe("SnapshotStore.pruneRuns", () => {
           yield* backupRun(store, scopeOf([]), 1)
           // Every statement the prune prepares, then the plan SQLite chose for each delete.
           const statements: Array<string> = []
-          const prepare = store.db.prepare.bind(store.db)
-          store.db.prepare = ((sql: string) => {
+          const db = sqliteOf(store)
+          const prepare = db.prepare.bind(db)
+          db.prepare = ((sql: string) => {
             statements.push(sql)
             return prepare(sql)
-          }) as typeof store.db.prepare
+          }) as typeof db.prepare
           const result = yield* store.pruneRuns({ keep: 1 })
-          store.db.prepare = prepare as typeof store.db.prepare
+          db.prepare = prepare as typeof db.prepare
           expect(result.removedRuns).toEqual([1])
           const orphanDeletes = statements.filter((sql) => /^\s*DELETE FROM (activity|records|files|lists|users|workspaces)\b/.test(sql))
           return orphanDeletes.map((sql) => ({
             sql,
-            plan: (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail).join(" | ")
+            plan: (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail).join(" | ")
           }))
         })
       )

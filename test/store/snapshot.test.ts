@@ -5,6 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { openSnapshot, scopeOf, type SnapshotStoreService } from "../../src/store/snapshot.ts"
 import { tempDir } from "../support/effect.ts"
 import { activityOf, detailOf, fileOf, summaryOf } from "./snapshot-fixtures.ts"
+import { sqliteOf } from "../support/sqlite-store.ts"
 
 /** A second connection to the same file, as another process would have. */
 const withOther = <A, E>(file: string, f: (store: SnapshotStoreService) => Effect.Effect<A, E>) =>
@@ -31,7 +32,7 @@ describe("snapshot store", () => {
   it.scoped("creates the file with owner-only permissions in WAL mode", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
-      const mode = yield* withStore(file, (store) => Effect.sync(() => store.db.pragma("journal_mode", { simple: true })))
+      const mode = yield* withStore(file, (store) => Effect.sync(() => sqliteOf(store).pragma("journal_mode", { simple: true })))
       expect(mode).toBe("wal")
       expect(fs.statSync(file).mode & 0o777).toBe(0o600)
     }))
@@ -53,10 +54,10 @@ describe("snapshot store", () => {
             version("c", 0)
           ])
           yield* store.completeRun(r2, {})
-          const rows = store.db.prepare("SELECT id, count(*) AS n FROM records GROUP BY id ORDER BY id").all()
+          const rows = sqliteOf(store).prepare("SELECT id, count(*) AS n FROM records GROUP BY id ORDER BY id").all()
           const counts = yield* store.counts(r2)
-          const activity = store.db.prepare("SELECT count(*) AS n FROM activity").pluck().get()
-          const lastRunOfA = store.db.prepare("SELECT last_run FROM records WHERE id = 'a'").pluck().get()
+          const activity = sqliteOf(store).prepare("SELECT count(*) AS n FROM activity").pluck().get()
+          const lastRunOfA = sqliteOf(store).prepare("SELECT last_run FROM records WHERE id = 'a'").pluck().get()
           return { rows, counts, activity, lastRunOfA, r2 }
         })
       )

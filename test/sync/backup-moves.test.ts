@@ -9,6 +9,7 @@ import { backup } from "../../src/sync/backup.ts"
 import { diff } from "../../src/sync/diff.ts"
 import { clientFor, emulatorWithFaultReset, liveIds } from "../streams/helpers.ts"
 import { emulatorLayer, tempDir } from "../support/effect.ts"
+import { sqliteOf } from "../support/sqlite-store.ts"
 
 const tempFile = Effect.map(tempDir("ws-backup-moves-"), (dir) => path.join(dir, "snap.sqlite"))
 const runBackup = (emu: EmulatorHandle, file: string) =>
@@ -17,7 +18,7 @@ const runBackup = (emu: EmulatorHandle, file: string) =>
 const useStore = <A, E>(file: string, f: (s: typeof SnapshotStore.Service) => Effect.Effect<A, E>) =>
   Effect.provide(Effect.flatMap(SnapshotStore, f), SnapshotStore.layer(file))
 const runIds = (file: string, runId: string) =>
-  useStore(file, (s) => Effect.sync(() => s.db.prepare("SELECT id FROM run_records WHERE run_id = ? ORDER BY id").pluck().all(Number(runId)) as Array<string>))
+  useStore(file, (s) => Effect.sync(() => sqliteOf(s).prepare("SELECT id FROM run_records WHERE run_id = ? ORDER BY id").pluck().all(Number(runId)) as Array<string>))
 const allLive = (emu: EmulatorHandle) => emu.workspaces.flatMap((ws) => liveIds(emu, ws)).sort()
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.

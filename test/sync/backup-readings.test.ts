@@ -17,6 +17,7 @@ import { backup, type BackupOptions } from "../../src/sync/backup.ts"
 import type { ReadingProxy } from "../client/reading-proxy.ts"
 import { readingProxy } from "../streams/helpers.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { sqliteOf } from "../support/sqlite-store.ts"
 
 type Json = Record<string, unknown>
 
@@ -98,7 +99,7 @@ layer(emulatorBehindProxy, { timeout: 30_000, excludeTestServices: true })("back
       expect(archived.length).toBeGreaterThan(0)
       expect(Either.getOrThrow(result)).toMatchObject({ workspaces: emu.workspaces.length, records: all.length })
       const stored = yield* Effect.provide(
-        Effect.map(SnapshotStore, (s) => s.db.prepare("SELECT id FROM run_records WHERE run_id = 1 ORDER BY id").pluck().all()),
+        Effect.map(SnapshotStore, (s) => sqliteOf(s).prepare("SELECT id FROM run_records WHERE run_id = 1 ORDER BY id").pluck().all()),
         SnapshotStore.layer(file)
       )
       expect(stored).toEqual(all)

@@ -8,6 +8,7 @@ import { backup, type BackupOptions } from "../../src/sync/backup.ts"
 import { ok, rpc } from "../emulator/rest-support.ts"
 import { clientFor, liveIds } from "../streams/helpers.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { sqliteOf } from "../support/sqlite-store.ts"
 
 const tempFile = Effect.map(tempDir("ws-backup-refresh-"), (dir) => path.join(dir, "snap.sqlite"))
 const runBackup = (emu: EmulatorHandle, file: string, options: BackupOptions = {}) =>
@@ -19,7 +20,7 @@ const getRecordCalls = (emu: EmulatorHandle) => emu.stats().byRoute["get-record"
 /** The comment count of the version of `id` a run holds. */
 const storedComments = (file: string, runId: string, id: string) =>
   withStore(file, (s) =>
-    s.db.prepare("SELECT r.comment_count FROM run_records m JOIN records r ON r.vid = m.vid WHERE m.run_id = ? AND m.id = ?")
+    sqliteOf(s).prepare("SELECT r.comment_count FROM run_records m JOIN records r ON r.vid = m.vid WHERE m.run_id = ? AND m.id = ?")
       .pluck().get(Number(runId), id) as number)
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
@@ -61,7 +62,7 @@ layer(emulatorLayer({ seed: { workspaces: 1, recordsPerWorkspace: 40 } }), { tim
       const file = yield* tempFile
       yield* runBackup(emu, file, { refreshEvery: 0 })
       // As when a record changed between list-records and get-record: the stored stamp is not the summary's.
-      yield* withStore(file, (s) => s.db.prepare("UPDATE records SET updated_at = '2001-01-01T00:00:00.000Z'").run())
+      yield* withStore(file, (s) => sqliteOf(s).prepare("UPDATE records SET updated_at = '2001-01-01T00:00:00.000Z'").run())
       emu.resetStats()
       yield* runBackup(emu, file, { refreshEvery: 0 })
       expect(getRecordCalls(emu)).toBe(liveIds(emu, emu.workspaces[0]!).length)

@@ -11,6 +11,7 @@ import { backup, type BackupOptions } from "../../src/sync/backup.ts"
 import { diff } from "../../src/sync/diff.ts"
 import { clientFor, emulatorWithFaultReset, liveIds } from "../streams/helpers.ts"
 import { emulatorLayer, tempDir } from "../support/effect.ts"
+import { sqliteOf } from "../support/sqlite-store.ts"
 
 const tempFile = Effect.map(tempDir("ws-backup-"), (dir) => path.join(dir, "snap.sqlite"))
 
@@ -33,7 +34,7 @@ const rest = <A, E>(emu: EmulatorHandle, f: (c: typeof RestClient.Service) => Ef
 const allLive = (emu: EmulatorHandle) => emu.workspaces.flatMap((ws) => liveIds(emu, ws)).sort()
 
 const runIds = (file: string, runId: string) =>
-  withStore(file, (s) => s.db.prepare("SELECT id FROM run_records WHERE run_id = ? ORDER BY id").pluck().all(Number(runId)) as Array<string>)
+  withStore(file, (s) => sqliteOf(s).prepare("SELECT id FROM run_records WHERE run_id = ? ORDER BY id").pluck().all(Number(runId)) as Array<string>)
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("backup", (it) => {
@@ -59,10 +60,10 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       const ws = emu.workspaces[0]!
       const id = liveIds(emu, ws)[0]!
       const detail = yield* rest(emu, (c) => c.getRecord({ workspaceId: ws, recordId: id }))
-      const stored = yield* withStore(file, (s) => JSON.parse(s.db.prepare("SELECT detail FROM records WHERE id = ?").pluck().get(id) as string))
+      const stored = yield* withStore(file, (s) => JSON.parse(sqliteOf(s).prepare("SELECT detail FROM records WHERE id = ?").pluck().get(id) as string))
       expect(stored).toEqual({ ...detail, workspaceId: ws })
       // The record with the long history kept all of its activity (more than one page of 24).
-      const longest = yield* withStore(file, (s) => s.db.prepare("SELECT max(activity_count) FROM records").pluck().get() as number)
+      const longest = yield* withStore(file, (s) => sqliteOf(s).prepare("SELECT max(activity_count) FROM records").pluck().get() as number)
       expect(longest).toBeGreaterThan(24)
       const bytes = Buffer.concat(fs.readdirSync(path.dirname(file)).map((f) => fs.readFileSync(path.join(path.dirname(file), f))))
       for (const secret of [emu.token, emu.tokenSecret]) expect(bytes.includes(Buffer.from(secret))).toBe(false)

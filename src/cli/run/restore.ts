@@ -31,13 +31,13 @@ const summary = (r: RestoreResult, dryRun: boolean): string =>
 /** The workspaces whose records a run holds. */
 const workspacesOfRun = (runId: number) =>
   Effect.flatMap(SnapshotStore, (store) =>
-    store.query("read the run's workspaces", (db) =>
-      (db
-        .prepare(
-          `SELECT DISTINCT r.workspace_id AS id FROM run_records rr JOIN records r ON r.vid = rr.vid
-           WHERE rr.run_id = ? ORDER BY r.workspace_id`
-        )
-        .all(runId) as Array<{ id: string }>).map((row) => row.id)
+    Effect.map(
+      store.select<{ id: string }>("read the run's workspaces", {
+        sql: `SELECT DISTINCT r.workspace_id AS id FROM run_records rr JOIN records r ON r.vid = rr.vid
+              WHERE rr.run_id = ? ORDER BY r.workspace_id`,
+        params: [runId]
+      }),
+      (rows) => rows.map((row) => row.id)
     ))
 
 export const restoreRun = (flags: RestoreFlags) =>

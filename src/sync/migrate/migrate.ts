@@ -92,29 +92,27 @@ export const attributionOf = (author: string, createdAt: string): string => {
 }
 
 const readRun = (store: SnapshotStoreService, runId: number, workspaceId: string) =>
-  store.query("read the source", (db) => {
-    const details = (db
-      .prepare(
-        `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
-         WHERE rr.run_id = ? AND r.workspace_id = ? ORDER BY r.id`
-      )
-      .all(runId, workspaceId) as Array<{ detail: string }>).map((row) => JSON.parse(row.detail) as Record<string, unknown>)
-    const lists = (db
-      .prepare(
-        `SELECT l.item AS item FROM run_lists rl JOIN lists l ON l.vid = rl.vid
-         WHERE rl.run_id = ? AND l.workspace_id = ?`
-      )
-      .all(runId, workspaceId) as Array<{ item: string }>)
+  Effect.gen(function*() {
+    const read = <A>(what: string, sql: string) => store.select<A>(`read the source's ${what}`, { sql, params: [runId, workspaceId] })
+    const details = (yield* read<{ detail: string }>(
+      "records",
+      `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
+       WHERE rr.run_id = ? AND r.workspace_id = ? ORDER BY r.id`
+    )).map((row) => JSON.parse(row.detail) as Record<string, unknown>)
+    const lists = (yield* read<{ item: string }>(
+      "lists",
+      `SELECT l.item AS item FROM run_lists rl JOIN lists l ON l.vid = rl.vid
+       WHERE rl.run_id = ? AND l.workspace_id = ?`
+    ))
       .map((row) => JSON.parse(row.item) as { title?: unknown; position?: unknown; id?: unknown })
       .filter((l): l is { title: string; position?: unknown; id?: unknown } => typeof l.title === "string")
       .sort((a, b) => (Number(a.position) || 0) - (Number(b.position) || 0) || String(a.id).localeCompare(String(b.id)))
       .map((l) => l.title)
-    const comments = (db
-      .prepare(
-        `SELECT r.id AS record_id, a.item AS item FROM run_records rr JOIN records r ON r.vid = rr.vid
-         JOIN activity a ON a.vid = r.vid WHERE rr.run_id = ? AND r.workspace_id = ?`
-      )
-      .all(runId, workspaceId) as Array<{ record_id: string; item: string }>)
+    const comments = (yield* read<{ record_id: string; item: string }>(
+      "comments",
+      `SELECT r.id AS record_id, a.item AS item FROM run_records rr JOIN records r ON r.vid = rr.vid
+       JOIN activity a ON a.vid = r.vid WHERE rr.run_id = ? AND r.workspace_id = ?`
+    ))
       .flatMap((row): Array<SourceComment> => {
         const item = JSON.parse(row.item) as Record<string, unknown>
         const user = item.commentUser as { fullName?: unknown } | null | undefined
@@ -130,9 +128,11 @@ const readRun = (store: SnapshotStoreService, runId: number, workspaceId: string
         }]
       })
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
-    const files = (db.prepare(`SELECT count(*) AS n FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? AND f.workspace_id = ?`)
-      .get(runId, workspaceId) as { n: number }).n
-    return { details, lists, comments, files }
+    const [files] = yield* read<{ n: number }>(
+      "files",
+      "SELECT count(*) AS n FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? AND f.workspace_id = ?"
+    )
+    return { details, lists, comments, files: files?.n ?? 0 }
   })
 
 const EMPTY_REPORT: ReplayReport = { sent: 0, reconciled: 0, failed: 0, unknown: 0, deferred: 0, doneByKind: {} }

@@ -213,11 +213,10 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
     yield* Stream.runForEach(scan.records, (f) => Effect.sync(() => targetFiles.set(f.uid, { size: f.size, status: f.status }))).pipe(
       Effect.provideService(RestClient, target.rest)
     )
-    const sourceFiles = yield* input.store.query("read the source's files", (db) =>
-      (db
-        .prepare(`SELECT f.item AS item FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? AND f.workspace_id = ?`)
-        .all(input.run.id, source.workspaceId) as Array<{ item: string }>).map((row) => JSON.parse(row.item) as { uid: string; name: string; size: number; status?: string })
-    )
+    const sourceFiles = (yield* input.store.select<{ item: string }>("read the source's files", {
+      sql: "SELECT f.item AS item FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? AND f.workspace_id = ?",
+      params: [input.run.id, source.workspaceId]
+    })).map((row) => JSON.parse(row.item) as { uid: string; name: string; size: number; status?: string })
     for (const f of sourceFiles) {
       if (f.status !== undefined && f.status !== "CONFIRMED") continue
       const to = typeof uids === "function" ? uids(f.uid) : uids.get(f.uid)

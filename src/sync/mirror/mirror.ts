@@ -24,7 +24,6 @@ import type { GraphqlClientApi } from "../../client/graphql-client.ts"
 import { isNotFound } from "../../client/predicates.ts"
 import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
 import type { ActivityItem } from "../../schema/activity.ts"
-import { lockStore } from "../../store/file-lock.ts"
 import { SnapshotStore, type SnapshotStoreService } from "../../store/snapshot.ts"
 import { recordActivityStream } from "../../streams/activity.ts"
 import { serveWebhooks, type ReceivedDelivery } from "../../webhooks/receiver.ts"
@@ -87,7 +86,7 @@ export const mirror = (options: MirrorOptions) =>
   Effect.gen(function*() {
     const { graphql, rest, store } = options
     const log = options.log ?? (() => undefined)
-    yield* lockStore("snapshot", store.file)
+    yield* store.lockWriter
     const register = ensureWebhook(graphql, {
       url: options.publicUrl,
       workspaces: options.workspaces,
@@ -151,8 +150,12 @@ export const mirror = (options: MirrorOptions) =>
           const now = yield* Ref.get(runRef)
           const stored = yield* store.memberVersion(now, recordId)
           if (stored === undefined) return
-          const detail = yield* store.query("read a stored detail", (db) =>
-            JSON.parse((db.prepare("SELECT detail FROM records WHERE vid = ?").get(stored.vid) as { detail: string }).detail) as Record<string, unknown>)
+          const [row] = yield* store.select<{ detail: string }>("read a stored detail", {
+            sql: "SELECT detail FROM records WHERE vid = ?",
+            params: [stored.vid]
+          })
+          if (row === undefined) return
+          const detail = JSON.parse(row.detail) as Record<string, unknown>
           return yield* writeVersion(store, now, stored.workspaceId, detail, activity.value)
         }
         const candidates = known !== undefined ? [known.workspaceId] : workspaceIds.length > 0 ? workspaceIds : yield* allWorkspaces

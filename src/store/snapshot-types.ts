@@ -1,0 +1,231 @@
+/**
+ * The snapshot store's contract, shared by its backends (SQLite in snapshot-sqlite.ts,
+ * PostgreSQL in snapshot-postgres.ts): the errors, the shapes a run is written and read
+ * in, and the service every caller sees. Nothing here knows which backend it has.
+ */
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+import type * as Scope from "effect/Scope"
+import type { StoreBusy, StoreLockError } from "./file-lock.ts"
+
+/** A query or write on the snapshot failed. */
+export class SnapshotError extends Data.TaggedError("SnapshotError")<{
+  readonly file: string
+  readonly operation: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `snapshot ${this.file}: ${this.operation} failed: ${this.detail}`
+  }
+}
+
+/** A run id named on the command line or by a caller does not exist or is unusable. */
+export class RunNotFound extends Data.TaggedError("RunNotFound")<{
+  readonly file: string
+  readonly run: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `snapshot ${this.file}: run ${this.run} ${this.detail}`
+  }
+}
+
+export type RunStatus = "running" | "complete" | "failed"
+
+export interface RunRow {
+  readonly id: number
+  readonly scope: string
+  readonly started: string
+  readonly finished: string | null
+  readonly status: RunStatus
+  readonly full: boolean
+  readonly error: string | null
+  readonly stats: unknown
+}
+
+/** The latest stored version of a record, for incremental decisions. */
+export interface RecordVersionRef {
+  readonly vid: number
+  readonly summaryHash: string
+  readonly updatedAt: string | null
+  readonly commentCount: number | null
+}
+
+/** One record of a run: either the unchanged stored version or new content. */
+export type RecordEntry =
+  | { readonly kind: "keep"; readonly id: string; readonly vid: number }
+  | {
+    readonly kind: "version"
+    readonly workspaceId: string
+    readonly summary: { readonly id: string; readonly updatedAt?: string | undefined }
+    readonly detail: object
+    /** Items as fetched, or the stored activity of an earlier version to carry over. */
+    readonly activity: ReadonlyArray<object> | { readonly reuseFrom: number }
+  }
+
+export interface RunNote {
+  readonly workspaceId: string | null
+  readonly kind: string
+  readonly subject?: string | null | undefined
+  readonly detail?: unknown
+}
+
+/** Scope of a run: every workspace, or the sorted ids named. */
+export const scopeOf = (workspaceIds: ReadonlyArray<string>): string =>
+  workspaceIds.length === 0 ? "*" : [...new Set(workspaceIds)].sort().join(",")
+
+
+export const runRow = (r: Record<string, unknown>): RunRow => ({
+  id: r.id as number,
+  scope: r.scope as string,
+  started: r.started as string,
+  finished: (r.finished as string | null) ?? null,
+  status: r.status as RunStatus,
+  full: r.full === 1,
+  error: (r.error as string | null) ?? null,
+  stats: typeof r.stats === "string" ? JSON.parse(r.stats) : null
+})
+
+
+/** What `pruneRuns` removed and kept. */
+export interface PruneResult {
+  /** Run ids removed, ascending. */
+  readonly removedRuns: ReadonlyArray<number>
+  /** Complete run ids kept, ascending. */
+  readonly keptComplete: ReadonlyArray<number>
+  /** Stored versions (records, files, lists, users, workspaces) no longer referenced, removed. */
+  readonly removedVersions: number
+}
+
+export interface PruneOptions {
+  /** Complete runs kept per scope; below 1 counts as 1 (the latest complete state is never pruned). */
+  readonly keep: number
+}
+
+
+/** The run membership tables, one per versioned entity. */
+export const MEMBERSHIP = ["records", "files", "lists", "users", "workspaces"] as const
+
+/**
+ * Which runs `pruneRuns` removes: per scope, the runs older than its oldest kept complete
+ * run, except runs still marked running; a scope with no complete run keeps everything
+ * (there is no state to fall back to). Both lists ascending.
+ */
+export const runsToPrune = (
+  runs: ReadonlyArray<{ readonly id: number; readonly scope: string; readonly status: RunStatus }>,
+  options: PruneOptions
+): { readonly removed: Array<number>; readonly kept: Array<number> } => {
+  const keep = Math.max(1, Math.floor(Number.isFinite(options.keep) ? options.keep : 1))
+  const byScope = new Map<string, Array<{ id: number; status: RunStatus }>>()
+  for (const r of [...runs].sort((a, b) => a.id - b.id)) {
+    const list = byScope.get(r.scope) ?? []
+    list.push(r)
+    byScope.set(r.scope, list)
+  }
+  const removed: Array<number> = []
+  const kept: Array<number> = []
+  for (const ofScope of byScope.values()) {
+    const keepComplete = ofScope.filter((r) => r.status === "complete").map((r) => r.id).slice(-keep)
+    kept.push(...keepComplete)
+    const oldestKept = keepComplete[0]
+    if (oldestKept === undefined) continue
+    for (const r of ofScope) if (r.id < oldestKept && r.status !== "running") removed.push(r.id)
+  }
+  return { removed: removed.sort((a, b) => a - b), kept: kept.sort((a, b) => a - b) }
+}
+
+/** The object as JSON with one more key (workspaceId, recordId), as stored and exported. */
+export const withKey = (obj: object, key: string, value: string): string => JSON.stringify({ ...obj, [key]: value })
+
+/** A stored record's membership in a run: its version and what the mirror compares. */
+export interface MemberVersion {
+  readonly vid: number
+  readonly workspaceId: string
+  readonly updatedAt: string | null
+}
+
+/** Counts of one run's membership tables. */
+export interface RunCounts {
+  readonly workspaces: number
+  readonly records: number
+  readonly activities: number
+  readonly files: number
+}
+
+
+/**
+ * A read in the SQL every backend speaks: standard SQL over the tables of
+ * docs/snapshot.md, `?` placeholders, JSON kept as text and parsed by the caller. Counts
+ * and sums come back as numbers on every backend.
+ */
+export interface SnapshotQuery {
+  readonly sql: string
+  readonly params?: ReadonlyArray<string | number | null>
+}
+
+/**
+ * The snapshot store: runs, versioned entities and their membership in runs
+ * (docs/snapshot.md). Every operation fails with `SnapshotError` naming the store and
+ * what was being done.
+ */
+export interface SnapshotStoreService {
+  /** Where the store is, for messages: a file path, or a database URL without its password. */
+  readonly file: string
+  /**
+   * Holds the store's single-writer lock for the scope (a second writer waits briefly,
+   * then fails with StoreBusy). The lock goes with its holder, however it dies.
+   */
+  readonly lockWriter: Effect.Effect<void, StoreBusy | StoreLockError, Scope.Scope>
+  /** Starts a run; any run still marked running (a killed process) is marked failed first. */
+  readonly beginRun: (scope: string, full: boolean) => Effect.Effect<number, SnapshotError>
+  readonly completeRun: (runId: number, stats: unknown) => Effect.Effect<void, SnapshotError>
+  /** Marks a run failed; a failed run never counts for comparisons or deletions. */
+  readonly failRun: (runId: number, error: string, stats: unknown) => Effect.Effect<void, SnapshotError>
+  readonly getRun: (runId: number) => Effect.Effect<RunRow | undefined, SnapshotError>
+  readonly listRuns: Effect.Effect<Array<RunRow>, SnapshotError>
+  readonly latestComplete: Effect.Effect<RunRow | undefined, SnapshotError>
+  /** The complete run of `scope` just before `beforeId`. */
+  readonly previousComplete: (scope: string, beforeId: number) => Effect.Effect<RunRow | undefined, SnapshotError>
+  readonly latestRecordVersion: (id: string) => Effect.Effect<RecordVersionRef | undefined, SnapshotError>
+  readonly putRecords: (runId: number, entries: ReadonlyArray<RecordEntry>) => Effect.Effect<void, SnapshotError>
+  readonly putWorkspaces: (runId: number, items: ReadonlyArray<{ readonly id: string }>) => Effect.Effect<void, SnapshotError>
+  readonly putUsers: (runId: number, items: ReadonlyArray<{ readonly id: string }>) => Effect.Effect<void, SnapshotError>
+  readonly putLists: (
+    runId: number,
+    workspaceId: string,
+    items: ReadonlyArray<{ readonly id: string }>
+  ) => Effect.Effect<void, SnapshotError>
+  readonly putFiles: (
+    runId: number,
+    workspaceId: string,
+    items: ReadonlyArray<{ readonly id: string }>
+  ) => Effect.Effect<void, SnapshotError>
+  readonly note: (runId: number, n: RunNote) => Effect.Effect<void, SnapshotError>
+  readonly notes: (runId: number) => Effect.Effect<Array<RunNote & { readonly detail: unknown }>, SnapshotError>
+  /** Makes run `to` hold exactly what run `from` holds (every membership table), in one transaction. */
+  readonly copyMembership: (from: number, to: number) => Effect.Effect<void, SnapshotError>
+  /**
+   * Removes a run and its membership (the versions it alone held stay until `pruneRuns`):
+   * a mirror's run once the backup after it holds the same state.
+   */
+  readonly dropRun: (runId: number) => Effect.Effect<void, SnapshotError>
+  /** Removes items from one run's membership (a record or list deleted since); returns how many. */
+  readonly removeMembers: (
+    table: "records" | "lists" | "files",
+    runId: number,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<number, SnapshotError>
+  /** The version of a record a run holds, if any. */
+  readonly memberVersion: (runId: number, id: string) => Effect.Effect<MemberVersion | undefined, SnapshotError>
+  readonly counts: (runId: number) => Effect.Effect<RunCounts, SnapshotError>
+  /** Keeps the last `keep` complete runs per scope (see `runsToPrune`), then drops versions no run holds. */
+  readonly pruneRuns: (options: PruneOptions) => Effect.Effect<PruneResult, SnapshotError>
+  /** Rows of a read (see SnapshotQuery), for set-based reads that live next to their callers. */
+  readonly select: <A = Record<string, unknown>>(
+    operation: string,
+    query: SnapshotQuery
+  ) => Effect.Effect<Array<A>, SnapshotError>
+  /** The same read as a stream, fetched in batches, so memory stays flat (export). */
+  readonly stream: <A = Record<string, unknown>>(operation: string, query: SnapshotQuery) => Stream.Stream<A, SnapshotError>
+}
