@@ -9,7 +9,7 @@ import { defineConfig } from "vitest/config"
 const INTEGRATION = [
   "test/sync/**/*.test.ts",
   "test/streams/**/*.test.ts",
-  "test/cli/{backup,copy-files,import-csv,restore,migrate,mirror,webhooks,exit-codes,store-lock,config-file,progress}.test.ts",
+  "test/cli/{backup,copy-files,import-csv,restore,migrate,mirror,webhooks,exit-codes,store-lock,config-file,progress,postgres-snapshot}.test.ts",
   "test/connectors/{export,csv-plan-thread,csv-dry-run,csv-presets}.test.ts",
   "test/connectors/files/**/*.test.ts",
   "test/connectors/presets/import-*.test.ts",
@@ -28,7 +28,8 @@ export default defineConfig({
     // Failures print small values: a diff or an object over this many characters is cut.
     chaiConfig: { truncateThreshold: 400 },
     pool: "forks",
-    globalSetup: ["test/setup.global.ts"],
+    // The bundle for the CLI tests; a PostgreSQL server for the PostgreSQL store's tests.
+    globalSetup: ["test/setup.global.ts", "test/support/postgres-global-setup.ts"],
     reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
       {

@@ -7,7 +7,7 @@ import type { DiffFlags } from "../commands/diff.ts"
 import { verbosityOf } from "../common-options.ts"
 import { usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
-import { snapshotFailure } from "./snapshot-failure.ts"
+import { shownLocation, snapshotFailure } from "./snapshot-failure.ts"
 
 const line = (what: string, c: IdChanges) =>
   `${what}: ${c.created.length} created, ${c.updated.length} updated, ${c.deleted.length} deleted`
@@ -23,7 +23,7 @@ export const diffRun = (flags: DiffFlags) =>
       Effect.catchAll((e): Effect.Effect<never, unknown> => Effect.fail(snapshotFailure(e, flags.snapshot) ?? e))
     )
     if (selection === undefined) {
-      return yield* Effect.fail(usageError(`--snapshot ${flags.snapshot} has no complete run; run worksync backup first`))
+      return yield* Effect.fail(usageError(`--snapshot ${shownLocation(flags.snapshot)} has no complete run; run worksync backup first`))
     }
     if (flags.json) yield* printJson(result)
     yield* logLine(verbosity, `diff: run ${selection.from?.id ?? "(none)"} -> run ${selection.to.id}`)

@@ -6,6 +6,7 @@ import * as Option from "effect/Option"
 import { GraphqlClient } from "../../client/graphql-client.ts"
 import { RestClient } from "../../client/rest-client.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
+import { isPostgresUrl } from "../../store/postgres.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { findWorkspace } from "../../sync/backup.ts"
 import { mirror } from "../../sync/mirror/mirror.ts"
@@ -14,7 +15,7 @@ import { verbosityOf } from "../common-options.ts"
 import { checkConfigFile, clientLayerFromFlags, nextStepSuffix } from "../connection.ts"
 import { CliExit, ExitCode, treatInterruptAsSuccess, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
-import { snapshotFailure } from "./snapshot-failure.ts"
+import { shownLocation, snapshotFailure } from "./snapshot-failure.ts"
 
 const messageOf = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
@@ -45,6 +46,13 @@ export const mirrorRun = (flags: MirrorFlags) =>
       yield* checkConfigFile
       const listen = yield* parseListen(flags.listen)
       const publicUrl = yield* checkPublicUrl(flags.publicUrl)
+      // The webhook's secret lives in an owner-only file beside the snapshot, never in a
+      // store that other machines read; a database has no "beside".
+      if (isPostgresUrl(flags.snapshot)) {
+        return yield* Effect.fail(usageError(
+          `--snapshot ${shownLocation(flags.snapshot)}: mirror keeps its webhook secret in a file beside the snapshot; give it a snapshot file`
+        ))
+      }
       const reconcileEvery = Option.getOrElse(flags.reconcileEvery, () => DEFAULT_RECONCILE_EVERY)
       if (reconcileEvery < 1) return yield* Effect.fail(usageError(`--reconcile-every ${reconcileEvery}: must be 1 second or more`))
       const layer = yield* clientLayerFromFlags(flags, { rest: true, app: true })

@@ -13,7 +13,7 @@ import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
 import { checkConfigFile, clientLayerFromFlags, nextStepSuffix, targetFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
-import { snapshotFailure } from "./snapshot-failure.ts"
+import { shownLocation, snapshotFailure } from "./snapshot-failure.ts"
 import { parseWorkspaceEnd, targetPrefix } from "./target.ts"
 
 registerDescriber(describeJournalError)
@@ -57,7 +57,7 @@ export const restoreRun = (flags: RestoreFlags) =>
         const store = yield* SnapshotStore
         const run = yield* resolveRun(store, Option.getOrUndefined(flags.run))
         if (run === undefined) {
-          return yield* Effect.fail(usageError(`--snapshot ${flags.snapshot}: no complete run to restore; run worksync backup first`))
+          return yield* Effect.fail(usageError(`--snapshot ${shownLocation(flags.snapshot)}: no complete run to restore; run worksync backup first`))
         }
         const held = yield* workspacesOfRun(run.id)
         const named = Option.getOrUndefined(flags.fromWorkspace)

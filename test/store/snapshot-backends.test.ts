@@ -1,0 +1,256 @@
+/**
+ * One suite, every backend: the snapshot store's contract (SnapshotStoreService) checked
+ * the same way on a SQLite file and on a PostgreSQL schema, as one test suite runs over
+ * every storage backend. Backend-specific checks (pragmas, query plans, file modes) stay
+ * in snapshot.test.ts; everything here reads through the service alone. The tests run on
+ * the real clock: a second writer waits for the lock in real time.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { exportRun } from "../../src/connectors/export.ts"
+import { changeStream } from "../../src/sync/changes.ts"
+import { diffCounts, diffIds } from "../../src/sync/diff.ts"
+import { openSnapshot, type RecordEntry, scopeOf, type SnapshotStoreService } from "../../src/store/snapshot.ts"
+import { tempDir } from "../support/effect.ts"
+import { freshSchema } from "../support/postgres.ts"
+import { activityOf, detailOf, fileOf, summaryOf } from "./snapshot-fixtures.ts"
+
+interface Backend {
+  readonly name: string
+  /** A new, empty store location for one test, removed with the test's scope. */
+  readonly location: Effect.Effect<string, never, Scope.Scope>
+}
+
+const BACKENDS: ReadonlyArray<Backend> = [
+  { name: "sqlite", location: Effect.map(tempDir("ws-snap-"), (dir) => path.join(dir, "snap.sqlite")) },
+  { name: "postgres", location: freshSchema }
+]
+
+const version = (id: string, v: number, activity = 0, workspaceId = "w1"): RecordEntry => {
+  const detail = detailOf(id, v)
+  return { kind: "version", workspaceId, summary: summaryOf(detail), detail, activity: activityOf(id, activity) }
+}
+
+/** A complete run holding `entries` (and workspace w1). */
+const completeRun = (store: SnapshotStoreService, entries: ReadonlyArray<RecordEntry>, files: ReadonlyArray<{ id: string }> = []) =>
+  Effect.gen(function*() {
+    const run = yield* store.beginRun(scopeOf([]), true)
+    yield* store.putWorkspaces(run, [{ id: "w1" }])
+    yield* store.putRecords(run, entries)
+    yield* store.putFiles(run, "w1", files)
+    yield* store.completeRun(run, { records: entries.length })
+    return run
+  })
+
+const ids = (store: SnapshotStoreService, sql: string, params: ReadonlyArray<number | string> = []) =>
+  Effect.map(store.select<{ id: string }>("test read", { sql, params }), (rows) => rows.map((r) => r.id))
+
+for (const backend of BACKENDS) {
+  describe(`snapshot store on ${backend.name}`, () => {
+    const open = (options: { readonly mustExist?: boolean } = {}) =>
+      Effect.flatMap(backend.location, (location) => Effect.map(openSnapshot(location, options), (store) => ({ store, location })))
+
+    it.scopedLive("refuses to create a store for a reader (mustExist)", () =>
+      Effect.gen(function*() {
+        const location = yield* backend.location
+        const error = yield* Effect.flip(openSnapshot(location, { mustExist: true }))
+        expect(error._tag).toBe("StoreOpenError")
+        expect(error.reason).toBe("not-found")
+      }))
+
+    it.scopedLive("runs: a killed run is marked failed by the next; complete and failed are final", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        const first = yield* store.beginRun("*", true)
+        const second = yield* store.beginRun("*", false)
+        expect((yield* store.getRun(first))?.status).toBe("failed")
+        yield* store.completeRun(second, { n: 1 })
+        const row = yield* store.getRun(second)
+        expect(row).toMatchObject({ id: second, scope: "*", status: "complete", full: false, stats: { n: 1 } })
+        expect(typeof row?.id).toBe("number")
+        const third = yield* store.beginRun("*", true)
+        yield* store.failRun(third, "boom", null)
+        const refused = yield* Effect.flip(store.completeRun(third, {}))
+        expect(refused.message).toContain("no longer running")
+        expect((yield* store.latestComplete)?.id).toBe(second)
+        expect((yield* store.previousComplete("*", third + 1))?.id).toBe(second)
+        expect((yield* store.previousComplete("*", second))).toBeUndefined()
+        expect((yield* store.listRuns).map((r) => r.status)).toEqual(["failed", "complete", "failed"])
+      }))
+
+    it.scopedLive("keeps one version per distinct content; keep entries reuse it", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        const r1 = yield* completeRun(store, [version("a", 0, 3), version("b", 0)])
+        const a1 = yield* store.latestRecordVersion("a")
+        expect(a1).toMatchObject({ updatedAt: detailOf("a", 0).updatedAt, commentCount: 0 })
+        const r2 = yield* completeRun(store, [{ kind: "keep", id: "a", vid: a1!.vid }, version("b", 1)])
+        const r3 = yield* completeRun(store, [version("a", 0, 3), version("b", 1)])
+        expect((yield* store.latestRecordVersion("a"))?.vid).toBe(a1!.vid)
+        expect(yield* store.memberVersion(r3, "a")).toEqual({ vid: a1!.vid, workspaceId: "w1", updatedAt: detailOf("a", 0).updatedAt })
+        expect(yield* store.counts(r1)).toEqual({ workspaces: 1, records: 2, activities: 3, files: 0 })
+        expect(yield* store.counts(r2)).toEqual({ workspaces: 1, records: 2, activities: 3, files: 0 })
+        const versions = yield* store.select<{ id: string; n: number }>("count versions", {
+          sql: "SELECT id, count(*) AS n FROM records GROUP BY id ORDER BY id"
+        })
+        expect(versions).toEqual([{ id: "a", n: 1 }, { id: "b", n: 2 }])
+      }))
+
+    it.scopedLive("carries a version's activity over when asked to reuse it", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        yield* completeRun(store, [version("a", 0, 4)])
+        const before = yield* store.latestRecordVersion("a")
+        const detail = detailOf("a", 1)
+        const run = yield* completeRun(store, [{
+          kind: "version",
+          workspaceId: "w1",
+          summary: summaryOf(detail),
+          detail,
+          activity: { reuseFrom: before!.vid }
+        }])
+        expect((yield* store.counts(run)).activities).toBe(4)
+        const items = yield* store.select<{ item: string }>("read activity", {
+          sql: "SELECT a.item AS item FROM run_records rr JOIN activity a ON a.vid = rr.vid WHERE rr.run_id = ? ORDER BY a.seq",
+          params: [run]
+        })
+        expect(items.map((r) => (JSON.parse(r.item) as { id: string }).id)).toEqual(["a-a0", "a-a1", "a-a2", "a-a3"])
+      }))
+
+    it.scopedLive("diffs two runs set-based, the same ids and counts on every backend", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        const r1 = yield* completeRun(store, [version("a", 0), version("b", 0), version("c", 0)], [fileOf("f1"), fileOf("f2")])
+        const r2 = yield* completeRun(store, [version("a", 0), version("b", 1), version("d", 0)], [fileOf("f1", 1), fileOf("f3")])
+        expect(yield* diffIds(store, "records", r1, r2)).toEqual({ created: ["d"], updated: ["b"], deleted: ["c"] })
+        expect(yield* diffIds(store, "files", r1, r2)).toEqual({ created: ["f3"], updated: ["f1"], deleted: ["f2"] })
+        expect(yield* diffCounts(store, "records", r1, r2)).toEqual({ created: 1, updated: 1, deleted: 1 })
+        expect(yield* diffCounts(store, "records", 0, r2)).toEqual({ created: 3, updated: 0, deleted: 0 })
+        const changes = yield* Stream.runCollect(changeStream(store, "records", r1, r2))
+        expect([...changes].map((c) => [c.id, c.kind, c.workspaceId])).toEqual([
+          ["b", "updated", "w1"],
+          ["c", "deleted", "w1"],
+          ["d", "created", "w1"]
+        ])
+        const b = [...changes][0]!
+        expect(b.before?.title).toBe("Record b v0")
+        expect(b.after?.title).toBe("Record b v1")
+      }))
+
+    it.scopedLive("orders ids as bytes, as SQLite does (upper case before lower case)", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        const run = yield* completeRun(store, ["b", "B", "a", "Z", "_", "0"].map((id) => version(id, 0)))
+        const expected = ["0", "B", "Z", "_", "a", "b"]
+        expect(yield* ids(store, "SELECT id FROM run_records WHERE run_id = ? ORDER BY id", [run])).toEqual(expected)
+        expect((yield* diffIds(store, "records", 0, run)).created).toEqual(expected)
+        const paged = yield* ids(store, "SELECT id FROM run_records WHERE run_id = ? AND id > ? ORDER BY id", [run, "Z"])
+        expect(paged).toEqual(["_", "a", "b"])
+      }))
+
+    it.scopedLive("membership: copy, remove members, drop a run", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        const r1 = yield* completeRun(store, [version("a", 0), version("b", 0), version("c", 0)], [fileOf("f1")])
+        const r2 = yield* store.beginRun("*", false)
+        yield* store.copyMembership(r1, r2)
+        expect(yield* store.counts(r2)).toEqual(yield* store.counts(r1))
+        expect(yield* store.removeMembers("records", r2, ["a", "c", "missing"])).toBe(2)
+        expect(yield* store.removeMembers("records", r2, [])).toBe(0)
+        expect(yield* ids(store, "SELECT id FROM run_records WHERE run_id = ? ORDER BY id", [r2])).toEqual(["b"])
+        expect(yield* store.memberVersion(r2, "a")).toBeUndefined()
+        yield* store.dropRun(r2)
+        expect(yield* store.getRun(r2)).toBeUndefined()
+        expect((yield* store.counts(r2)).records).toBe(0)
+        expect((yield* store.counts(r1)).records).toBe(3)
+      }))
+
+    it.scopedLive("notes keep their order and their detail", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        const run = yield* store.beginRun("*", true)
+        yield* store.note(run, { workspaceId: "w1", kind: "skipped", subject: "r1", detail: { why: "gone" } })
+        yield* store.note(run, { workspaceId: null, kind: "cap" })
+        expect(yield* store.notes(run)).toEqual([
+          { workspaceId: "w1", kind: "skipped", subject: "r1", detail: { why: "gone" } },
+          { workspaceId: null, kind: "cap", subject: null, detail: null }
+        ])
+      }))
+
+    it.scopedLive("prunes old runs and the versions no run holds", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        yield* completeRun(store, [version("a", 0, 2), version("b", 0)])
+        yield* completeRun(store, [version("a", 1, 2), version("b", 0)])
+        const r3 = yield* completeRun(store, [version("a", 2), version("b", 0)])
+        const result = yield* store.pruneRuns({ keep: 1 })
+        expect(result).toEqual({ removedRuns: [1, 2], keptComplete: [r3], removedVersions: 2 })
+        expect(yield* ids(store, "SELECT id FROM records ORDER BY id")).toEqual(["a", "b"])
+        const activity = yield* store.select<{ n: number }>("count activity", { sql: "SELECT count(*) AS n FROM activity" })
+        expect(activity).toEqual([{ n: 0 }])
+        expect(yield* store.pruneRuns({ keep: 1 })).toEqual({ removedRuns: [], keptComplete: [r3], removedVersions: 0 })
+      }))
+
+    it.scopedLive("streams a read in batches, every row once", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        const entries = Array.from({ length: 2500 }, (_, i) => version(`r${String(i).padStart(4, "0")}`, 0))
+        const run = yield* completeRun(store, entries)
+        const rows = yield* Stream.runCollect(store.stream<{ id: string }>("read all", {
+          sql: "SELECT id FROM run_records WHERE run_id = ? ORDER BY id",
+          params: [run]
+        }))
+        expect([...rows].map((r) => r.id)).toEqual(entries.map((e) => e.kind === "version" ? e.summary.id : ""))
+      }))
+
+    it.scopedLive("exports a run to the same files", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        yield* completeRun(store, [version("b", 0, 2), version("a", 1)], [fileOf("f1")])
+        const outDir = yield* tempDir("ws-export-")
+        const result = yield* exportRun(store, { outDir, format: "ndjson" })
+        expect(result.files.map((f) => [f.name, f.rows])).toEqual([["records", 2], ["activity", 2], ["files", 1], ["workspaces", 1]])
+        const records = fs.readFileSync(path.join(outDir, "records.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id: string })
+        expect(records.map((r) => r.id)).toEqual(["a", "b"])
+      }))
+
+    it.scopedLive("answers the documented views", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        yield* completeRun(store, [version("a", 1, 2), version("b", 0)], [fileOf("f1")])
+        const records = yield* store.select<Record<string, unknown>>("read latest_records", {
+          sql: "SELECT id, title, list_title, done, archived, assignees, tags FROM latest_records ORDER BY id"
+        })
+        expect(records).toEqual([
+          { id: "a", title: "Record a v1", list_title: "Inbox", done: 1, archived: 0, assignees: "ada@example.com", tags: "red,blue" },
+          { id: "b", title: "Record b v0", list_title: "Inbox", done: 0, archived: 0, assignees: "ada@example.com", tags: "red,blue" }
+        ])
+        const files = yield* store.select("read latest_files", { sql: "SELECT id, name, size FROM latest_files" })
+        expect(files).toEqual([{ id: "f1", name: "f1.txt", size: 10 }])
+        const summary = yield* store.select("read runs_summary", { sql: "SELECT run_id, records, files, activities FROM runs_summary" })
+        expect(summary).toEqual([{ run_id: 1, records: 2, files: 1, activities: 2 }])
+      }))
+
+    it.scopedLive("one writer at a time: a second writer is told the store is busy", () =>
+      Effect.gen(function*() {
+        const { location, store } = yield* open()
+        yield* store.lockWriter
+        const other = yield* openSnapshot(location)
+        const busy = yield* Effect.flip(Effect.scoped(other.lockWriter))
+        expect(busy._tag).toBe("StoreBusy")
+        expect(busy.message).toContain("in use")
+      }))
+
+    it.scopedLive("the writer lock is free again once its holder's scope closes", () =>
+      Effect.gen(function*() {
+        const { location, store } = yield* open()
+        yield* Effect.scoped(store.lockWriter)
+        const other = yield* openSnapshot(location)
+        yield* Effect.scoped(other.lockWriter)
+      }))
+  })
+}
