@@ -1,7 +1,9 @@
 /**
  * The write journal: a SQLite file holding a plan of write operations and what became
  * of each, so a write run can stop at any moment (even SIGKILL) and resume without
- * sending anything twice or losing anything planned.
+ * sending anything twice or losing anything planned. A PostgreSQL URL
+ * (`postgres://USER@HOST:PORT/DB`, optional `?schema=NAME`) in place of the file keeps
+ * the same tables with the same meanings in that schema (journal/postgres.ts).
  *
  * Tables
  * - `ops`: one row per operation, `key` UNIQUE (the caller's stable identity of the
@@ -45,8 +47,9 @@
  * schema.ts (tables, format, migrations through the shared opener of sqlite.ts),
  * planning.ts (plan runs, multi-row inserts), db.ts (the synchronous core:
  * transitions, queries, id map, adoptions, meta), batch.ts (group commit of transitions),
- * service.ts (the Effect service, its Layer, and the two narrow synchronous interfaces:
- * `planner` and `transitions`).
+ * service.ts (the Effect service, its Layer, and the two narrow interfaces:
+ * `planner` and `transitions`); schema-postgres.ts and postgres.ts (the same journal on
+ * PostgreSQL).
  */
 export * from "./journal/types.ts"
 export { JournalError, JournalStateError } from "./journal/errors.ts"
@@ -61,3 +64,4 @@ export {
   openJournal,
   type Planner
 } from "./journal/service.ts"
+export { makePostgresJournalApi, openPostgresJournal, openPostgresJournalStates } from "./journal/postgres.ts"

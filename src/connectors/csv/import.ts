@@ -19,10 +19,14 @@
  */
 import Database from "better-sqlite3"
 import { stringify } from "csv-stringify"
+import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -42,6 +46,7 @@ import {
   type JournalApi,
   JournalError,
   type JournalStateError,
+  openPostgresJournalStates,
   type OpState,
   type PlannedOp,
   type Planner,
@@ -57,6 +62,7 @@ import {
   TARGET_WORKSPACE_META
 } from "../../sync/plan.ts"
 import { openPlanWriter } from "../../store/plan-writer.ts"
+import { isPostgresUrl } from "../../store/postgres.ts"
 import { type OpEnd, replay, type ReplayAborted, type ReplayReport } from "../../sync/replay.ts"
 import { makeRecordExecutors } from "../../sync/replay-records.ts"
 import { type MappingInput, resolveMapping } from "./mapping.ts"
@@ -339,7 +345,8 @@ interface KeyAssigner {
 const PLAN_THREAD_MIN_BYTES = 4 * 1024 * 1024
 
 const journalAssigner = (planner: Planner, thread: boolean): KeyAssigner => {
-  const writer = thread ? openPlanWriter(planner.file, planner.run) : undefined
+  // The thread opens the journal file a second time: a SQLite journal only.
+  const writer = thread && planner.backend === "sqlite" ? openPlanWriter(planner.file, planner.run) : undefined
   // A failure to store the plan is the journal's, whichever thread met it.
   const journalError = (e: unknown) =>
     new JournalError({ file: planner.file, operation: "planning", detail: e instanceof Error ? e.message : String(e) })
@@ -347,7 +354,7 @@ const journalAssigner = (planner: Planner, thread: boolean): KeyAssigner => {
   const close = async () => {
     try {
       await writer?.close()
-      planner.end()
+      await planner.end()
     } catch (e) {
       throw journalError(e)
     }
@@ -356,7 +363,7 @@ const journalAssigner = (planner: Planner, thread: boolean): KeyAssigner => {
     return {
       plan: async (ops) => {
         try {
-          return planner.planOps(ops)
+          return await planner.planOps(ops)
         } catch (e) {
           throw journalError(e)
         }
@@ -374,16 +381,59 @@ const journalAssigner = (planner: Planner, thread: boolean): KeyAssigner => {
 }
 
 /**
+ * The journal a dry run plans against, read only: a key's state, or nothing when the key
+ * (or the whole journal) does not exist. A SQLite file answers key by key, synchronously;
+ * a PostgreSQL journal answers a batch's keys in one query.
+ */
+interface DryJournal {
+  readonly stateOf?: (key: string) => OpState | undefined
+  readonly statesOf?: (keys: ReadonlyArray<string>) => Promise<ReadonlyMap<string, OpState>>
+}
+
+/**
+ * Opens the journal at `location` for a dry run (for the scope): nothing is created, so a
+ * journal that does not exist yet is planned against as empty.
+ */
+const openDryJournal = (location: string | undefined): Effect.Effect<DryJournal, JournalError, Scope.Scope> => {
+  if (location === undefined) return Effect.succeed({})
+  if (isPostgresUrl(location)) {
+    return Effect.gen(function*() {
+      const states = yield* openPostgresJournalStates(location)
+      if (states === undefined) return {}
+      const runtime = yield* Effect.runtime<never>()
+      return {
+        statesOf: (keys) =>
+          Runtime.runPromiseExit(runtime)(states(keys)).then((exit) => {
+            if (Exit.isSuccess(exit)) return exit.value
+            throw Cause.squash(exit.cause)
+          })
+      } satisfies DryJournal
+    })
+  }
+  if (!fs.existsSync(location)) return Effect.succeed({})
+  return Effect.map(
+    Effect.acquireRelease(
+      Effect.try({
+        try: () => new Database(location, { readonly: true, fileMustExist: true }),
+        catch: (e) => new JournalError({ file: location, operation: "open", detail: e instanceof Error ? e.message : String(e) })
+      }),
+      (db) => Effect.sync(() => db.close())
+    ),
+    (db) => {
+      const stateOf = db.prepare<[string], { state: OpState }>("SELECT state FROM ops WHERE key = ?")
+      return { stateOf: (key) => stateOf.get(key)?.state } satisfies DryJournal
+    }
+  )
+}
+
+/**
  * The dry run's key assigner: what planning would do, against a read-only view of the
  * journal (if there is one). The keys seen so far are kept in a scratch SQLite file, not
  * in memory, so a dry run of any file runs in constant memory like the plan itself; the
  * file is removed at the end.
  */
-const dryAssigner = (journalFile: string | undefined): KeyAssigner => {
-  const db = journalFile !== undefined && fs.existsSync(journalFile)
-    ? new Database(journalFile, { readonly: true, fileMustExist: true })
-    : undefined
-  const stateOf = db?.prepare<[string], { state: OpState }>("SELECT state FROM ops WHERE key = ?")
+const dryAssigner = (journal: DryJournal): KeyAssigner => {
+  const stateOf = journal.stateOf
   const scratchDir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-dry-run-"))
   const scratch = new Database(path.join(scratchDir, "seen.sqlite"))
   // Scratch data: nothing to recover after a crash, so no journal and no fsync.
@@ -391,8 +441,10 @@ const dryAssigner = (journalFile: string | undefined): KeyAssigner => {
   scratch.pragma("synchronous = OFF")
   scratch.exec("CREATE TABLE seen (key TEXT PRIMARY KEY) WITHOUT ROWID")
   const see = scratch.prepare<[string]>("INSERT OR IGNORE INTO seen (key) VALUES (?)")
+  /** Keys first seen in this file whose state the journal tells later (PostgreSQL), by index. */
+  let toLookUp: Array<number> = []
   const planBatch = scratch.transaction((ops: ReadonlyArray<PlanOp>): Array<PlannedOp> =>
-    ops.map((op) => {
+    ops.map((op, i) => {
       for (let n = 0;; n++) {
         const key = n === 0 ? op.key : `${op.key}#${n}`
         // Seen before in this file: the next occurrence key, or a duplicate.
@@ -400,7 +452,8 @@ const dryAssigner = (journalFile: string | undefined): KeyAssigner => {
           if (op.occurrence === true) continue
           return { key, isNew: false, duplicate: true, state: "pending" as const }
         }
-        const state = stateOf?.get(key)?.state
+        if (stateOf === undefined && journal.statesOf !== undefined) toLookUp.push(i)
+        const state = stateOf?.(key)
         return state === undefined
           ? { key, isNew: true, duplicate: false, state: "pending" as const }
           : { key, isNew: false, duplicate: false, state }
@@ -408,9 +461,21 @@ const dryAssigner = (journalFile: string | undefined): KeyAssigner => {
     })
   )
   return {
-    plan: async (ops) => planBatch(ops),
+    plan: async (ops) => {
+      // The keys are settled now, in the order of the calls; only the states are read later.
+      toLookUp = []
+      const out = planBatch(ops)
+      const indices = toLookUp
+      if (indices.length === 0 || journal.statesOf === undefined) return out
+      const states = await journal.statesOf(indices.map((i) => out[i]!.key))
+      for (const i of indices) {
+        const key = out[i]!.key
+        const state = states.get(key)
+        if (state !== undefined) out[i] = { key, isNew: false, duplicate: false, state }
+      }
+      return out
+    },
     close: async () => {
-      db?.close()
       scratch.close()
       fs.rmSync(scratchDir, { recursive: true, force: true })
     }
@@ -474,7 +539,7 @@ const toolReport = (tool: ReturnType<typeof makePresetPlanner>, newOps: Readonly
 
 /**
  * Reads, validates and plans a CSV import into the journal (or, for a dry run, counts the
- * plan against a read-only view of an existing journal file). Sends no write.
+ * plan against a read-only view of an existing journal, file or PostgreSQL). Sends no write.
  */
 export const planCsvImport = (
   client: RestClientApi,
@@ -577,7 +642,7 @@ export const planCsvImport = (
 
     const assigner = real !== undefined
       ? journalAssigner(yield* real.planner(), options.planThread ?? fs.statSync(options.csv.file).size >= PLAN_THREAD_MIN_BYTES)
-      : dryAssigner((journal as { dryRunJournalFile: string | undefined }).dryRunJournalFile)
+      : dryAssigner(yield* openDryJournal((journal as { dryRunJournalFile: string | undefined }).dryRunJournalFile))
     const rejects = rejectsWriter(dryRun ? undefined : options.rejectsFile, reader.header)
     const newOps: Record<string, number> = {}
     const first: Array<PlanPreviewRow> = []
@@ -718,7 +783,7 @@ export const planCsvImport = (
       ...(tool !== undefined ? toolReport(tool, newOps) : {}),
       plan: { ops: newOps, first }
     } satisfies ImportResult
-  })
+  }).pipe(Effect.scoped)
 
 /**
  * Runs a CSV import: plan, then (unless `dryRun`) replay. `journal` is required unless

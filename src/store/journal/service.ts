@@ -6,8 +6,10 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { lockStore, StoreBusy, StoreLockError } from "../file-lock.ts"
 import { type BatchedTransitions, batchedTransitions } from "./batch.ts"
+import { isPostgresUrl } from "../postgres.ts"
 import { JournalDb } from "./db.ts"
 import { JournalError, JournalStateError } from "./errors.ts"
+import { openPostgresJournal } from "./postgres.ts"
 import type {
   Adoption,
   JournalCounts,
@@ -20,23 +22,31 @@ import type {
 } from "./types.ts"
 
 /**
- * A plan run in progress, for loops that plan many ops (a batch per call, synchronously:
- * an Effect per batch of a million-row file costs more than the batch). `planOps` throws
- * what `JournalDb.planOps` throws; `end` makes the run durable.
+ * A plan run in progress, for loops that plan many ops: a Promise per batch (an Effect per
+ * batch of a million-row file costs more than the batch). On a SQLite journal the batch is
+ * planned synchronously within the call and the Promise is already settled; on
+ * PostgreSQL calls are answered in the order made. `planOps` rejects with what
+ * `JournalDb.planOps` throws (or the PostgreSQL backend's JournalError); `end` makes the
+ * run durable.
  */
 export interface Planner {
+  /** The journal's location, for messages (a PostgreSQL URL without its password). */
   readonly file: string
   readonly run: number
-  readonly planOps: (ops: ReadonlyArray<PlanOp>) => Array<PlannedOp>
-  readonly end: () => void
+  /** Which backend plans: only a SQLite journal can be planned on a second thread (plan-writer.ts). */
+  readonly backend: "sqlite" | "postgres"
+  readonly planOps: (ops: ReadonlyArray<PlanOp>) => Promise<Array<PlannedOp>>
+  readonly end: () => Promise<void>
 }
 
 /**
- * The journal as an Effect service; every method is a thin wrapper over `JournalDb`.
- * Two narrow synchronous interfaces serve the hot paths: `planner` (import planning a
- * million rows, a batch per call) and `transitions` (replay's group commit).
+ * The journal as an Effect service, on a SQLite file (every method a thin wrapper over
+ * `JournalDb`) or in a PostgreSQL schema (postgres.ts). Two narrow interfaces serve the
+ * hot paths: `planner` (import planning a million rows, a batch per call) and
+ * `transitions` (replay's group commit on SQLite).
  */
 export interface JournalApi {
+  /** The journal's location, for messages (a PostgreSQL URL without its password). */
   readonly file: string
   /** Starts a plan run: ops planned a batch at a time, made durable by `end`. */
   readonly planner: () => Effect.Effect<Planner, JournalError>
@@ -108,7 +118,10 @@ export interface JournalApi {
 }
 
 export class Journal extends Context.Tag("worksync/Journal")<Journal, JournalApi>() {
-  /** The Journal service over `file` (created if missing), closed with the layer's scope. */
+  /**
+   * The Journal service at `file` (a file, or a PostgreSQL URL `postgres://USER@HOST:PORT/DB`
+   * with an optional `?schema=NAME`; created if missing), closed with the layer's scope.
+   */
   static readonly layer = (
     file: string,
     options: { readonly now?: () => string } = {}
@@ -135,11 +148,20 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
     planner: () =>
       lift(file, "beginPlanRun", () => {
         const run = core.beginPlanRun()
+        // Settled within the call: a batch is stored before the next is read (SQLite's order).
+        const settled = <A>(f: () => A): Promise<A> => {
+          try {
+            return Promise.resolve(f())
+          } catch (e) {
+            return Promise.reject(e)
+          }
+        }
         return {
           file,
           run,
-          planOps: (ops) => core.planOps(run, ops),
-          end: () => core.endPlanRun(run)
+          backend: "sqlite",
+          planOps: (ops) => settled(() => core.planOps(run, ops)),
+          end: () => settled(() => core.endPlanRun(run))
         } satisfies Planner
       }),
     transitions: batchedTransitions(core),
@@ -182,12 +204,16 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
   }
 }
 
-/** Opens the journal for the scope: lock, open, and on close, close the database and unlock. */
+/**
+ * Opens the journal for the scope: lock, open, and on close, close the database and
+ * unlock. A PostgreSQL URL opens the PostgreSQL backend, whose lock is the server's
+ * (an advisory lock per schema); anything else is a SQLite file with the file lock.
+ */
 export const openJournal = (
   file: string,
   options: { readonly now?: () => string } = {}
 ): Effect.Effect<JournalApi, JournalError | StoreBusy | StoreLockError, Scope.Scope> =>
-  Effect.gen(function*() {
+  isPostgresUrl(file) ? openPostgresJournal(file, options) : Effect.gen(function*() {
     yield* lockStore("journal", file)
     const core = yield* Effect.acquireRelease(
       lift(file, "open", () => new JournalDb(file, options)),

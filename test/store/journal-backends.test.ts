@@ -1,0 +1,479 @@
+/**
+ * One suite, every backend: the journal's contract (JournalApi) checked the same way on a
+ * SQLite file and on a PostgreSQL schema. Backend-specific checks (pragmas, the planning
+ * thread, file modes, SIGKILL of a child process) stay in journal.test.ts and
+ * plan-writer.test.ts; everything here goes through the service, and through a second
+ * connection only to see what another process would see (`peek`).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import * as fc from "fast-check"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
+import * as path from "node:path"
+import { isApplied, type JournalApi, openJournal, type PlanOp } from "../../src/store/journal.ts"
+import { parsePostgresUrl } from "../../src/store/postgres.ts"
+import { openSnapshot } from "../../src/store/snapshot.ts"
+import { tempDir } from "../support/effect.ts"
+import { freshSchema, pgClient, query } from "../support/postgres.ts"
+
+interface Backend {
+  readonly name: string
+  /** A new, empty journal location for one test, removed with the test's scope. */
+  readonly location: Effect.Effect<string, never, Scope.Scope>
+  /** The ops' `key, state` in seq order, read on a connection of its own (what another process sees). */
+  readonly peek: (location: string) => Effect.Effect<Array<{ key: string; state: string }>, Error, Scope.Scope>
+}
+
+const BACKENDS: ReadonlyArray<Backend> = [
+  {
+    name: "sqlite",
+    location: Effect.map(tempDir("ws-journal-"), (dir) => path.join(dir, "journal.sqlite")),
+    peek: (file) =>
+      Effect.sync(() => {
+        const db = new Database(file, { readonly: true })
+        try {
+          return db.prepare<[], { key: string; state: string }>("SELECT key, state FROM ops ORDER BY seq").all()
+        } finally {
+          db.close()
+        }
+      })
+  },
+  {
+    name: "postgres",
+    location: freshSchema,
+    peek: (location) => {
+      const { schema, url } = parsePostgresUrl(location)
+      return Effect.flatMap(pgClient(url), (client) =>
+        query<{ key: string; state: string }>(client, `SELECT key, state FROM ${schema}.ops ORDER BY seq`))
+    }
+  }
+]
+
+const ops = (n: number, kind = "record.create") =>
+  Array.from({ length: n }, (_, i) => ({ key: `k${i}`, kind, payload: { title: `t${i}` } }))
+
+const keys = (list: ReadonlyArray<{ readonly key: string }>) => list.map((o) => o.key)
+
+const op = (j: JournalApi, key: string) => Effect.map(j.get(key), Option.getOrThrow)
+
+for (const backend of BACKENDS) {
+  describe(`journal on ${backend.name}`, () => {
+    const open = Effect.flatMap(backend.location, (location) => Effect.map(openJournal(location), (journal) => ({ journal, location })))
+
+    it.scopedLive("addOps inserts new keys only (the first of a repeated key); counts by state and kind", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        expect(yield* j.addOps(ops(3))).toBe(3)
+        expect(yield* j.addOps([...ops(5), { key: "k4", kind: "list.ensure", payload: {} }])).toBe(2)
+        expect((yield* op(j, "k4")).kind).toBe("record.create")
+        expect((yield* op(j, "k2")).payload).toEqual({ title: "t2" })
+        expect(Option.isNone(yield* j.get("nope"))).toBe(true)
+        const c = yield* j.counts()
+        expect(c).toMatchObject({ total: 5, pending: 5, in_flight: 0, done: 0, failed: 0, uncertain: 0 })
+        expect(c.byKind["record.create"]).toEqual({ pending: 5, in_flight: 0, done: 0, failed: 0 })
+      }))
+
+    it.scopedLive("claim: pending -> in_flight, committed before it returns; a claim of an op not pending is refused", () =>
+      Effect.gen(function*() {
+        const { journal: j, location } = yield* open
+        yield* j.addOps(ops(2))
+        const claimed = yield* j.claim("k0")
+        expect(claimed).toMatchObject({ key: "k0", state: "in_flight", attempts: 1, uncertain: false })
+        expect(claimed.attemptedAt).not.toBeNull()
+        expect(typeof claimed.seq).toBe("number")
+        // Another connection sees the claim: it is durable before the request is sent.
+        expect(yield* backend.peek(location)).toEqual([{ key: "k0", state: "in_flight" }, { key: "k1", state: "pending" }])
+        const again = yield* Effect.flip(j.claim("k0"))
+        expect(again).toMatchObject({ _tag: "JournalStateError", key: "k0", expected: "pending", actual: "in_flight" })
+        const missing = yield* Effect.flip(j.claim("nope"))
+        expect(missing).toMatchObject({ _tag: "JournalStateError", actual: "missing" })
+        // claimMany takes the pending ones among its keys, in one transaction.
+        expect(keys(yield* j.claimMany(["k0", "k1", "nope"]))).toEqual(["k1"])
+        expect((yield* j.counts()).in_flight).toBe(2)
+      }))
+
+    it.scopedLive("complete: done with its result, mappings and follow-up ops in one transaction; twice is refused", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        yield* j.addOps(ops(1))
+        yield* j.claim("k0")
+        yield* j.complete("k0", { id: "r1" }, [{ namespace: "record", sourceKey: "k0", targetId: "r1" }], [
+          { key: "k0.done", kind: "record.update", payload: { done: true }, dependsOn: "k0" },
+          { key: "k0", kind: "record.create", payload: { ignored: true } }
+        ])
+        const done = yield* op(j, "k0")
+        expect(done).toMatchObject({ state: "done", result: { id: "r1" }, error: null, uncertain: false })
+        expect(yield* op(j, "k0.done")).toMatchObject({ state: "pending", dependsOn: "k0", payload: { done: true } })
+        expect(Option.getOrThrow(yield* j.lookup("record", "k0"))).toBe("r1")
+        const twice = yield* Effect.flip(j.complete("k0", { id: "r2" }, [{ namespace: "record", sourceKey: "k0", targetId: "r2" }]))
+        expect(twice).toMatchObject({ _tag: "JournalStateError", expected: "in_flight or pending", actual: "done" })
+        // Refused as a whole: the mapping of the refused completion was not written.
+        expect(Option.getOrThrow(yield* j.lookup("record", "k0"))).toBe("r1")
+        // A pending op may be completed (a reconciliation found it applied).
+        yield* j.complete("k0.done", null)
+        expect((yield* op(j, "k0.done")).result).toBeNull()
+      }))
+
+    it.scopedLive("fail, markUncertain and release: each from the states it applies to, refused from others", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        yield* j.addOps(ops(5))
+        yield* j.claim("k0")
+        yield* j.fail("k0", "create-record: outcome unknown", { outcomeUnknown: true })
+        expect(yield* op(j, "k0")).toMatchObject({ state: "failed", error: "create-record: outcome unknown", uncertain: true })
+        yield* j.claim("k1")
+        yield* j.fail("k1", "HTTP 422")
+        expect(yield* op(j, "k1")).toMatchObject({ state: "failed", uncertain: false })
+        expect(yield* Effect.flip(j.fail("k1", "again"))).toMatchObject({ _tag: "JournalStateError", actual: "failed" })
+        // A pending op may fail (refused before it was sent).
+        yield* j.fail("k4", "bad payload")
+        expect((yield* op(j, "k4")).state).toBe("failed")
+
+        yield* j.claim("k2")
+        yield* j.markUncertain("k2", "timeout")
+        const k2 = yield* op(j, "k2")
+        expect(k2).toMatchObject({ state: "pending", uncertain: true, error: "timeout", result: null })
+        expect(isApplied(k2)).toBe(false)
+        expect(yield* Effect.flip(j.markUncertain("k2", "again"))).toMatchObject({ expected: "in_flight", actual: "pending" })
+        yield* j.claim("k2")
+        yield* j.markUncertain("k2", "unreadable answer", { applied: true })
+        expect(isApplied(yield* op(j, "k2"))).toBe(true)
+
+        yield* j.claim("k3")
+        yield* j.release("k3", "rate limited before sending")
+        expect(yield* op(j, "k3")).toMatchObject({ state: "pending", uncertain: false, error: "rate limited before sending", attempts: 1 })
+        expect(yield* Effect.flip(j.release("k3"))).toMatchObject({ _tag: "JournalStateError", expected: "in_flight", actual: "pending" })
+        expect(yield* Effect.flip(j.release("nope"))).toMatchObject({ actual: "missing" })
+
+        const c = yield* j.counts()
+        expect(c).toMatchObject({ total: 5, pending: 2, failed: 3, uncertain: 2 })
+        expect((yield* j.failed()).map((o) => o.key)).toEqual(["k0", "k1", "k4"])
+        expect((yield* j.failed(1)).map((o) => o.key)).toEqual(["k0"])
+      }))
+
+    it.scopedLive("retryFailed brings failed ops back (uncertain kept), all or by kind", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        yield* j.addOps([...ops(2), { key: "l", kind: "list.ensure", payload: {} }])
+        for (const key of ["k0", "k1", "l"]) yield* j.claim(key)
+        yield* j.fail("k0", "outcome unknown", { outcomeUnknown: true })
+        yield* j.fail("k1", "HTTP 422")
+        yield* j.fail("l", "HTTP 403")
+        expect(yield* j.retryFailed(["list.ensure"])).toBe(1)
+        expect((yield* op(j, "l")).state).toBe("pending")
+        expect(yield* j.retryFailed([])).toBe(0)
+        expect(yield* j.retryFailed()).toBe(2)
+        expect(yield* op(j, "k0")).toMatchObject({ state: "pending", uncertain: true })
+        expect(yield* op(j, "k1")).toMatchObject({ state: "pending", uncertain: false })
+        expect(yield* j.retryFailed()).toBe(0)
+      }))
+
+    it.scopedLive("a process that died with ops in flight: the next opener finds them and marks them uncertain", () =>
+      Effect.gen(function*() {
+        const location = yield* backend.location
+        // The first "process": claims two ops and ends without finishing them.
+        yield* Effect.scoped(Effect.gen(function*() {
+          const j = yield* openJournal(location)
+          yield* j.addOps(ops(3))
+          yield* j.claim("k0")
+          yield* j.claimMany(["k1"])
+        }))
+        const j = yield* openJournal(location)
+        expect((yield* j.counts()).in_flight).toBe(2)
+        expect(yield* j.resetInFlight()).toBe(2)
+        expect(yield* op(j, "k0")).toMatchObject({ state: "pending", uncertain: true, attempts: 1 })
+        expect((yield* op(j, "k2")).uncertain).toBe(false)
+        expect((yield* j.counts()).uncertain).toBe(2)
+        expect(yield* j.resetInFlight()).toBe(0)
+        // Reconciliation found nothing: it may be sent plainly.
+        yield* j.markResolved("k0")
+        expect((yield* op(j, "k0")).uncertain).toBe(false)
+      }))
+
+    it.scopedLive("pending pages in plan order, by kind, holding back ops whose dependency is not done; blocked lists them", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        yield* j.addOps([
+          { key: "list", kind: "list.ensure", payload: {} },
+          { key: "a", kind: "record.create", payload: {}, dependsOn: "list" },
+          { key: "b", kind: "record.create", payload: {} },
+          { key: "orphan", kind: "record.create", payload: {}, dependsOn: "never-planned" },
+          ...Array.from({ length: 7 }, (_, i) => ({ key: `z${9 - i}`, kind: "record.create", payload: {} }))
+        ])
+        const first = yield* j.pending({ limit: 3 })
+        expect(keys(first)).toEqual(["list", "b", "z9"])
+        const next = yield* j.pending({ limit: 3, afterSeq: first[2]!.seq })
+        expect(keys(next)).toEqual(["z8", "z7", "z6"])
+        expect(keys(yield* j.pending({ limit: 100, kinds: ["list.ensure"] }))).toEqual(["list"])
+        expect(keys(yield* j.pending({ limit: 2, kinds: ["record.create", "tag.ensure"] }))).toEqual(["b", "z9"])
+        yield* j.claim("list")
+        yield* j.fail("list", "403")
+        expect(keys(yield* j.blocked())).toEqual(["a", "orphan"])
+        expect(keys(yield* j.blocked(1))).toEqual(["a"])
+        yield* j.retryFailed()
+        yield* j.claim("list")
+        yield* j.complete("list", { id: "L" })
+        expect(keys(yield* j.pending({ limit: 3 }))).toEqual(["a", "b", "z9"])
+        expect(keys(yield* j.blocked())).toEqual(["orphan"])
+      }))
+
+    it.scopedLive("id map: set, overwrite, look up, list in byte order of source keys, find mapped targets", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        for (const sourceKey of ["b", "B", "a", "é", "_", "Z"]) {
+          yield* j.setMapping({ namespace: "list", sourceKey, targetId: `t-${sourceKey}` })
+        }
+        yield* j.setMapping({ namespace: "list", sourceKey: "a", targetId: "t-a2" })
+        yield* j.setMapping({ namespace: "tag", sourceKey: "a", targetId: "t-tag" })
+        expect((yield* j.mappings("list")).map((m) => m.sourceKey)).toEqual(["B", "Z", "_", "a", "b", "é"])
+        expect((yield* j.mappings("list"))[3]).toEqual({ namespace: "list", sourceKey: "a", targetId: "t-a2" })
+        expect(yield* j.mappings("none")).toEqual([])
+        expect(Option.getOrThrow(yield* j.lookup("list", "a"))).toBe("t-a2")
+        expect(Option.getOrThrow(yield* j.lookup("tag", "a"))).toBe("t-tag")
+        expect(Option.isNone(yield* j.lookup("list", "A"))).toBe(true)
+        expect([...(yield* j.mappedTargets("list", ["t-b", "t-a", "t-a2", "t-tag"]))].sort()).toEqual(["t-a2", "t-b"])
+        expect((yield* j.mappedTargets("list", [])).size).toBe(0)
+      }))
+
+    it.scopedLive("meta and adoptions", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        expect(Option.isNone(yield* j.getMeta("target.workspace"))).toBe(true)
+        yield* j.setMeta("target.workspace", "w1")
+        yield* j.setMeta("target.workspace", "w2")
+        expect(Option.getOrThrow(yield* j.getMeta("target.workspace"))).toBe("w2")
+
+        expect(yield* j.lastAdoptionId()).toBe(0)
+        expect(yield* j.adoptions()).toEqual([])
+        const adoption = { opKey: "k0", namespace: "record", sourceKey: "k0", targetId: "r1", detail: "title \"X\" in list L" }
+        yield* j.recordAdoption(adoption)
+        const mark = yield* j.lastAdoptionId()
+        expect(mark).toBeGreaterThan(0)
+        yield* j.recordAdoption({ ...adoption, opKey: "k1", sourceKey: "k1", targetId: "r2" })
+        const all = yield* j.adoptions()
+        expect(all.map((a) => a.opKey)).toEqual(["k0", "k1"])
+        expect(all[0]).toMatchObject({ ...adoption, id: mark })
+        expect(typeof all[0]!.adoptedAt).toBe("string")
+        expect((yield* j.adoptions(mark)).map((a) => a.targetId)).toEqual(["r2"])
+      }))
+
+    it.scopedLive("addPlan: ops, superseded older versions and mappings in one transaction", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        yield* j.addOps(ops(3, "record.update"))
+        yield* j.claim("k1")
+        yield* j.complete("k1", { ok: true })
+        const added = yield* j.addPlan({
+          ops: [{ key: "v2", kind: "record.update", payload: {} }],
+          supersede: [{ keys: ["k0", "k1", "missing"], by: "v2" }, { keys: [], by: "x" }],
+          mappings: [{ namespace: "record", sourceKey: "s", targetId: "t" }]
+        })
+        expect(added).toBe(1)
+        expect(yield* op(j, "k0")).toMatchObject({ state: "done", result: { superseded: "v2" } })
+        // Already done: kept as it was.
+        expect((yield* op(j, "k1")).result).toEqual({ ok: true })
+        expect((yield* op(j, "k2")).state).toBe("pending")
+        expect(Option.getOrThrow(yield* j.lookup("record", "s"))).toBe("t")
+      }))
+
+    it.scopedLive("planner: two plan runs, repeated keys, occurrence keys (#n) stable across runs, in the order called", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        const row = (key: string, occurrence = true): PlanOp => ({ key, kind: "record.create", payload: { key }, occurrence })
+        // More than one multi-row chunk (256 ops), with repeats inside and across chunks.
+        const many = Array.from({ length: 600 }, (_, i) => row(`m${i % 400}`))
+        const first = yield* j.planner()
+        const [a, b, c] = yield* Effect.promise(() =>
+          // Sent without waiting, as the importer does: answered in the order sent.
+          Promise.all([
+            first.planOps([row("h1"), row("h2"), row("h1"), row("x", false), row("x", false)]),
+            first.planOps([row("h1"), row("x", false)]),
+            first.planOps(many)
+          ])
+        )
+        expect(a!.map((p) => [p.key, p.isNew, p.duplicate])).toEqual([
+          ["h1", true, false],
+          ["h2", true, false],
+          ["h1#1", true, false],
+          ["x", true, false],
+          ["x", false, true]
+        ])
+        expect(b!.map((p) => [p.key, p.isNew, p.duplicate])).toEqual([["h1#2", true, false], ["x", false, true]])
+        expect(c!.filter((p) => p.isNew)).toHaveLength(600)
+        expect(c![450]!.key).toBe("m50#1")
+        yield* Effect.promise(() => first.end())
+        expect(Option.getOrThrow(yield* j.getMeta("plan_run_complete"))).toBe(String(first.run))
+        // One op done in between: the next run reports its state.
+        yield* j.claim("h2")
+        yield* j.complete("h2", { id: "r" })
+
+        const second = yield* j.planner()
+        expect(second.run).toBe(first.run + 1)
+        const again = yield* Effect.promise(() =>
+          second.planOps([row("h1"), row("h2"), row("h1"), row("h1"), row("h1"), row("new"), row("x", false)])
+        )
+        expect(again.map((p) => [p.key, p.isNew, p.duplicate, p.state])).toEqual([
+          ["h1", false, false, "pending"],
+          ["h2", false, false, "done"],
+          ["h1#1", false, false, "pending"],
+          ["h1#2", false, false, "pending"],
+          ["h1#3", true, false, "pending"],
+          ["new", true, false, "pending"],
+          ["x", false, false, "pending"]
+        ])
+        const rerun = yield* Effect.promise(() => second.planOps(many))
+        expect(rerun.filter((p) => p.isNew)).toHaveLength(0)
+        expect(rerun.every((p) => !p.duplicate)).toBe(true)
+        expect(rerun[599]!.key).toBe("m199#1")
+        yield* Effect.promise(() => second.end())
+        // Plan order: ops were given their seq in the order planned.
+        const pending = yield* j.pending({ limit: 1000 })
+        expect(keys(pending).slice(0, 6)).toEqual(["h1", "h1#1", "x", "h1#2", "m0", "m1"])
+        expect((yield* j.counts()).total).toBe(5 + 600 + 2)
+      }))
+
+    it.scopedLive("planOps in multi-row chunks gives what one insert per op gives (property: repeats, keys planned before, '#' keys)", () =>
+      Effect.gen(function*() {
+        // The reference: the documented per-op rule over an in-memory map.
+        type Row = { key: string; occurrence: boolean }
+        const reference = () => {
+          const planned = new Map<string, number>()
+          return (run: number, rows: ReadonlyArray<Row>) =>
+            rows.map((op) => {
+              for (let n = 0;; n++) {
+                const key = n === 0 ? op.key : `${op.key}#${n}`
+                const at = planned.get(key)
+                if (at === undefined) {
+                  planned.set(key, run)
+                  return { key, isNew: true, duplicate: false }
+                }
+                if (at === run && op.occurrence) continue
+                if (at === run) return { key, isNew: false, duplicate: true }
+                planned.set(key, run)
+                return { key, isNew: false, duplicate: false }
+              }
+            })
+        }
+        // Segments of 256 distinct keys (the fast path) drawn from few keys, so later
+        // segments repeat earlier ones and meet `h1#1`-like keys, plus a tail.
+        const key = fc.oneof(fc.integer({ min: 0, max: 299 }).map((i) => `h${i}`), fc.constantFrom("h1#1", "h2#1", "h3#2"))
+        const segment = fc.uniqueArray(key, { minLength: 256, maxLength: 256 })
+        const tail = fc.array(key, { maxLength: 40 })
+        const runOf = fc.tuple(fc.array(segment, { maxLength: 2 }), tail, fc.boolean()).map(([segs, t, occurrence]) =>
+          [...segs.flat(), ...t].map((k, i): Row => ({ key: k, occurrence: occurrence || i % 3 === 0 }))
+        )
+        const runtime = yield* Effect.runtime<never>()
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(fc.array(runOf, { minLength: 1, maxLength: 3 }), (runs) =>
+              Runtime.runPromise(runtime)(Effect.scoped(Effect.gen(function*() {
+                const { journal: j } = yield* open
+                const model = reference()
+                for (const rows of runs) {
+                  const planner = yield* j.planner()
+                  const got = yield* Effect.promise(() =>
+                    planner.planOps(rows.map((r) => ({ ...r, kind: "record.create", payload: { k: r.key } })))
+                  )
+                  expect(got.map(({ duplicate, isNew, key }) => ({ key, isNew, duplicate }))).toEqual(model(planner.run, rows))
+                  yield* Effect.promise(() => planner.end())
+                }
+              })))),
+            { numRuns: 10 }
+          )
+        )
+      }), 60_000)
+
+    it.scopedLive("planOps names an op it could not store, and stores nothing of the batch", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        const run = yield* j.beginPlanRun()
+        const error = yield* Effect.flip(j.planOps(run, [
+          { key: "ok", kind: "record.create", payload: {} },
+          { key: "x", kind: undefined as unknown as string, payload: {} }
+        ]))
+        expect(error.message).toContain("journal op x: not stored")
+        expect((yield* j.counts()).total).toBe(0)
+        const planned = yield* j.planOps(run, [{ key: "ok", kind: "record.create", payload: {} }])
+        expect(planned).toEqual([{ key: "ok", isNew: true, duplicate: false, state: "pending" }])
+        yield* j.endPlanRun(run)
+      }))
+
+    it.scopedLive("transitions: concurrent claims each committed before they return; one bad key fails alone", () =>
+      Effect.gen(function*() {
+        const { journal: j, location } = yield* open
+        yield* j.addOps(ops(12))
+        const claims = yield* Effect.forEach(
+          [...Array.from({ length: 12 }, (_, i) => `k${i}`), "missing"],
+          (key) => Effect.either(j.transitions.claim(key)),
+          { concurrency: "unbounded" }
+        )
+        expect(claims.filter((c) => c._tag === "Right")).toHaveLength(12)
+        expect(claims[12]!._tag).toBe("Left")
+        expect((yield* backend.peek(location)).every((r) => r.state === "in_flight")).toBe(true)
+        yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => `k${i}`), (key) =>
+          key === "k0"
+            ? j.transitions.markUncertain(key, "lost")
+            : key === "k1"
+            ? j.transitions.release(key)
+            : key === "k2"
+            ? j.transitions.fail(key, "422")
+            : j.transitions.complete(key, { ok: true }, [{ namespace: "record", sourceKey: key, targetId: `t${key}` }]), {
+          concurrency: "unbounded"
+        })
+        yield* j.transitions.setMapping({ namespace: "list", sourceKey: "L", targetId: "t" })
+        yield* j.transitions.recordAdoption({ opKey: "k0", namespace: "record", sourceKey: "k0", targetId: "r", detail: "d" })
+        yield* j.transitions.markResolved("k0")
+        expect(yield* j.counts()).toMatchObject({ done: 9, pending: 2, failed: 1, uncertain: 0 })
+        expect(Option.getOrThrow(yield* j.lookup("record", "k5"))).toBe("tk5")
+        expect((yield* j.adoptions()).length).toBe(1)
+      }))
+
+    it.scopedLive("one writer per journal: a second opener of the same location gets StoreBusy", () =>
+      Effect.gen(function*() {
+        const { location } = yield* open
+        const busy = yield* Effect.flip(openJournal(location))
+        expect(busy._tag).toBe("StoreBusy")
+        expect(busy.message).toContain("journal")
+        // Anywhere else is free.
+        const other = yield* backend.location
+        const j = yield* openJournal(other)
+        expect((yield* j.counts()).total).toBe(0)
+      }), 20_000)
+  })
+}
+
+describe("journal on postgres only", () => {
+  it.scopedLive("the location shown is the URL without its password; a journal of a newer format is refused", () =>
+    Effect.gen(function*() {
+      const location = yield* freshSchema
+      const url = new URL(location)
+      url.password = "secret"
+      // Trust authentication: the server accepts the password it does not ask for.
+      const withPassword = url.href
+      yield* Effect.scoped(Effect.gen(function*() {
+        const j = yield* openJournal(withPassword)
+        expect(j.file).not.toContain("secret")
+        expect(j.file).toContain("***")
+      }))
+      const { schema, url: server } = parsePostgresUrl(location)
+      const client = yield* pgClient(server)
+      yield* query(client, `UPDATE ${schema}.worksync_schema SET version = 99 WHERE store = 'journal'`)
+      const error = yield* Effect.flip(openJournal(location))
+      expect(error.message).toMatch(/newer worksync \(journal format 99; this version reads formats up to 2\)/)
+    }))
+
+  it.scopedLive("shares a schema with the snapshot store: no table of one is the other's", () =>
+    Effect.gen(function*() {
+      const location = yield* freshSchema
+      const snapshot = yield* openSnapshot(location)
+      const j = yield* openJournal(location)
+      yield* j.addOps(ops(2))
+      const run = yield* snapshot.beginRun("*", true)
+      yield* snapshot.completeRun(run, {})
+      expect((yield* j.counts()).total).toBe(2)
+      expect((yield* snapshot.listRuns).length).toBe(1)
+    }))
+})
