@@ -26,6 +26,13 @@ const root = Command.make("worksync").pipe(
 
 const cli = Command.run(root, { name: "worksync", version: "0.1.0" })
 
+// A job run by a worker of the pool dies with its worker, however the worker dies, so
+// the job's stores are free for the worker that takes the job over (engine/worker.ts).
+if (process.env.WORKSYNC_EXIT_WITH_PARENT === "1" && process.send !== undefined) {
+  process.on("disconnect", () => process.kill(process.pid, "SIGKILL"))
+  process.channel?.unref()
+}
+
 const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
 
 cli(process.argv).pipe(

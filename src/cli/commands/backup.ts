@@ -12,11 +12,12 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import { connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
+import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
   ...connectionOptions,
-  snapshot: Options.text("snapshot").pipe(Options.withDescription("SQLite snapshot file (created if missing)")),
+  snapshot: Options.text("snapshot").pipe(Options.withDescription("snapshot: a SQLite file or a PostgreSQL URL (postgres://USER@HOST:PORT/DB[?schema=NAME]), created if missing")),
   workspace: Options.text("workspace").pipe(
     Options.withDescription("workspace id to back up, or its slug when the service lists slugs (repeatable); default: every workspace"),
     Options.repeated
@@ -31,13 +32,14 @@ export const options = {
     Options.optional
   ),
   json: jsonOption,
+  ...engineOption,
   ...verbosityOptions
 }
 
 export type BackupFlags = Command.Command.ParseConfig<typeof options>
 
 export const backupCommand = Command.make("backup", options, (flags) =>
-  Effect.flatMap(Effect.promise(() => import("../run/backup.ts")), (run) => run.backupRun(flags))).pipe(
+  onEngineOr("backup", flags, () => Effect.flatMap(Effect.promise(() => import("../run/backup.ts")), (run) => run.backupRun(flags)))).pipe(
     Command.withDescription(
       withExamples("back up workspaces, records, activity and file metadata into a SQLite snapshot", [
         "worksync backup --snapshot backup.sqlite                      # connection from WORKSYNC_* or worksync.config.json",

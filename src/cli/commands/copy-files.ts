@@ -13,6 +13,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import { connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
+import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
 /**
@@ -27,7 +28,7 @@ export const options = {
   from: Options.text("from").pipe(Options.withDescription("source: workspace:ID or dir:PATH")),
   to: Options.text("to").pipe(Options.withDescription("target: workspace:ID or dir:PATH")),
   journal: Options.text("journal").pipe(
-    Options.withDescription("SQLite journal file (created if missing); rerun with the same file to resume")
+    Options.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing; rerun with the same journal to resume")
   ),
   concurrency: Options.integer("concurrency").pipe(
     Options.withDescription(`files copied at once (default ${COPY_DEFAULT_CONCURRENCY})`),
@@ -48,13 +49,14 @@ export const options = {
     Options.withDefault("auto" as const)
   ),
   json: jsonOption,
+  ...engineOption,
   ...verbosityOptions
 }
 
 export type CopyFilesFlags = Command.Command.ParseConfig<typeof options>
 
 export const copyFilesCommand = Command.make("copy-files", options, (flags) =>
-  Effect.flatMap(Effect.promise(() => import("../run/copy-files.ts")), (run) => run.copyFilesRun(flags))).pipe(
+  onEngineOr("copy-files", flags, () => Effect.flatMap(Effect.promise(() => import("../run/copy-files.ts")), (run) => run.copyFilesRun(flags)))).pipe(
     Command.withDescription(
       withExamples("copy files between workspaces and directories (presigned uploads, resumable)", [
         "worksync copy-files --from workspace:website --to dir:./files --journal files.journal.sqlite",

@@ -12,7 +12,7 @@ import { jsonOption, verbosityOptions } from "../common-options.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
-  snapshot: Options.text("snapshot").pipe(Options.withDescription("SQLite snapshot file written by worksync backup")),
+  snapshot: Options.text("snapshot").pipe(Options.withDescription("snapshot written by worksync backup: a SQLite file or a PostgreSQL URL")),
   from: Options.text("from").pipe(
     Options.withDescription("earlier run id; default the complete run of the same scope before --to"),
     Options.optional

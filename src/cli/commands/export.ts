@@ -11,7 +11,7 @@ import { jsonOption, verbosityOptions } from "../common-options.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
-  snapshot: Options.text("snapshot").pipe(Options.withDescription("SQLite snapshot file written by worksync backup")),
+  snapshot: Options.text("snapshot").pipe(Options.withDescription("snapshot written by worksync backup: a SQLite file or a PostgreSQL URL")),
   out: Options.text("out").pipe(Options.withDescription("directory for records, activity, files and workspaces files")),
   format: Options.choice("format", ["ndjson", "csv"] as const).pipe(
     Options.withDescription("ndjson (default): one stored object per line; csv: one row per object, flattened"),

@@ -12,6 +12,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import { connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
+import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
 /**
@@ -25,7 +26,7 @@ export const options = {
   workspace: Options.text("workspace").pipe(Options.withDescription("target workspace id or slug")),
   csv: Options.text("csv").pipe(Options.withDescription("the CSV file to import")),
   journal: Options.text("journal").pipe(
-    Options.withDescription("SQLite journal file (created if missing); rerun with the same file to resume")
+    Options.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing; rerun with the same journal to resume")
   ),
   map: Options.text("map").pipe(
     Options.withDescription("FIELD=COLUMN (repeatable); fields: title, description, descriptionHtml, list, startedAt, duedAt, assignees, tags, done, key"),
@@ -61,13 +62,14 @@ export const options = {
     Options.optional
   ),
   json: jsonOption,
+  ...engineOption,
   ...verbosityOptions
 }
 
 export type ImportCsvFlags = Command.Command.ParseConfig<typeof options>
 
 export const importCsvCommand = Command.make("import-csv", options, (flags) =>
-  Effect.flatMap(Effect.promise(() => import("../run/import-csv.ts")), (run) => run.importCsvRun(flags))).pipe(
+  onEngineOr("import-csv", flags, () => Effect.flatMap(Effect.promise(() => import("../run/import-csv.ts")), (run) => run.importCsvRun(flags)))).pipe(
     Command.withDescription(
       withExamples("create one record per valid CSV row, exactly once across reruns (journal)", [
         "worksync import-csv --workspace website --csv trello.csv --preset trello --journal import.sqlite --dry-run",

@@ -10,6 +10,7 @@ import { mirrorCommand } from "./mirror.ts"
 import { restoreCommand } from "./restore.ts"
 import { versionCommand } from "./version.ts"
 import { webhooksCommand } from "./webhooks.ts"
+import { workerCommand } from "./worker.ts"
 
 export const commands = [
   backupCommand,
@@ -21,6 +22,7 @@ export const commands = [
   migrateCommand,
   mirrorCommand,
   webhooksCommand,
+  workerCommand,
   emulatorCommand,
   versionCommand
 ] as const

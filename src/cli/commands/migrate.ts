@@ -14,6 +14,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import { connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
+import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
@@ -22,7 +23,7 @@ export const options = {
   from: Options.text("from").pipe(Options.withDescription("source: workspace:ID")),
   to: Options.text("to").pipe(Options.withDescription("target: workspace:ID")),
   journal: Options.text("journal").pipe(
-    Options.withDescription("SQLite journal file (created if missing; the source is read into FILE-source.sqlite beside it); rerun with the same file to resume")
+    Options.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing (the source is read into FILE-source.sqlite beside a file, or schema NAME_source beside a schema); rerun with the same journal to resume")
   ),
   dryRun: Options.boolean("dry-run").pipe(Options.withDescription("read the source and plan; send nothing")),
   people: Options.choice("people", ["invite", "skip"] as const).pipe(
@@ -33,13 +34,14 @@ export const options = {
     Options.withDescription("do not open each comment with a line naming its original author and date")
   ),
   json: jsonOption,
+  ...engineOption,
   ...verbosityOptions
 }
 
 export type MigrateFlags = Command.Command.ParseConfig<typeof options>
 
 export const migrateCommand = Command.make("migrate", options, (flags) =>
-  Effect.flatMap(Effect.promise(() => import("../run/migrate.ts")), (run) => run.migrateRun(flags))).pipe(
+  onEngineOr("migrate", flags, () => Effect.flatMap(Effect.promise(() => import("../run/migrate.ts")), (run) => run.migrateRun(flags)))).pipe(
     Command.withDescription(
       withExamples("move a whole workspace into another one (lists, records, files, comments, roles, people), then verify", [
         "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --dry-run",

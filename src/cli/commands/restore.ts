@@ -14,15 +14,16 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import { connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
+import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
   ...connectionOptions,
   to_: targetConnectionOptions,
-  snapshot: Options.text("snapshot").pipe(Options.withDescription("SQLite snapshot file written by worksync backup")),
+  snapshot: Options.text("snapshot").pipe(Options.withDescription("snapshot written by worksync backup: a SQLite file or a PostgreSQL URL")),
   to: Options.text("to").pipe(Options.withDescription("target: workspace:ID")),
   journal: Options.text("journal").pipe(
-    Options.withDescription("SQLite journal file (created if missing); rerun with the same file to resume")
+    Options.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing; rerun with the same journal to resume")
   ),
   run: Options.text("run").pipe(Options.withDescription("run id; default the latest complete run"), Options.optional),
   fromWorkspace: Options.text("from-workspace").pipe(
@@ -38,13 +39,14 @@ export const options = {
   ),
   dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan's counts and send nothing")),
   json: jsonOption,
+  ...engineOption,
   ...verbosityOptions
 }
 
 export type RestoreFlags = Command.Command.ParseConfig<typeof options>
 
 export const restoreCommand = Command.make("restore", options, (flags) =>
-  Effect.flatMap(Effect.promise(() => import("../run/restore.ts")), (run) => run.restoreRun(flags))).pipe(
+  onEngineOr("restore", flags, () => Effect.flatMap(Effect.promise(() => import("../run/restore.ts")), (run) => run.restoreRun(flags)))).pipe(
     Command.withDescription(
       withExamples("restore the records of a snapshot run into a workspace (in place or elsewhere, resumable)", [
         "worksync restore --snapshot backup.sqlite --to workspace:website --journal restore.sqlite --dry-run",

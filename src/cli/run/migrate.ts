@@ -8,6 +8,7 @@ import { RestClient } from "../../client/rest-client.ts"
 import { workspaceFilesFromServices } from "../../connectors/files/workspace-files.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
+import { isPostgresUrl } from "../../store/postgres.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { findWorkspace } from "../../sync/backup.ts"
 import { MigrateError, migrate, type MigrateEnd } from "../../sync/migrate/migrate.ts"
@@ -22,7 +23,16 @@ import { hasOwnTarget, parseWorkspaceEnd, targetPrefix } from "./target.ts"
 registerDescriber(describeJournalError)
 
 /** Where the source is read to: beside the journal, so a rerun reads incrementally. */
-export const sourceSnapshotFile = (journal: string): string => `${journal.replace(/\.sqlite$/, "")}-source.sqlite`
+/**
+ * Where migrate reads the source into: beside the journal, `FILE-source.sqlite` for a
+ * file, schema `NAME_source` in the same database for a PostgreSQL journal.
+ */
+export const sourceSnapshotFile = (journal: string): string => {
+  if (!isPostgresUrl(journal)) return `${journal.replace(/\.sqlite$/, "")}-source.sqlite`
+  const u = new URL(journal)
+  u.searchParams.set("schema", `${u.searchParams.get("schema") ?? "public"}_source`)
+  return u.toString()
+}
 
 const messageOf = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)

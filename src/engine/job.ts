@@ -1,0 +1,122 @@
+/**
+ * A job of the pool of workers: one command line (`backup`, `copy-files`, `import-csv`,
+ * `restore`, `migrate`) as the user typed it, less `--engine`, run by a worker exactly as
+ * it would run on the command's machine. The job is stored in PostgreSQL, so it never
+ * holds a secret: tokens reach workers through their own environment or config file,
+ * and the job names them only by fingerprint, so a worker can tell it has the same one.
+ */
+import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
+
+/** The commands whose work can run on the pool. */
+export const ENGINE_COMMANDS = ["backup", "copy-files", "import-csv", "restore", "migrate"] as const
+export type EngineCommand = (typeof ENGINE_COMMANDS)[number]
+
+export const JobSpec = Schema.Struct({
+  command: Schema.Literal(...ENGINE_COMMANDS),
+  /** The arguments after the command name, less `--engine` and the output switches. */
+  args: Schema.Array(Schema.String),
+  /** The command's working directory: relative paths in `args` are relative to it. */
+  cwd: Schema.String,
+  /** The command's WORKSYNC_* settings that are not secrets (URLs, organization, profile). */
+  env: Schema.Record({ key: Schema.String, value: Schema.String }),
+  /** Secret settings by name, as fingerprints (`sha256:` and 16 hex digits), never the values. */
+  secrets: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+export type JobSpec = typeof JobSpec.Type
+
+/** What a finished job answers: the command's exit code and its stdout (its `--json` result). */
+export const JobOutcome = Schema.Struct({
+  code: Schema.Number,
+  stdout: Schema.String
+})
+export type JobOutcome = typeof JobOutcome.Type
+
+/** Output switches: how the waiting command prints, not what the job does. */
+const OUTPUT_FLAGS = new Set(["--json", "--quiet", "-q", "--verbose", "-v"])
+
+/** Flags whose value is a secret: with --engine they would be stored in the database. */
+export const SECRET_FLAGS = ["--token", "--token-secret", "--to-token", "--to-token-secret"] as const
+
+const isSecretName = (name: string): boolean => /TOKEN(?!_ID)|SECRET|PASSWORD/.test(name)
+
+export const fingerprint = (secret: string): string =>
+  `sha256:${createHash("sha256").update(secret).digest("hex").slice(0, 16)}`
+
+/** The argument list without `--engine URL` (either form) and the output switches. */
+export const jobArgs = (args: ReadonlyArray<string>): Array<string> => {
+  const out: Array<string> = []
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!
+    if (a === "--engine") {
+      i++
+      continue
+    }
+    if (a.startsWith("--engine=") || OUTPUT_FLAGS.has(a)) continue
+    out.push(a)
+  }
+  return out
+}
+
+/** The secret flag named in `args`, if any (`--token X` or `--token=X`). */
+export const secretFlagIn = (args: ReadonlyArray<string>): string | undefined =>
+  SECRET_FLAGS.find((flag) => args.some((a) => a === flag || a.startsWith(`${flag}=`)))
+
+/** The job of a command line typed in `cwd` with `env`. */
+export const jobSpecOf = (
+  command: EngineCommand,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: NodeJS.ProcessEnv
+): JobSpec => {
+  const plain: Record<string, string> = {}
+  const secrets: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith("WORKSYNC_") || value === undefined || name === "WORKSYNC_EXIT_WITH_PARENT") continue
+    if (isSecretName(name)) secrets[name] = fingerprint(value)
+    else plain[name] = value
+  }
+  return { command, args: jobArgs(args), cwd, env: plain, secrets }
+}
+
+/** Sorted keys, so that the same settings always give the same text. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : v)
+
+/**
+ * A job's identity: what it does (the command, its arguments, where relative paths point,
+ * which service and which token). Rerunning the same command gives the same key, so it
+ * attaches to the job in progress instead of starting a second one.
+ */
+export const jobKeyOf = (spec: JobSpec): string =>
+  createHash("sha256").update(canonical({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, secrets: spec.secrets }))
+    .digest("hex")
+
+/**
+ * The service account a job works as: its service URL, organization, profile and secret
+ * fingerprints. The pool runs one job per account at a time, so the account's requests
+ * all pass through one process's rate limiter (src/client/limiter.ts), which keeps them
+ * under the service's limit and close to it, as on one machine.
+ */
+export const accountKeyOf = (spec: JobSpec): string => {
+  const profile = spec.args.find((a, i) => spec.args[i - 1] === "--profile") ?? spec.env.WORKSYNC_PROFILE ?? ""
+  const plain = Object.fromEntries(
+    ["WORKSYNC_REST_URL", "WORKSYNC_BASE_URL", "WORKSYNC_ORG", "WORKSYNC_CONFIG"].map((k) => [k, spec.env[k] ?? ""])
+  )
+  return createHash("sha256").update(canonical({ plain, profile, secrets: spec.secrets })).digest("hex")
+}
+
+/**
+ * The secrets a worker lacks for a job: each one the job names must be set in the
+ * worker's environment with the same fingerprint. Returns the names that differ.
+ */
+export const missingSecrets = (spec: JobSpec, env: NodeJS.ProcessEnv): Array<string> =>
+  Object.entries(spec.secrets)
+    .filter(([name, print]) => {
+      const mine = env[name]
+      return mine === undefined || fingerprint(mine) !== print
+    })
+    .map(([name]) => name)

@@ -1,0 +1,182 @@
+/**
+ * `worksync worker`: takes jobs from the engine's queue and runs each as the command it
+ * is, in a child process of this worker (the same binary, the job's arguments and working
+ * directory, the worker's own secrets), so a job does exactly what the command would do
+ * on the command's machine and resumes the way a rerun resumes: through its journal and
+ * its snapshot.
+ *
+ * Liveness: while a job runs, its worker holds a PostgreSQL advisory lock named after the
+ * job on a connection of its own. The server drops the lock when that connection closes,
+ * however the worker dies; every worker sweeps for running jobs whose lock is free and
+ * hands them back to the queue, so another worker takes them within seconds. The child
+ * dies with its worker (WORKSYNC_EXIT_WITH_PARENT), so the job's stores are free again
+ * by then.
+ *
+ * SIGTERM or SIGINT: each running child is asked to stop (it exits 130 with its journal
+ * and snapshot consistent), its job is handed back to the queue, and the worker exits 0.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import { createInterface } from "node:readline"
+import type Pg from "pg"
+import { type EngineApi, QUEUE } from "./engine.ts"
+import { accountKeyOf, JobSpec, missingSecrets } from "./job.ts"
+
+export interface WorkerOptions {
+  /** This worker's name in the job's output lines (host and pid by default). */
+  readonly name: string
+  /** Jobs run at once. */
+  readonly concurrency: number
+  /** The worksync entry point the children run (this process's own). */
+  readonly bin: string
+  /** Lines about the worker itself (taken, finished, handed back), for its stderr. */
+  readonly log: (line: string) => void
+}
+
+/** A running job's lock: two keys, the pool's namespace and the job id's hash. */
+const LOCK = "hashtext('worksync-job'), hashtext($1)"
+/** The account lock: one running job per service account in the whole pool. */
+const ACCOUNT_LOCK = "hashtext('worksync-account'), hashtext($1)"
+/** How often each worker looks for running jobs whose worker is gone. */
+const SWEEP_EVERY = Duration.seconds(1)
+/** A job is swept only once it has run this long: its worker takes the lock right after fetching it. */
+const SWEEP_GRACE_SECONDS = 3
+/** How long an idle slot waits before asking the queue again. */
+const IDLE_POLL = Duration.millis(500)
+
+const decodeSpec = Schema.decodeUnknownOption(JobSpec)
+
+/** Runs until interrupted: `concurrency` slots taking jobs, and the sweeper. */
+export const runWorker = (engine: EngineApi, options: WorkerOptions): Effect.Effect<never> => {
+  const { boss, call, pool } = engine
+  const schema = engine.location.schema
+
+  const sweep = call("sweep for lost jobs", async () => {
+    const { rows } = await pool.query<{ id: string }>(
+      `SELECT id FROM ${schema}.job WHERE name = $1 AND state = 'active'
+       AND started_on < now() - make_interval(secs => $2)`,
+      [QUEUE, SWEEP_GRACE_SECONDS]
+    )
+    for (const { id } of rows) {
+      const client = await pool.connect()
+      try {
+        const { rows: got } = await client.query<{ free: boolean }>(`SELECT pg_try_advisory_lock(${LOCK}) AS free`, [id])
+        if (got[0]?.free !== true) continue
+        await client.query(`SELECT pg_advisory_unlock(${LOCK})`, [id])
+        // Its worker is gone: back to the queue (pg-boss counts it as one attempt).
+        await boss.fail(QUEUE, id, { error: "its worker stopped answering" })
+        await pool.query(`INSERT INTO ${schema}.job_lines (job_id, line) VALUES ($1, $2)`, [
+          id,
+          `worksync worker: the worker running this job is gone; ${options.name} handed it back to the pool`
+        ])
+        options.log(`handed back job ${id}: its worker is gone`)
+      } finally {
+        client.release()
+      }
+    }
+  }).pipe(Effect.catchAll((e) => Effect.sync(() => options.log(e.message))))
+
+  const slot = Effect.forever(
+    Effect.flatMap(
+      call("take a job", () => boss.fetch<unknown>(QUEUE, { batchSize: 1 })),
+      (jobs) => {
+        const job = jobs[0]
+        return job === undefined ? Effect.sleep(IDLE_POLL) : runJob(engine, options, job.id, job.data)
+      }
+    ).pipe(Effect.catchAll((e) => Effect.zipRight(Effect.sync(() => options.log(e.message)), Effect.sleep(IDLE_POLL))))
+  )
+
+  return Effect.zipRight(
+    Effect.forkScoped(Effect.forever(Effect.zipRight(sweep, Effect.sleep(SWEEP_EVERY)))),
+    Effect.all(Array.from({ length: Math.max(1, options.concurrency) }, () => slot), { concurrency: "unbounded" })
+  ).pipe(Effect.scoped, Effect.zipRight(Effect.never))
+}
+
+/** The exit of a child: its code (1 when it died of a signal) and everything it printed on stdout. */
+const childExit = (child: ChildProcess) =>
+  Effect.async<{ readonly code: number; readonly signal: NodeJS.Signals | null }>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resume(Effect.succeed({ code: child.exitCode ?? 1, signal: child.signalCode }))
+      return
+    }
+    child.once("close", (code, signal) => resume(Effect.succeed({ code: code ?? 1, signal })))
+  })
+
+const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unknown) =>
+  Effect.gen(function*() {
+    const { boss, call, pool } = engine
+    const line = (text: string) => Effect.ignore(engine.addLine(id, text))
+    const spec = decodeSpec(data)
+    if (spec._tag === "None") {
+      yield* line("worksync worker: this job is not one this version of worksync can run")
+      return yield* call("finish the job", () => boss.complete(QUEUE, id, { code: 64, stdout: "" }))
+    }
+    const job = spec.value
+    const missing = missingSecrets(job, process.env)
+    if (missing.length > 0) {
+      yield* line(
+        `worksync: worker ${options.name} lacks the command's ${missing.join(", ")} (or has another value): ` +
+          "start workers with the same connection settings as the commands"
+      )
+      return yield* call("finish the job", () => boss.complete(QUEUE, id, { code: 64, stdout: "" }))
+    }
+
+    // The liveness lock, on a connection held for as long as the job runs.
+    const client: Pg.PoolClient = yield* Effect.acquireRelease(
+      call("hold the job's lock", async () => {
+        const c = await pool.connect()
+        await c.query(`SELECT pg_advisory_lock(${LOCK})`, [id])
+        return c
+      }),
+      // Both locks (the job's and its account's) go with the session's advisory locks.
+      (c) => Effect.promise(() => c.query("SELECT pg_advisory_unlock_all()").then(() => c.release(), () => c.release(true)))
+    )
+    // One job per service account at a time across the pool (accountKeyOf): wait for
+    // another job of the same account to finish, polling, so a stopping worker can leave.
+    const account = accountKeyOf(job)
+    const held = () =>
+      call("wait for the account", () =>
+        client.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(${ACCOUNT_LOCK}) AS held`, [account])
+          .then((r) => r.rows[0]?.held === true))
+    if (!(yield* held())) {
+      yield* line(`worksync worker: waiting for another job of the same account to finish (one at a time keeps its rate limit)`)
+      while (!(yield* held())) yield* Effect.sleep(IDLE_POLL)
+    }
+    options.log(`running job ${id}: ${job.command}`)
+
+    const child = spawn(process.execPath, [options.bin, job.command, ...job.args, "--json"], {
+      cwd: fs.existsSync(job.cwd) ? job.cwd : process.cwd(),
+      env: { ...process.env, ...job.env, WORKSYNC_EXIT_WITH_PARENT: "1" },
+      stdio: ["ignore", "pipe", "pipe", "ipc"]
+    })
+    let stdout = ""
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+    // Each stderr line goes to the job's output in order; the exit waits for the last.
+    let written: Promise<unknown> = Promise.resolve()
+    createInterface({ input: child.stderr! }).on("line", (text) => {
+      written = written.then(() => Effect.runPromise(line(text)))
+    })
+    child.on("error", (e) => {
+      written = written.then(() => Effect.runPromise(line(`worksync worker: cannot start the command: ${e.message}`)))
+    })
+
+    const exit = yield* childExit(child).pipe(
+      Effect.onInterrupt(() =>
+        Effect.gen(function*() {
+          // Stopping: the child stops at its next safe point, then the job goes back.
+          child.kill("SIGTERM")
+          yield* childExit(child)
+          yield* Effect.promise(() => written)
+          yield* line(`worksync worker: ${options.name} is stopping; the job goes back to the pool`)
+          yield* Effect.ignore(call("hand the job back", () => boss.fail(QUEUE, id, { error: "its worker stopped" })))
+          options.log(`handed back job ${id}: stopping`)
+        })
+      )
+    )
+    yield* Effect.promise(() => written)
+    yield* call("finish the job", () => boss.complete(QUEUE, id, { code: exit.code, stdout }))
+    options.log(`finished job ${id}: exit ${exit.code}`)
+  }).pipe(Effect.scoped)

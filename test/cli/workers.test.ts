@@ -1,0 +1,234 @@
+/**
+ * The pool of workers (`worksync worker --engine`, and `--engine` on the commands), the
+ * way an operator runs it: three worker processes on a PostgreSQL engine, commands that
+ * queue their job and wait, workers killed with SIGKILL and stopped with SIGTERM.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { type ChildProcess, spawn } from "node:child_process"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { freshDatabase, pgClient, query } from "../support/postgres.ts"
+import { cli } from "./cli-effect.ts"
+
+const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
+
+const env = (emu: EmulatorHandle) => ({
+  WORKSYNC_REST_URL: emu.restUrl,
+  WORKSYNC_BASE_URL: emu.baseUrl,
+  WORKSYNC_TOKEN: emu.token,
+  WORKSYNC_ORG: emu.org,
+  WORKSYNC_TOKEN_ID: emu.tokenId,
+  WORKSYNC_TOKEN_SECRET: emu.tokenSecret
+})
+
+/** The parent's environment less WORKSYNC_* (each process gets the connection it is given). */
+const baseEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("WORKSYNC_")))
+
+interface Proc {
+  readonly child: ChildProcess
+  readonly stderr: () => string
+  readonly stdout: () => string
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+const start = (args: ReadonlyArray<string>, extraEnv: Record<string, string>): Proc => {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...baseEnv(), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
+  let stderr = ""
+  let stdout = ""
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("close", (code, signal) => resolve({ code, signal }))
+  )
+  return { child, stderr: () => stderr, stdout: () => stdout, exited }
+}
+
+/** Waits (up to `ms`) until `check` holds, polling. */
+const until = (check: () => boolean, ms = 20_000) =>
+  Effect.promise(async () => {
+    const end = Date.now() + ms
+    while (!check()) {
+      if (Date.now() > end) throw new Error("timed out waiting")
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  })
+
+/** Three workers on the engine, stopped (SIGKILL) with the scope. */
+const pool = (engine: string, emu: EmulatorHandle, n = 3) =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const workers = Array.from({ length: n }, (_, i) =>
+        start(["worker", "--engine", engine, "--name", `w${i + 1}`, "--concurrency", "1"], env(emu)))
+      yield* until(() => workers.every((w) => w.stderr().includes("joined the pool")))
+      return workers
+    }),
+    (workers) =>
+      Effect.promise(async () => {
+        for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill("SIGKILL")
+        await Promise.all(workers.map((w) => w.exited))
+      })
+  )
+
+const liveTitles = (emu: EmulatorHandle, ws: string) =>
+  emu.ctx.db.prepare("SELECT title FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title").pluck().all(ws) as Array<string>
+
+const csvOf = (n: number) => "title\n" + Array.from({ length: n }, (_, i) => `Task ${String(i).padStart(4, "0")}`).join("\n") + "\n"
+
+layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: true })((it) => {
+  describe("worksync worker and --engine", () => {
+    it.scoped("a backup through three workers equals the same backup in one process", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        yield* pool(engine, emu)
+        const pooled = yield* cli(["backup", "--snapshot", path.join(dir, "pooled.sqlite"), "--engine", engine, "--json"], { env: env(emu) })
+        expect(pooled.code, pooled.stderr).toBe(0)
+        expect(pooled.stderr).toMatch(/backup queued on the pool as job [0-9a-f-]{36}/)
+        expect(pooled.stderr).toMatch(/backup: run 1 complete/)
+        const local = yield* cli(["backup", "--snapshot", path.join(dir, "local.sqlite"), "--json"], { env: env(emu) })
+        expect(JSON.parse(pooled.stdout)).toEqual(JSON.parse(local.stdout))
+        for (const name of ["pooled", "local"]) {
+          const ex = yield* cli(["export", "--snapshot", path.join(dir, `${name}.sqlite`), "--out", path.join(dir, `out-${name}`)])
+          expect(ex.code).toBe(0)
+        }
+        for (const file of ["records", "activity", "files", "workspaces"]) {
+          expect(fs.readFileSync(path.join(dir, "out-pooled", `${file}.ndjson`), "utf8"))
+            .toBe(fs.readFileSync(path.join(dir, "out-local", `${file}.ndjson`), "utf8"))
+        }
+      }), 90_000)
+
+    it.scoped("a worker SIGKILLed mid-job: another takes the job over; every row is imported exactly once", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        const ws = emu.admin.createWorkspace({ name: "pooled import" }).id
+        const csv = path.join(dir, "tasks.csv")
+        fs.writeFileSync(csv, csvOf(120))
+        const workers = yield* pool(engine, emu)
+        emu.faults.configure({ latencyMs: 40 })
+        yield* Effect.addFinalizer(() => Effect.sync(() => emu.faults.configure({ latencyMs: 0 })))
+        const command = start(
+          ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "import.sqlite"), "--engine", engine, "--json"],
+          env(emu)
+        )
+        // The worker running the job, once the job has created some records.
+        yield* until(() => workers.some((w) => w.stderr().includes("running job")) && liveTitles(emu, ws).length >= 15)
+        const victim = workers.find((w) => w.stderr().includes("running job"))!
+        victim.child.kill("SIGKILL")
+        const done = yield* Effect.promise(() => command.exited)
+        expect(done.code, command.stderr()).toBe(0)
+        expect(command.stderr()).toMatch(/the worker running this job is gone; w\d handed it back to the pool/)
+        const taken = workers.filter((w) => w !== victim && w.stderr().includes("running job"))
+        expect(taken).toHaveLength(1)
+        const titles = liveTitles(emu, ws)
+        expect(titles).toHaveLength(120)
+        expect(new Set(titles).size).toBe(120)
+      }), 90_000)
+
+    it.scoped("two commands for the same job attach to one job; killing the waiting command leaves it running", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        const ws = emu.admin.createWorkspace({ name: "attached import" }).id
+        const csv = path.join(dir, "tasks.csv")
+        fs.writeFileSync(csv, csvOf(60))
+        yield* pool(engine, emu)
+        emu.faults.configure({ latencyMs: 40 })
+        yield* Effect.addFinalizer(() => Effect.sync(() => emu.faults.configure({ latencyMs: 0 })))
+        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "import.sqlite"), "--engine", engine]
+        const first = start(args, env(emu))
+        yield* until(() => /queued on the pool as job ([0-9a-f-]{36})/.test(first.stderr()))
+        const id = /queued on the pool as job ([0-9a-f-]{36})/.exec(first.stderr())![1]!
+        const second = start([...args, "--json"], env(emu))
+        yield* until(() => second.stderr().includes("already running on the pool"))
+        expect(second.stderr()).toContain(`as job ${id}`)
+        first.child.kill("SIGKILL")
+        const done = yield* Effect.promise(() => second.exited)
+        expect(done.code, second.stderr()).toBe(0)
+        expect(JSON.parse(second.stdout())).toMatchObject({ created: 60 })
+        expect(liveTitles(emu, ws)).toHaveLength(60)
+        const db = yield* pgClient(engine)
+        const jobs = yield* query<{ n: number }>(db, "SELECT count(*)::int AS n FROM worksync_engine.job WHERE name = 'worksync-jobs'")
+        expect(jobs[0]!.n).toBe(1)
+      }), 90_000)
+
+    it.scoped("SIGTERM to a worker hands its job back and exits 0; another worker finishes the job", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        const ws = emu.admin.createWorkspace({ name: "handed back" }).id
+        const csv = path.join(dir, "tasks.csv")
+        fs.writeFileSync(csv, csvOf(80))
+        const workers = yield* pool(engine, emu, 2)
+        emu.faults.configure({ latencyMs: 40 })
+        yield* Effect.addFinalizer(() => Effect.sync(() => emu.faults.configure({ latencyMs: 0 })))
+        const command = start(
+          ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "import.sqlite"), "--engine", engine],
+          env(emu)
+        )
+        yield* until(() => workers.some((w) => w.stderr().includes("running job")) && liveTitles(emu, ws).length >= 10)
+        const stopping = workers.find((w) => w.stderr().includes("running job"))!
+        stopping.child.kill("SIGTERM")
+        const stopped = yield* Effect.promise(() => stopping.exited)
+        expect(stopped.code).toBe(0)
+        expect(stopping.stderr()).toMatch(/handed back job .*: stopping/)
+        const done = yield* Effect.promise(() => command.exited)
+        expect(done.code, command.stderr()).toBe(0)
+        expect(command.stderr()).toMatch(/is stopping; the job goes back to the pool/)
+        const titles = liveTitles(emu, ws)
+        expect(titles).toHaveLength(80)
+        expect(new Set(titles).size).toBe(80)
+      }), 90_000)
+
+    it.scoped("one job per service account at a time across the pool: a second job of the same token waits for the first", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        yield* pool(engine, emu)
+        emu.faults.configure({ latencyMs: 20 })
+        yield* Effect.addFinalizer(() => Effect.sync(() => emu.faults.configure({ latencyMs: 0 })))
+        const first = start(["backup", "--snapshot", path.join(dir, "a.sqlite"), "--engine", engine], env(emu))
+        yield* until(() => first.stderr().includes("queued on the pool"))
+        const second = start(["backup", "--snapshot", path.join(dir, "b.sqlite"), "--engine", engine], env(emu))
+        const [a, b] = yield* Effect.promise(() => Promise.all([first.exited, second.exited]))
+        expect(a.code, first.stderr()).toBe(0)
+        expect(b.code, second.stderr()).toBe(0)
+        // The second job ran only once the first had finished: its account was busy.
+        expect(second.stderr()).toContain("waiting for another job of the same account to finish")
+        // And the first job's run was over before the second began writing its own.
+        const db = yield* pgClient(engine)
+        const done = yield* query<{ line: string }>(
+          db,
+          "SELECT line FROM worksync_engine.job_lines WHERE line LIKE 'backup: run % complete%' OR line LIKE 'worksync worker: waiting%' ORDER BY seq"
+        )
+        expect(done.map((r) => r.line.slice(0, 24))).toEqual(["worksync worker: waiting", "backup: run 1 complete: ", "backup: run 1 complete: "])
+      }), 90_000)
+
+    it.scoped("bad invocations: a secret as a flag, an engine that is not PostgreSQL (exit 64, one line, nothing queued)", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        const secret = yield* cli(
+          ["backup", "--snapshot", path.join(dir, "s.sqlite"), "--engine", engine, "--token", "pat_flag-secret-value"],
+          { env: env(emu) }
+        )
+        expect(secret.code).toBe(64)
+        expect(secret.stderr).toMatch(/--token: with --engine the job is stored/)
+        expect(secret.stderr).not.toContain("pat_flag-secret-value")
+        const notPg = yield* cli(["backup", "--snapshot", path.join(dir, "s.sqlite"), "--engine", "mysql://x@y/z"], { env: env(emu) })
+        expect(notPg.code).toBe(64)
+        expect(notPg.stderr.trim().split("\n")).toHaveLength(1)
+        const worker = yield* cli(["worker", "--engine", engine, "--concurrency", "0"])
+        expect(worker.code).toBe(64)
+      }), 90_000)
+  })
+})
