@@ -115,8 +115,8 @@ export const openPostgres = (
     const fail = (e: unknown) => new StoreOpenError({ file: where.display, reason: "io", detail: detailOf(e) })
     const sql = yield* PgClient.fromPool({
       acquire: Effect.acquireRelease(
-        Effect.sync(() =>
-          new Pg.Pool({
+        Effect.sync(() => {
+          const pool = new Pg.Pool({
             connectionString: where.url,
             options: `-c search_path=${where.schema}`,
             max: options.maxConnections ?? 8,
@@ -124,7 +124,11 @@ export const openPostgres = (
             application_name: `worksync ${store}`,
             types
           })
-        ),
+          // An idle connection the server ends (a restart, an administrator, a dropped
+          // database) must not take the process down: the next query reports it.
+          pool.on("error", () => undefined)
+          return pool
+        }),
         (pool) => Effect.promise(() => pool.end().catch(() => undefined))
       )
     }).pipe(Effect.provide(Reactivity.layer), Effect.mapError(fail))

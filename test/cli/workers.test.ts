@@ -75,7 +75,21 @@ const pool = (engine: string, emu: EmulatorHandle, n = 3) =>
 const liveTitles = (emu: EmulatorHandle, ws: string) =>
   emu.ctx.db.prepare("SELECT title FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title").pluck().all(ws) as Array<string>
 
-const csvOf = (n: number) => "title\n" + Array.from({ length: n }, (_, i) => `Task ${String(i).padStart(4, "0")}`).join("\n") + "\n"
+
+/** Every request answered `ms` later for the rest of the test: jobs last long enough to be caught mid-way. */
+const slowService = (emu: EmulatorHandle, ms: number) =>
+  Effect.acquireRelease(
+    Effect.sync(() => emu.faults.configure({ latencyMs: ms })),
+    () => Effect.sync(() => emu.faults.configure({ latencyMs: 0 }))
+  )
+
+/** A new workspace and the arguments of an import of `rows` titles into it, with a journal file. */
+const importJob = (emu: EmulatorHandle, dir: string, name: string, rows: number, engine: string) => {
+  const ws = emu.admin.createWorkspace({ name }).id
+  const csv = path.join(dir, "tasks.csv")
+  fs.writeFileSync(csv, "title\n" + Array.from({ length: rows }, (_, i) => `Task ${String(i).padStart(4, "0")}`).join("\n") + "\n")
+  return { ws, args: ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "import.sqlite"), "--engine", engine] }
+}
 
 layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: true })((it) => {
   describe("worksync worker and --engine", () => {
@@ -101,21 +115,43 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         }
       }), 90_000)
 
+    it.scoped("a file copy through the pool writes what the same copy in one process writes", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        yield* pool(engine, emu)
+        const ws = emu.workspaces[0]!
+        const copy = (name: string, extra: ReadonlyArray<string>) =>
+          cli(["copy-files", "--from", `workspace:${ws}`, "--to", `dir:${path.join(dir, name)}`, "--journal", path.join(dir, `${name}.sqlite`), "--json", ...extra], {
+            env: env(emu)
+          })
+        const pooled = yield* copy("pooled", ["--engine", engine])
+        expect(pooled.code, pooled.stderr).toBe(0)
+        const local = yield* copy("local", [])
+        expect(JSON.parse(pooled.stdout)).toEqual(JSON.parse(local.stdout))
+        const tree = (root: string) =>
+          (fs.readdirSync(root, { recursive: true }) as Array<string>).sort().map((f) => {
+            const full = path.join(root, f)
+            if (!fs.statSync(full).isFile()) return f
+            // The manifest lists files in the order their copies finished.
+            const bytes = fs.readFileSync(full)
+            return f.endsWith(".ndjson") ? `${f} ${bytes.toString("utf8").split("\n").sort().join("\n")}` : `${f} ${bytes.toString("base64")}`
+          })
+        const files = tree(path.join(dir, "pooled"))
+        expect(files.length).toBeGreaterThan(0)
+        expect(files).toEqual(tree(path.join(dir, "local")))
+      }), 90_000)
+
     it.scoped("a worker SIGKILLed mid-job: another takes the job over; every row is imported exactly once", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
-        const ws = emu.admin.createWorkspace({ name: "pooled import" }).id
-        const csv = path.join(dir, "tasks.csv")
-        fs.writeFileSync(csv, csvOf(120))
+        const { args, ws } = importJob(emu, dir, "pooled import", 120, engine)
         const workers = yield* pool(engine, emu)
-        emu.faults.configure({ latencyMs: 40 })
-        yield* Effect.addFinalizer(() => Effect.sync(() => emu.faults.configure({ latencyMs: 0 })))
-        const command = start(
-          ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "import.sqlite"), "--engine", engine, "--json"],
-          env(emu)
-        )
+        yield* slowService(emu, 40)
+        const command = start([...args, "--json"], env(emu))
         // The worker running the job, once the job has created some records.
         yield* until(() => workers.some((w) => w.stderr().includes("running job")) && liveTitles(emu, ws).length >= 15)
         const victim = workers.find((w) => w.stderr().includes("running job"))!
@@ -135,13 +171,9 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const emu = yield* Emulator
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
-        const ws = emu.admin.createWorkspace({ name: "attached import" }).id
-        const csv = path.join(dir, "tasks.csv")
-        fs.writeFileSync(csv, csvOf(60))
+        const { args, ws } = importJob(emu, dir, "attached import", 60, engine)
         yield* pool(engine, emu)
-        emu.faults.configure({ latencyMs: 40 })
-        yield* Effect.addFinalizer(() => Effect.sync(() => emu.faults.configure({ latencyMs: 0 })))
-        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "import.sqlite"), "--engine", engine]
+        yield* slowService(emu, 40)
         const first = start(args, env(emu))
         yield* until(() => /queued on the pool as job ([0-9a-f-]{36})/.test(first.stderr()))
         const id = /queued on the pool as job ([0-9a-f-]{36})/.exec(first.stderr())![1]!
@@ -163,16 +195,10 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const emu = yield* Emulator
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
-        const ws = emu.admin.createWorkspace({ name: "handed back" }).id
-        const csv = path.join(dir, "tasks.csv")
-        fs.writeFileSync(csv, csvOf(80))
+        const { args, ws } = importJob(emu, dir, "handed back", 80, engine)
         const workers = yield* pool(engine, emu, 2)
-        emu.faults.configure({ latencyMs: 40 })
-        yield* Effect.addFinalizer(() => Effect.sync(() => emu.faults.configure({ latencyMs: 0 })))
-        const command = start(
-          ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "import.sqlite"), "--engine", engine],
-          env(emu)
-        )
+        yield* slowService(emu, 40)
+        const command = start(args, env(emu))
         yield* until(() => workers.some((w) => w.stderr().includes("running job")) && liveTitles(emu, ws).length >= 10)
         const stopping = workers.find((w) => w.stderr().includes("running job"))!
         stopping.child.kill("SIGTERM")
@@ -193,8 +219,8 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
         yield* pool(engine, emu)
-        emu.faults.configure({ latencyMs: 20 })
-        yield* Effect.addFinalizer(() => Effect.sync(() => emu.faults.configure({ latencyMs: 0 })))
+        // The first job's first request is held 4 s: the second is taken meanwhile.
+        emu.faults.inject({ route: "list-workspaces", kind: "latency", latencyMs: 4000, times: 1 })
         const first = start(["backup", "--snapshot", path.join(dir, "a.sqlite"), "--engine", engine], env(emu))
         yield* until(() => first.stderr().includes("queued on the pool"))
         const second = start(["backup", "--snapshot", path.join(dir, "b.sqlite"), "--engine", engine], env(emu))
