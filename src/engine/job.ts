@@ -58,6 +58,13 @@ export const jobArgs = (args: ReadonlyArray<string>): Array<string> => {
   return out
 }
 
+/** A PostgreSQL URL that carries its password. */
+const URL_WITH_PASSWORD = /postgres(ql)?:\/\/[^/@\s]*:[^/@\s]+@/i
+
+/** The argument holding a database URL with a password, if any (shown with the password hidden). */
+export const passwordUrlIn = (args: ReadonlyArray<string>): string | undefined =>
+  args.find((a) => URL_WITH_PASSWORD.test(a))
+
 /** The secret flag named in `args`, if any (`--token X` or `--token=X`). */
 export const secretFlagIn = (args: ReadonlyArray<string>): string | undefined =>
   SECRET_FLAGS.find((flag) => args.some((a) => a === flag || a.startsWith(`${flag}=`)))

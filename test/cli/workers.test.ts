@@ -238,7 +238,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(done.map((r) => r.line.slice(0, 24))).toEqual(["worksync worker: waiting", "backup: run 1 complete: ", "backup: run 1 complete: "])
       }), 90_000)
 
-    it.scoped("bad invocations: a secret as a flag, an engine that is not PostgreSQL (exit 64, one line, nothing queued)", () =>
+    it.scoped("bad invocations: a secret as a flag, a database password in a URL, an engine that is not PostgreSQL (exit 64, one line, nothing queued)", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -250,6 +250,13 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(secret.code).toBe(64)
         expect(secret.stderr).toMatch(/--token: with --engine the job is stored/)
         expect(secret.stderr).not.toContain("pat_flag-secret-value")
+        const password = yield* cli(
+          ["backup", "--snapshot", "postgres://u:db-password-value@127.0.0.1:1/x", "--engine", engine],
+          { env: env(emu) }
+        )
+        expect(password.code).toBe(64)
+        expect(password.stderr).toMatch(/PGPASSWORD/)
+        expect(password.stderr).not.toContain("db-password-value")
         const notPg = yield* cli(["backup", "--snapshot", path.join(dir, "s.sqlite"), "--engine", "mysql://x@y/z"], { env: env(emu) })
         expect(notPg.code).toBe(64)
         expect(notPg.stderr.trim().split("\n")).toHaveLength(1)

@@ -8,7 +8,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { openEngine, parseEngineUrl } from "../../engine/engine.ts"
-import { type EngineCommand, jobSpecOf, secretFlagIn } from "../../engine/job.ts"
+import { type EngineCommand, jobSpecOf, passwordUrlIn, secretFlagIn } from "../../engine/job.ts"
 import { CliExit, ExitCode, usageError } from "../exit.ts"
 import { printable } from "../output.ts"
 
@@ -36,6 +36,12 @@ export const runOnEngine = (
       return yield* Effect.fail(usageError(
         `${secret}: with --engine the job is stored in the engine's database, so a secret may not be a flag; ` +
           "give it through the environment (WORKSYNC_*) or a config file profile, the same on every worker"
+      ))
+    }
+    if (passwordUrlIn(args) !== undefined) {
+      return yield* Effect.fail(usageError(
+        "a database URL with a password: with --engine the job is stored in the engine's database, so give the " +
+          "password through PGPASSWORD or ~/.pgpass on every worker, not in the URL"
       ))
     }
     const engine = yield* openEngine(location, { worker: false }).pipe(
