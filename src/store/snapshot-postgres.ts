@@ -32,6 +32,14 @@ type Param = string | number | null
 
 const now = () => new Date().toISOString()
 
+/** PostgreSQL's limit on the parameters of one statement. */
+const MAX_PARAMS = 65_535
+/** Rows per multi-row statement at most, however narrow: keeps one statement's text (and its reply) moderate. */
+const MAX_ROWS = 5_000
+
+/** A stored version's key, (id, hash), as one string for lookups. */
+const versionKey = (id: string, hash: string): string => `${id}\u0000${hash}`
+
 /** Opens (creating its tables when missing, unless `mustExist`) the snapshot in a PostgreSQL schema. */
 export const openPostgresSnapshot = (
   location: string,
@@ -50,82 +58,154 @@ export const openPostgresSnapshot = (
     const one = <A = Record<string, unknown>>(operation: string, text: string, params: ReadonlyArray<Param> = []) =>
       q<A>(text, params).pipe(Effect.map((rows) => rows[0] as A | undefined), Effect.mapError(fail(operation)))
 
+    /**
+     * `INSERT INTO <into> VALUES (...), (...) <tail>` over `rows` (each the same width), in
+     * as few statements as PostgreSQL's limit of 65,535 parameters a statement allows: a
+     * batch costs a few round trips, not a few per row. Returns the rows of any RETURNING,
+     * in order. The rows must not repeat a key of the ON CONFLICT target (one statement
+     * cannot update a row twice).
+     */
+    const insertRows = <A = Record<string, unknown>>(
+      into: string,
+      tail: string,
+      rows: ReadonlyArray<ReadonlyArray<Param>>
+    ): Effect.Effect<Array<A>, SqlError> => {
+      const width = rows[0]?.length ?? 1
+      const perStatement = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / width)))
+      const tuple = `(${Array.from({ length: width }, () => "?").join(", ")})`
+      const chunks: Array<ReadonlyArray<ReadonlyArray<Param>>> = []
+      for (let i = 0; i < rows.length; i += perStatement) chunks.push(rows.slice(i, i + perStatement))
+      return Effect.map(
+        Effect.forEach(chunks, (chunk) =>
+          q<A>(`INSERT INTO ${into} VALUES ${chunk.map(() => tuple).join(", ")} ${tail}`, chunk.flat())),
+        (results) => results.flat()
+      )
+    }
+
+    /**
+     * Run membership, one row per id: the last vid given for an id wins, as when entries
+     * are written one at a time (and one statement cannot set the same key twice).
+     */
+    const putMembers = (table: string, runId: number, members: ReadonlyMap<string, number>) =>
+      insertRows(
+        `run_${table} (run_id, id, vid)`,
+        "ON CONFLICT (run_id, id) DO UPDATE SET vid = excluded.vid",
+        [...members].map(([id, vid]) => [runId, id, vid])
+      )
+
     const putPlain = (table: PlainEntity, withWorkspace: boolean) =>
     (runId: number, items: ReadonlyArray<{ readonly id: string }>, extra?: { key: string; value: string }) =>
-      Effect.forEach(items, (item) =>
-        Effect.gen(function*() {
+      Effect.gen(function*() {
+        // One row per distinct version; an item repeated in the batch is one upsert.
+        const versions = new Map<string, ReadonlyArray<Param>>()
+        const keyOf = items.map((item) => {
           const stored = extra === undefined ? JSON.stringify(item) : withKey(item, extra.key, extra.value)
           const hash = contentHash(extra === undefined ? item : { ...item, [extra.key]: extra.value })
-          const rows = yield* (withWorkspace
-            ? q<{ vid: number }>(
-              `INSERT INTO ${table} (id, workspace_id, hash, item, first_run, last_run) VALUES (?, ?, ?, ?, ?, ?)
-               ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run RETURNING vid`,
-              [item.id, extra?.value ?? "", hash, stored, runId, runId]
-            )
-            : q<{ vid: number }>(
-              `INSERT INTO ${table} (id, hash, item, first_run, last_run) VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run RETURNING vid`,
-              [item.id, hash, stored, runId, runId]
-            ))
-          yield* q(
-            `INSERT INTO run_${table} (run_id, id, vid) VALUES (?, ?, ?) ON CONFLICT (run_id, id) DO UPDATE SET vid = excluded.vid`,
-            [runId, item.id, rows[0]!.vid]
+          const key = versionKey(item.id, hash)
+          versions.set(
+            key,
+            withWorkspace ? [item.id, extra?.value ?? "", hash, stored, runId, runId] : [item.id, hash, stored, runId, runId]
           )
-        }), { discard: true })
+          return key
+        })
+        const rows = yield* insertRows<{ id: string; hash: string; vid: number }>(
+          withWorkspace ? `${table} (id, workspace_id, hash, item, first_run, last_run)` : `${table} (id, hash, item, first_run, last_run)`,
+          "ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run RETURNING id, hash, vid",
+          [...versions.values()]
+        )
+        const vids = new Map(rows.map((r) => [versionKey(r.id, r.hash), r.vid]))
+        const members = new Map<string, number>()
+        items.forEach((item, i) => members.set(item.id, vids.get(keyOf[i]!)!))
+        yield* putMembers(table, runId, members)
+      })
 
-    const writeRecord = (runId: number, e: RecordEntry) =>
+    /**
+     * A batch of records in a bounded number of statements, with the results of writing
+     * the entries one at a time: a version is keyed by (id, hash), an existing one gets
+     * this run's summary fields, activity is written only for a version first seen in this
+     * run, and a record's last entry in the batch decides its membership.
+     */
+    const putRecords = (runId: number, entries: ReadonlyArray<RecordEntry>) =>
       Effect.gen(function*() {
-        if (e.kind === "keep") {
-          yield* q(
-            "INSERT INTO run_records (run_id, id, vid) VALUES (?, ?, ?) ON CONFLICT (run_id, id) DO UPDATE SET vid = excluded.vid",
-            [runId, e.id, e.vid]
+        // The activity carried over from earlier versions, read once for the batch: the
+        // content hash covers it.
+        const reuseFrom = new Set<number>()
+        for (const e of entries) if (e.kind === "version" && "reuseFrom" in e.activity) reuseFrom.add(e.activity.reuseFrom)
+        const reused = new Map<number, Array<object>>()
+        if (reuseFrom.size > 0) {
+          const rows = yield* q<{ vid: number; item: string }>(
+            "SELECT vid, item FROM activity WHERE vid = ANY(?::bigint[]) ORDER BY vid, seq",
+            [toArray([...reuseFrom].map(String))]
           )
-          return
+          for (const r of rows) {
+            const items = reused.get(r.vid) ?? []
+            items.push(JSON.parse(r.item) as object)
+            reused.set(r.vid, items)
+          }
         }
-        const activity: ReadonlyArray<object> = "reuseFrom" in e.activity
-          ? (yield* q<{ item: string }>("SELECT item FROM activity WHERE vid = ? ORDER BY seq", [e.activity.reuseFrom]))
-            .map((r) => JSON.parse(r.item) as object)
-          : e.activity.map((item) => ({ ...item, recordId: e.summary.id }))
-        const detail = { ...e.detail, workspaceId: e.workspaceId }
-        const commentCount = (e.detail as { commentCount?: unknown }).commentCount
-        const rows = yield* q<{ vid: number; first_run: number }>(
-          `INSERT INTO records (id, workspace_id, hash, summary_hash, updated_at, comment_count, activity_count, summary, detail, first_run, last_run)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run, summary_hash = excluded.summary_hash, summary = excluded.summary,
-             updated_at = excluded.updated_at, comment_count = excluded.comment_count
-           RETURNING vid, first_run`,
-          [
-            e.summary.id,
-            e.workspaceId,
-            contentHash({ detail, activity }),
-            contentHash(e.summary),
-            e.summary.updatedAt ?? null,
-            typeof commentCount === "number" ? commentCount : null,
-            activity.length,
-            JSON.stringify(e.summary),
-            JSON.stringify(detail),
-            runId,
-            runId
-          ]
-        )
-        const row = rows[0]!
-        // A version seen before already has its activity rows.
-        if (row.first_run === runId && activity.length > 0) {
-          const params: Array<Param> = []
-          activity.forEach((item, seq) => {
-            params.push(row.vid, seq, String((item as { id?: unknown }).id ?? seq), JSON.stringify(item))
+
+        // One row per distinct version, at its first entry's place (so new versions get
+        // their vids in entry order) with its last entry's values (as the later upsert
+        // would have left it). The same hash means the same detail and activity.
+        const versions = new Map<string, { readonly row: ReadonlyArray<Param>; readonly activity: ReadonlyArray<object> }>()
+        const keyOf = entries.map((e) => {
+          if (e.kind === "keep") return undefined
+          const activity: ReadonlyArray<object> = "reuseFrom" in e.activity
+            ? reused.get(e.activity.reuseFrom) ?? []
+            : e.activity.map((item) => ({ ...item, recordId: e.summary.id }))
+          const detail = { ...e.detail, workspaceId: e.workspaceId }
+          const hash = contentHash({ detail, activity })
+          const commentCount = (e.detail as { commentCount?: unknown }).commentCount
+          const key = versionKey(e.summary.id, hash)
+          versions.set(key, {
+            row: [
+              e.summary.id,
+              e.workspaceId,
+              hash,
+              contentHash(e.summary),
+              e.summary.updatedAt ?? null,
+              typeof commentCount === "number" ? commentCount : null,
+              activity.length,
+              JSON.stringify(e.summary),
+              JSON.stringify(detail),
+              runId,
+              runId
+            ],
+            activity
           })
-          // One statement for the version's activity (a record has at most a few hundred items).
-          yield* q(
-            `INSERT INTO activity (vid, seq, id, item) VALUES ${activity.map(() => "(?, ?, ?, ?)").join(", ")}
-             ON CONFLICT (vid, seq) DO UPDATE SET id = excluded.id, item = excluded.item`,
-            params
-          )
-        }
-        yield* q(
-          "INSERT INTO run_records (run_id, id, vid) VALUES (?, ?, ?) ON CONFLICT (run_id, id) DO UPDATE SET vid = excluded.vid",
-          [runId, e.summary.id, row.vid]
+          return key
+        })
+
+        const rows = yield* insertRows<{ id: string; hash: string; vid: number; first_run: number }>(
+          "records (id, workspace_id, hash, summary_hash, updated_at, comment_count, activity_count, summary, detail, first_run, last_run)",
+          `ON CONFLICT (id, hash) DO UPDATE SET last_run = excluded.last_run, summary_hash = excluded.summary_hash, summary = excluded.summary,
+             updated_at = excluded.updated_at, comment_count = excluded.comment_count
+           RETURNING id, hash, vid, first_run`,
+          [...versions.values()].map((v) => v.row)
         )
+        const vids = new Map<string, number>()
+        const activityRows: Array<ReadonlyArray<Param>> = []
+        for (const r of rows) {
+          const key = versionKey(r.id, r.hash)
+          vids.set(key, r.vid)
+          // A version seen before already has its activity rows.
+          if (r.first_run !== runId) continue
+          versions.get(key)!.activity.forEach((item, seq) => {
+            activityRows.push([r.vid, seq, String((item as { id?: unknown }).id ?? seq), JSON.stringify(item)])
+          })
+        }
+        yield* insertRows(
+          "activity (vid, seq, id, item)",
+          "ON CONFLICT (vid, seq) DO UPDATE SET id = excluded.id, item = excluded.item",
+          activityRows
+        )
+
+        const members = new Map<string, number>()
+        entries.forEach((e, i) => {
+          if (e.kind === "keep") members.set(e.id, e.vid)
+          else members.set(e.summary.id, vids.get(keyOf[i]!)!)
+        })
+        yield* putMembers("records", runId, members)
       })
 
     const count = (text: string, runId: number) =>
@@ -193,7 +273,7 @@ export const openPostgresSnapshot = (
           [id]
         ),
       putRecords: (runId, entries) =>
-        tx("write records", Effect.forEach(entries, (e) => writeRecord(runId, e), { discard: true })),
+        tx("write records", putRecords(runId, entries)),
       putWorkspaces: (runId, items) => tx("write workspaces", putPlain("workspaces", false)(runId, items)),
       putUsers: (runId, items) => tx("write users", putPlain("users", false)(runId, items)),
       putLists: (runId, workspaceId, items) =>

@@ -546,7 +546,7 @@ const diffPhase = async (pg: string | undefined): Promise<Array<StoreCost>> => {
   if (lite !== undefined && post !== undefined) {
     console.log(
       `PostgreSQL vs SQLite: fill ${(post.fillMs / lite.fillMs).toFixed(1)}x, diffCounts ${(post.countsMs / lite.countsMs).toFixed(1)}x, ` +
-        `diffIds ${(post.idsMs / lite.idsMs).toFixed(1)}x the time (the fill sends a statement per record over loopback; SQLite writes in process)`
+        `diffIds ${(post.idsMs / lite.idsMs).toFixed(1)}x the time (PostgreSQL answers over loopback, in batched statements; SQLite writes in process)`
     )
   }
   return costs

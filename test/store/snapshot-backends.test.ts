@@ -121,6 +121,56 @@ for (const backend of BACKENDS) {
         expect(items.map((r) => (JSON.parse(r.item) as { id: string }).id)).toEqual(["a-a0", "a-a1", "a-a2", "a-a3"])
       }))
 
+    it.scopedLive("a batch ends as its entries written one at a time: repeated ids, repeated versions, shared activity", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        yield* completeRun(store, [version("a", 0, 2), version("b", 0, 3), version("f", 0)])
+        const a0 = (yield* store.latestRecordVersion("a"))!
+        const b0 = (yield* store.latestRecordVersion("b"))!
+        const f0 = (yield* store.latestRecordVersion("f"))!
+        const reuseB = (v: number): RecordEntry => {
+          const detail = detailOf("b", v)
+          return { kind: "version", workspaceId: "w1", summary: summaryOf(detail), detail, activity: { reuseFrom: b0.vid } }
+        }
+        // a's stored content again, its summary changed outside the content hash.
+        const a0Detail = detailOf("a", 0)
+        const aAgain: RecordEntry = {
+          kind: "version",
+          workspaceId: "w1",
+          summary: { ...summaryOf(a0Detail), updatedAt: "2026-05-05T00:00:00.000Z" },
+          detail: a0Detail,
+          activity: activityOf("a", 2)
+        }
+        const run = yield* completeRun(store, [
+          version("a", 1, 1),
+          aAgain,
+          { kind: "keep", id: "b", vid: b0.vid },
+          reuseB(1),
+          reuseB(2),
+          reuseB(1),
+          version("c", 0, 2),
+          version("c", 0, 2),
+          version("f", 1),
+          { kind: "keep", id: "f", vid: f0.vid }
+        ])
+        const versions = yield* store.select<{ id: string; vid: number; activity_count: number }>("read versions", {
+          sql: "SELECT id, vid, activity_count FROM records ORDER BY id, vid"
+        })
+        expect(versions.map((v) => [v.id, v.activity_count])).toEqual([
+          ["a", 2], ["a", 1], ["b", 3], ["b", 3], ["b", 3], ["c", 2], ["f", 0], ["f", 0]
+        ])
+        const b1 = versions.filter((v) => v.id === "b")[1]!.vid
+        expect(yield* store.memberVersion(run, "a")).toEqual({ vid: a0.vid, workspaceId: "w1", updatedAt: "2026-05-05T00:00:00.000Z" })
+        expect((yield* store.memberVersion(run, "b"))?.vid).toBe(b1)
+        expect((yield* store.memberVersion(run, "f"))?.vid).toBe(f0.vid)
+        expect(yield* store.counts(run)).toEqual({ workspaces: 1, records: 4, activities: 7, files: 0 })
+        const activity = yield* store.select<{ vid: number; id: string }>("read activity", {
+          sql: "SELECT vid, id FROM activity ORDER BY vid, seq"
+        })
+        expect(activity.length).toBe(2 + 3 + 1 + 3 + 3 + 2)
+        expect(activity.filter((r) => r.vid === b1).map((r) => r.id)).toEqual(["b-a0", "b-a1", "b-a2"])
+      }))
+
     it.scopedLive("diffs two runs set-based, the same ids and counts on every backend", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
