@@ -5,8 +5,9 @@
  * Writing flow:  connectors (CSV, files) -> plan -> store (journal) -> replay -> client
  *
  * Everything is an Effect or a Stream with its services provided by Layers:
- * `clientLayer(connection)` for the service, `SnapshotStore.layer(file)` for a snapshot,
- * `Journal.layer(file)` for a journal. The emulator lives in `worksync/emulator`.
+ * `clientLayer(connection)` for the service, `SnapshotStore.layer(location)` for a
+ * snapshot, `Journal.layer(location)` for a journal (a location is a SQLite file or a
+ * PostgreSQL URL). The emulator lives in `worksync/emulator`.
  */
 
 // Shapes of the service, Schema first: what the streams and the client hand out, and the
@@ -122,6 +123,7 @@ export {
   RunNotFound,
   scopeOf,
   SnapshotError,
+  type SnapshotQuery,
   SnapshotStore,
   type SnapshotStoreService
 } from "./store/snapshot.ts"
