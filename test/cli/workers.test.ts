@@ -11,6 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { freshDatabase, pgClient, query } from "../support/postgres.ts"
+import { accountKeyOf, type EngineCommand, jobSpecOf } from "../../src/engine/job.ts"
 import { cli } from "./cli-effect.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
@@ -56,21 +57,37 @@ const until = (check: () => boolean, ms = 20_000) =>
     }
   })
 
-/** Three workers on the engine, stopped (SIGKILL) with the scope. */
+/** Workers on the engine (three by default), stopped (SIGKILL) with the scope. */
 const pool = (engine: string, emu: EmulatorHandle, n = 3) =>
-  Effect.acquireRelease(
-    Effect.gen(function*() {
-      const workers = Array.from({ length: n }, (_, i) =>
-        start(["worker", "--engine", engine, "--name", `w${i + 1}`, "--concurrency", "1"], env(emu)))
-      yield* until(() => workers.every((w) => w.stderr().includes("joined the pool")))
-      return workers
-    }),
-    (workers) =>
-      Effect.promise(async () => {
-        for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill("SIGKILL")
-        await Promise.all(workers.map((w) => w.exited))
-      })
-  )
+  Effect.gen(function*() {
+    const workers = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        Array.from({ length: n }, (_, i) =>
+          start(["worker", "--engine", engine, "--name", `w${i + 1}`, "--concurrency", "1"], env(emu)))
+      ),
+      (workers) =>
+        Effect.promise(async () => {
+          for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill("SIGKILL")
+          await Promise.all(workers.map((w) => w.exited))
+        })
+    )
+    // A busy machine starts three bundles and their queue connections slowly.
+    yield* until(() => workers.every((w) => w.stderr().includes("joined the pool")), 60_000)
+    return workers
+  })
+
+/**
+ * Holds the account lock of a command's job, as a worker running another job of that
+ * account would, until `release` (or the scope's end): the job is taken and waits.
+ */
+const holdAccount = (engine: string, args: ReadonlyArray<string>, emu: EmulatorHandle) =>
+  Effect.gen(function*() {
+    const [command, ...rest] = args
+    const key = accountKeyOf(jobSpecOf(command as EngineCommand, rest, process.cwd(), env(emu)))
+    const db = yield* pgClient(engine)
+    yield* query(db, "SELECT pg_advisory_lock(hashtext('worksync-account'), hashtext($1))", [key])
+    return { release: Effect.asVoid(query(db, "SELECT pg_advisory_unlock(hashtext('worksync-account'), hashtext($1))", [key])) }
+  })
 
 const liveTitles = (emu: EmulatorHandle, ws: string) =>
   emu.ctx.db.prepare("SELECT title FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title").pluck().all(ws) as Array<string>
@@ -113,7 +130,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
           expect(fs.readFileSync(path.join(dir, "out-pooled", `${file}.ndjson`), "utf8"))
             .toBe(fs.readFileSync(path.join(dir, "out-local", `${file}.ndjson`), "utf8"))
         }
-      }), 90_000)
+      }), 180_000)
 
     it.scoped("a file copy through the pool writes what the same copy in one process writes", () =>
       Effect.gen(function*() {
@@ -141,7 +158,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const files = tree(path.join(dir, "pooled"))
         expect(files.length).toBeGreaterThan(0)
         expect(files).toEqual(tree(path.join(dir, "local")))
-      }), 90_000)
+      }), 180_000)
 
     it.scoped("a worker SIGKILLed mid-job: another takes the job over; every row is imported exactly once", () =>
       Effect.gen(function*() {
@@ -164,7 +181,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const titles = liveTitles(emu, ws)
         expect(titles).toHaveLength(120)
         expect(new Set(titles).size).toBe(120)
-      }), 90_000)
+      }), 180_000)
 
     it.scoped("two commands for the same job attach to one job; killing the waiting command leaves it running", () =>
       Effect.gen(function*() {
@@ -173,14 +190,17 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const dir = yield* tempDir("ws-workers-")
         const { args, ws } = importJob(emu, dir, "attached import", 60, engine)
         yield* pool(engine, emu)
-        yield* slowService(emu, 40)
+        // The job is taken but waits for its account: it stays in progress while both commands come.
+        const account = yield* holdAccount(engine, args, emu)
         const first = start(args, env(emu))
-        yield* until(() => /queued on the pool as job ([0-9a-f-]{36})/.test(first.stderr()))
+        yield* until(() => first.stderr().includes("waiting for another job of the same account"), 60_000)
         const id = /queued on the pool as job ([0-9a-f-]{36})/.exec(first.stderr())![1]!
         const second = start([...args, "--json"], env(emu))
-        yield* until(() => second.stderr().includes("already running on the pool"))
+        yield* until(() => second.stderr().includes("already running on the pool"), 60_000)
         expect(second.stderr()).toContain(`as job ${id}`)
         first.child.kill("SIGKILL")
+        yield* Effect.promise(() => first.exited)
+        yield* account.release
         const done = yield* Effect.promise(() => second.exited)
         expect(done.code, second.stderr()).toBe(0)
         expect(JSON.parse(second.stdout())).toMatchObject({ created: 60 })
@@ -188,7 +208,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const db = yield* pgClient(engine)
         const jobs = yield* query<{ n: number }>(db, "SELECT count(*)::int AS n FROM worksync_engine.job WHERE name = 'worksync-jobs'")
         expect(jobs[0]!.n).toBe(1)
-      }), 90_000)
+      }), 180_000)
 
     it.scoped("SIGTERM to a worker hands its job back and exits 0; another worker finishes the job", () =>
       Effect.gen(function*() {
@@ -211,32 +231,30 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const titles = liveTitles(emu, ws)
         expect(titles).toHaveLength(80)
         expect(new Set(titles).size).toBe(80)
-      }), 90_000)
+      }), 180_000)
 
-    it.scoped("one job per service account at a time across the pool: a second job of the same token waits for the first", () =>
+    it.scoped("one job per service account at a time across the pool: a job whose account is busy waits, then runs", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
         yield* pool(engine, emu)
-        // The first job's first request is held 4 s: the second is taken meanwhile.
-        emu.faults.inject({ route: "list-workspaces", kind: "latency", latencyMs: 4000, times: 1 })
-        const first = start(["backup", "--snapshot", path.join(dir, "a.sqlite"), "--engine", engine], env(emu))
-        yield* until(() => first.stderr().includes("queued on the pool"))
-        const second = start(["backup", "--snapshot", path.join(dir, "b.sqlite"), "--engine", engine], env(emu))
-        const [a, b] = yield* Effect.promise(() => Promise.all([first.exited, second.exited]))
-        expect(a.code, first.stderr()).toBe(0)
-        expect(b.code, second.stderr()).toBe(0)
-        // The second job ran only once the first had finished: its account was busy.
-        expect(second.stderr()).toContain("waiting for another job of the same account to finish")
-        // And the first job's run was over before the second began writing its own.
-        const db = yield* pgClient(engine)
-        const done = yield* query<{ line: string }>(
-          db,
-          "SELECT line FROM worksync_engine.job_lines WHERE line LIKE 'backup: run % complete%' OR line LIKE 'worksync worker: waiting%' ORDER BY seq"
-        )
-        expect(done.map((r) => r.line.slice(0, 24))).toEqual(["worksync worker: waiting", "backup: run 1 complete: ", "backup: run 1 complete: "])
-      }), 90_000)
+        const args = ["backup", "--snapshot", path.join(dir, "a.sqlite"), "--engine", engine]
+        // Another job of the same token is running (its worker holds the account).
+        const account = yield* holdAccount(engine, args, emu)
+        const before = emu.stats().total
+        const command = start(args, env(emu))
+        yield* until(() => command.stderr().includes("waiting for another job of the same account to finish"), 60_000)
+        // Taken, holding its worker, and sending nothing while the account is busy.
+        yield* Effect.sleep("1 second")
+        expect(emu.stats().total).toBe(before)
+        expect(command.child.exitCode).toBeNull()
+        yield* account.release
+        const done = yield* Effect.promise(() => command.exited)
+        expect(done.code, command.stderr()).toBe(0)
+        expect(command.stderr()).toMatch(/backup: run 1 complete/)
+        expect(emu.stats().total).toBeGreaterThan(before)
+      }), 180_000)
 
     it.scoped("bad invocations: a secret as a flag, a database password in a URL, an engine that is not PostgreSQL (exit 64, one line, nothing queued)", () =>
       Effect.gen(function*() {
@@ -262,6 +280,6 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(notPg.stderr.trim().split("\n")).toHaveLength(1)
         const worker = yield* cli(["worker", "--engine", engine, "--concurrency", "0"])
         expect(worker.code).toBe(64)
-      }), 90_000)
+      }), 180_000)
   })
 })
