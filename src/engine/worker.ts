@@ -95,7 +95,7 @@ export const runWorker = (engine: EngineApi, options: WorkerOptions): Effect.Eff
   ).pipe(Effect.scoped, Effect.zipRight(Effect.never))
 }
 
-/** The exit of a child: its code (1 when it died of a signal) and everything it printed on stdout. */
+/** How a child ended: its exit code (1 when a signal ended it) and the signal, if any. */
 const childExit = (child: ChildProcess) =>
   Effect.async<{ readonly code: number; readonly signal: NodeJS.Signals | null }>((resume) => {
     if (child.exitCode !== null || child.signalCode !== null) {
