@@ -143,7 +143,15 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
           .then((r) => r.rows[0]?.held === true))
     if (!(yield* held())) {
       yield* line(`worksync worker: waiting for another job of the same account to finish (one at a time keeps its rate limit)`)
-      while (!(yield* held())) yield* Effect.sleep(IDLE_POLL)
+      yield* Effect.repeat(Effect.zipRight(Effect.sleep(IDLE_POLL), held()), { until: (free) => free }).pipe(
+        // Stopping while it waits: nothing has run, so the job goes straight back.
+        Effect.onInterrupt(() =>
+          Effect.zipRight(
+            line(`worksync worker: ${options.name} is stopping; the job goes back to the pool`),
+            Effect.ignore(call("hand the job back", () => boss.fail(QUEUE, id, { error: "its worker stopped" })))
+          )
+        )
+      )
     }
     options.log(`running job ${id}: ${job.command}`)
 

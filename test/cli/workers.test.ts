@@ -256,6 +256,30 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(emu.stats().total).toBeGreaterThan(before)
       }), 180_000)
 
+    it.scoped("SIGTERM to a worker whose job waits for its account: the job goes straight back, and runs on the next worker", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        const [only] = yield* pool(engine, emu, 1)
+        const args = ["backup", "--snapshot", path.join(dir, "a.sqlite"), "--engine", engine]
+        const account = yield* holdAccount(engine, args, emu)
+        const command = start(args, env(emu))
+        yield* until(() => command.stderr().includes("waiting for another job of the same account to finish"), 60_000)
+        only!.child.kill("SIGTERM")
+        expect((yield* Effect.promise(() => only!.exited)).code).toBe(0)
+        // Back in the queue at once: no other worker was there to sweep it.
+        const db = yield* pgClient(engine)
+        const states = yield* query<{ state: string }>(db, "SELECT state FROM worksync_engine.job WHERE name = 'worksync-jobs'")
+        expect(states.map((r) => r.state)).toEqual(["retry"])
+        yield* account.release
+        yield* pool(engine, emu, 1)
+        const done = yield* Effect.promise(() => command.exited)
+        expect(done.code, command.stderr()).toBe(0)
+        expect(command.stderr()).toMatch(/is stopping; the job goes back to the pool/)
+        expect(command.stderr()).toMatch(/backup: run 1 complete/)
+      }), 180_000)
+
     it.scoped("bad invocations: a secret as a flag, a database password in a URL, an engine that is not PostgreSQL (exit 64, one line, nothing queued)", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
