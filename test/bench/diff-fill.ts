@@ -7,34 +7,35 @@ import Database from "better-sqlite3"
 import { SNAPSHOT_MIGRATIONS } from "../../src/store/snapshot-schema.ts"
 import { openDatabaseSync } from "../../src/store/sqlite.ts"
 
-const detail = (id: string, i: number, version: number) =>
-  JSON.stringify({
-    id,
-    uid: `u${i.toString(36)}`,
-    title: `Record ${i} version ${version}`,
-    done: version % 2 === 1,
-    archived: false,
-    position: i,
-    startedAt: null,
-    duedAt: i % 5 === 0 ? "2026-03-01T00:00:00.000Z" : null,
-    color: null,
-    createdAt: "2026-01-01T00:00:00.000Z",
-    updatedAt: `2026-02-0${1 + version}T00:00:00.000Z`,
-    todoList: { id: "list0001", title: "Inbox" },
-    users: [{ id: "user0001", firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" }],
-    tags: [{ id: "tag00001", title: "red", color: "#ff0000" }],
-    text: "Some plain text describing the record in a sentence or two.",
-    html: "<p>Some plain text describing the record in a sentence or two.</p>",
-    timezone: "",
-    cover: "",
-    commentCount: 0,
-    checklistCount: 0,
-    checklistCompletedCount: 0,
-    isRepeating: false,
-    checklists: [],
-    customFields: [],
-    workspaceId: `ws${i % 3}`
-  })
+/** A synthetic record detail, record `i` at `version`: the benchmarks' one fixture. */
+export const benchDetail = (id: string, i: number, version: number) => ({
+  id,
+  uid: `u${i.toString(36)}`,
+  title: `Record ${i} version ${version}`,
+  done: version % 2 === 1,
+  archived: false,
+  position: i,
+  startedAt: null,
+  duedAt: i % 5 === 0 ? "2026-03-01T00:00:00.000Z" : null,
+  color: null,
+  createdAt: "2026-01-01T00:00:00.000Z",
+  updatedAt: `2026-02-0${1 + version}T00:00:00.000Z`,
+  todoList: { id: "list0001", title: "Inbox" },
+  users: [{ id: "user0001", firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" }],
+  tags: [{ id: "tag00001", title: "red", color: "#ff0000" }],
+  text: "Some plain text describing the record in a sentence or two.",
+  html: "<p>Some plain text describing the record in a sentence or two.</p>",
+  timezone: "",
+  cover: "",
+  commentCount: 0,
+  checklistCount: 0,
+  checklistCompletedCount: 0,
+  isRepeating: false,
+  checklists: [],
+  customFields: []
+})
+
+const detail = (id: string, i: number, version: number) => JSON.stringify({ ...benchDetail(id, i, version), workspaceId: `ws${i % 3}` })
 
 export interface Filled {
   readonly file: string

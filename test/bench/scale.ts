@@ -45,6 +45,7 @@ import { Uploads } from "../../src/client/uploads.ts"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { openSnapshot, type RecordEntry } from "../../src/store/snapshot.ts"
 import { diffCounts, diffIds } from "../../src/sync/diff.ts"
+import { benchDetail } from "./diff-fill.ts"
 
 // ---------------------------------------------------------------------------------------
 // Settings: `name=value` arguments, else SCALE_NAME, else the default (small enough for
@@ -423,27 +424,9 @@ const copyPhase = async (pg: string): Promise<Array<CopyRound>> => {
 // ---------------------------------------------------------------------------------------
 // 3. Store costs: filling two runs and diffing them, SQLite vs PostgreSQL.
 
-const detail = (id: string, i: number, version: number) => ({
-  id,
-  uid: `u${i.toString(36)}`,
-  title: `Record ${i} version ${version}`,
-  done: version % 2 === 1,
-  archived: false,
-  position: i,
-  duedAt: i % 5 === 0 ? "2026-03-01T00:00:00.000Z" : null,
-  createdAt: "2026-01-01T00:00:00.000Z",
-  updatedAt: `2026-02-0${1 + version}T00:00:00.000Z`,
-  todoList: { id: "list0001", title: "Inbox" },
-  users: [{ id: "user0001", firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" }],
-  tags: [{ id: "tag00001", title: "red", color: "#ff0000" }],
-  text: "Some plain text describing the record in a sentence or two.",
-  html: "<p>Some plain text describing the record in a sentence or two.</p>",
-  commentCount: 0
-})
-
 const versionOf = (i: number, version: number): RecordEntry => {
   const id = `rec${String(i).padStart(9, "0")}`
-  const d = detail(id, i, version)
+  const d = benchDetail(id, i, version)
   return { kind: "version", workspaceId: `ws${i % 3}`, summary: { id, updatedAt: d.updatedAt }, detail: d, activity: [] }
 }
 
