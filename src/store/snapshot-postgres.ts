@@ -281,11 +281,13 @@ export const openPostgresSnapshot = (
       putFiles: (runId, workspaceId, items) =>
         tx("write files", putPlain("files", true)(runId, items, { key: "workspaceId", value: workspaceId })),
       note: (runId, n: RunNote) =>
-        tx("write run note", q(
+        // Notes of one run are numbered max + 1: concurrent notes of a backup would take the
+        // same number, so they queue on a per-run transaction lock (SQLite serializes writers).
+        tx("write run note", Effect.zipRight(q("SELECT pg_advisory_xact_lock(hashtext('worksync-notes'), ?::int)", [runId]), q(
           `INSERT INTO run_notes (run_id, seq, workspace_id, kind, subject, detail)
            VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM run_notes WHERE run_id = ?), ?, ?, ?, ?)`,
           [runId, runId, n.workspaceId, n.kind, n.subject ?? null, n.detail === undefined ? null : JSON.stringify(n.detail)]
-        )).pipe(Effect.asVoid),
+        ))).pipe(Effect.asVoid),
       notes: (runId) =>
         q<{ workspaceId: string | null; kind: string; subject: string | null; detail: string | null }>(
           `SELECT workspace_id AS "workspaceId", kind, subject, detail FROM run_notes WHERE run_id = ? ORDER BY seq`,
