@@ -131,7 +131,9 @@ export const clientLayerFromFlags = (
       org: flags.org,
       ...Option.match(flags.headerPrefix, { onNone: () => ({}), onSome: (headerPrefix) => ({ headerPrefix }) }),
       ...(maxRetryWait === undefined ? {} : { maxRetryWaitMs: maxRetryWait * 1000 }),
-      ...(bodyIdleTimeout === undefined ? {} : { bodyIdleTimeoutMs: Math.max(1, Math.round(bodyIdleTimeout * 1000)) })
+      ...(bodyIdleTimeout === undefined ? {} : { bodyIdleTimeoutMs: Math.max(1, Math.round(bodyIdleTimeout * 1000)) }),
+      // Set by a worker for its jobs (engine/worker.ts): one token's limit shared by every process.
+      sharedLimiter: process.env.WORKSYNC_SHARED_LIMITER
     })
   })
 

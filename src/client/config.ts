@@ -72,6 +72,12 @@ export interface ConnectionConfig {
   readonly bodyIdleTimeoutMs: number
   readonly limiter: LimiterSettings
   readonly retry: RetrySettings
+  /**
+   * A PostgreSQL URL (`postgres://USER@HOST:PORT/DB`, optional `?schema=NAME`, default
+   * schema `worksync_engine`): the rate limiter's state lives there, shared by every
+   * process that uses the same token (see limiter.ts). Unset: each process has its own.
+   */
+  readonly sharedLimiter?: string | undefined
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
@@ -108,6 +114,8 @@ export interface ConnectionInput {
   readonly bodyIdleTimeoutMs?: number | undefined
   readonly limiter?: Partial<LimiterSettings> | undefined
   readonly retry?: Partial<RetrySettings> | undefined
+  /** See ConnectionConfig.sharedLimiter; empty counts as unset. */
+  readonly sharedLimiter?: string | undefined
 }
 
 export class Connection extends Context.Tag("worksync/Connection")<Connection, ConnectionConfig>() {}
@@ -148,7 +156,8 @@ export const makeConnectionConfig = (input: ConnectionInput): ConnectionConfig =
       // A user ceiling below the default start means starting at the ceiling.
       initialRps: limiter.maxRps === null ? limiter.initialRps : Math.min(limiter.initialRps, limiter.maxRps)
     },
-    retry: { ...DEFAULT_RETRY, ...stripUndefined(input.retry ?? {}) }
+    retry: { ...DEFAULT_RETRY, ...stripUndefined(input.retry ?? {}) },
+    ...(input.sharedLimiter === undefined || input.sharedLimiter === "" ? {} : { sharedLimiter: input.sharedLimiter })
   }
   registerSecrets(config)
   return config
@@ -205,6 +214,7 @@ export const connectionConfigFromEnv: Effect.Effect<ConnectionConfig, ConfigErro
     const headerPrefix = yield* optString("WORKSYNC_HEADER_PREFIX")
     const maxRetryWaitMs = yield* optSeconds("WORKSYNC_MAX_RETRY_WAIT")
     const bodyIdleTimeoutMs = yield* optSeconds("WORKSYNC_BODY_IDLE_TIMEOUT")
+    const sharedLimiter = yield* optString("WORKSYNC_SHARED_LIMITER")
     const nonEmpty = (o: Option.Option<Redacted.Redacted<string>>) =>
       Option.filter(o, (r) => Redacted.value(r) !== "")
     return makeConnectionConfig({
@@ -216,7 +226,8 @@ export const connectionConfigFromEnv: Effect.Effect<ConnectionConfig, ConfigErro
       org: Option.filter(org, (s) => s !== ""),
       headerPrefix: Option.getOrUndefined(Option.filter(headerPrefix, (s) => s !== "")),
       maxRetryWaitMs: Option.getOrUndefined(maxRetryWaitMs),
-      bodyIdleTimeoutMs: Option.getOrUndefined(bodyIdleTimeoutMs)
+      bodyIdleTimeoutMs: Option.getOrUndefined(bodyIdleTimeoutMs),
+      sharedLimiter: Option.getOrUndefined(Option.filter(sharedLimiter, (s) => s.trim() !== ""))
     })
   }
 )
@@ -244,6 +255,15 @@ const registerSecrets = (config: ConnectionConfig): void => {
   Option.map(config.tokenSecret, (t) => registerSecret(Redacted.value(t)))
   // The token id is half of the GraphQL credential; keep it out of messages too.
   Option.map(config.tokenId, registerSecret)
+  // The shared limiter's database password, should a message ever quote its URL.
+  if (config.sharedLimiter !== undefined) {
+    try {
+      const password = decodeURIComponent(new URL(config.sharedLimiter).password)
+      if (password !== "") registerSecret(password)
+    } catch {
+      // Not a URL: the limiter's store reports that, without the text.
+    }
+  }
 }
 
 export const REDACTED_MARK = "<redacted>"

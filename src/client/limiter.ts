@@ -32,14 +32,27 @@
  *   `maxRetryWaitMs`) pauses nobody: its own call fails at once (RetryWaitTooLong), and
  *   holding every other call for hours on one answer would stall the whole process.
  *
- * Built from Effect primitives, so waiting is interruptible.
+ * The bucket's state lives in a `BucketStore`, apart from its rules (the transitions
+ * below, the same code for every store). By default it is a Ref in this process. With
+ * `sharedLimiter` (a PostgreSQL URL, limiter-postgres.ts) it is one row in that database,
+ * shared by every process using the same token: the parts of one job spread over workers
+ * on several machines must together stay under the token's limit, so they share one rate,
+ * one bucket of tokens and every pause. Each change is then one transaction (row locked,
+ * rule applied, row written) on the database server's clock, so machines whose clocks
+ * differ agree. The in-flight cap and the counters of `stats` stay per process.
+ *
+ * Built from Effect primitives, so waiting is interruptible (a shared store's transaction,
+ * a few milliseconds, runs to its end first).
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
-import { Connection, DEFAULT_MAX_RETRY_WAIT_MS, type LimiterSettings } from "./config.ts"
+import { createHash } from "node:crypto"
+import { Connection, type ConnectionConfig, DEFAULT_MAX_RETRY_WAIT_MS, type LimiterSettings } from "./config.ts"
 
 export interface LimiterStats {
   /** Requests let through. */
@@ -68,7 +81,8 @@ export interface LimiterApi {
 
 export class Limiter extends Context.Tag("worksync/Limiter")<Limiter, LimiterApi>() {}
 
-interface Bucket {
+/** The token bucket's state: what a BucketStore holds. Times are in the store's clock (ms). */
+export interface Bucket {
   readonly tokens: number
   readonly lastRefill: number
   readonly rate: number
@@ -81,6 +95,17 @@ interface Bucket {
   readonly sampledAt: number
   readonly sampledRate: number
   readonly previousSample: number | null
+}
+
+/**
+ * Where the bucket's state lives. `modify` applies one transition atomically and gives its
+ * result; `now` is the store's clock in ms (the local store: Effect's Clock; a shared
+ * store: its server's clock, so processes on different machines agree). The limiter API
+ * has no error channel: a store that cannot reach its state dies.
+ */
+export interface BucketStore {
+  readonly modify: <A>(f: (bucket: Bucket, now: number) => readonly [A, Bucket]) => Effect.Effect<A>
+  readonly get: Effect.Effect<Bucket>
 }
 
 interface Counters {
@@ -115,55 +140,131 @@ const grown = (rate: number, ceiling: number | null, increase: number): number =
   return rate + (increase * pace * ceiling) / rate
 }
 
+
+/** The bucket a limiter starts with at `now` (a full burst at the starting rate). */
+export const initialBucket = (settings: LimiterSettings, now: number): Bucket => {
+  const maxRps = settings.maxRps ?? Number.POSITIVE_INFINITY
+  const initialRate = Math.min(maxRps, Math.max(settings.minRps, settings.initialRps))
+  return {
+    tokens: burstOf(initialRate),
+    lastRefill: now,
+    rate: initialRate,
+    // A configured ceiling is a known one: no slow start towards it.
+    ceiling: settings.maxRps,
+    pausedUntil: 0,
+    cutWindowEnd: Number.NEGATIVE_INFINITY,
+    sampledAt: now,
+    sampledRate: initialRate,
+    previousSample: null
+  }
+}
+
+/** The bucket in a Ref of this process, on Effect's Clock (so the TestClock drives it). */
+export const localBucketStore = (initial: Bucket): Effect.Effect<BucketStore> =>
+  Effect.map(Ref.make(initial), (ref) => ({
+    modify: <A>(f: (bucket: Bucket, now: number) => readonly [A, Bucket]) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.modify(ref, (b) => f(b, now))),
+    get: Ref.get(ref)
+  }))
+
+/** The bucket's rules: pure transitions `(bucket, now) => [result, bucket]`, the same for every store. */
+export const bucketTransitions = (settings: LimiterSettings, maxWaitMs: number) => {
+  const maxRps = settings.maxRps ?? Number.POSITIVE_INFINITY
+
+  /**
+   * A shared bucket may have been left by processes with other settings (an earlier job,
+   * another `maxRps`): this process keeps to its own bounds. A no-op for a bucket that only
+   * these rules have changed (whichever of minRps and maxRps is the larger).
+   */
+  const lowest = Math.min(settings.minRps, maxRps)
+  const highest = Math.max(settings.minRps, maxRps)
+  const within = (b: Bucket): Bucket => {
+    const rate = Math.min(highest, Math.max(lowest, b.rate))
+    const tokens = Math.min(burstOf(rate), b.tokens)
+    return rate === b.rate && tokens === b.tokens ? b : { ...b, rate, tokens }
+  }
+
+  // Nothing accrues during a pause: its end must not release a saved-up burst.
+  const refill = (b0: Bucket, now: number): Bucket => {
+    const b = within(b0)
+    const from = Math.max(b.lastRefill, b.pausedUntil)
+    if (now <= from) return b
+    const tokens = Math.min(burstOf(b.rate), b.tokens + ((now - from) * b.rate) / 1000)
+    return { ...b, tokens, lastRefill: now }
+  }
+
+  /** The highest rate known to have been in force at least a second ago (slow start only grows). */
+  const servedSecondAgo = (b: Bucket, now: number): number | null =>
+    now - b.sampledAt >= 1000 ? b.sampledRate : b.previousSample
+
+  /** Milliseconds to wait before trying again; 0 when a token was taken. */
+  const take = (b0: Bucket, now: number): readonly [number, Bucket] => {
+    const b = refill(b0, now)
+    if (now < b.pausedUntil) return [b.pausedUntil - now, b]
+    if (b.tokens >= 1) return [0, { ...b, tokens: b.tokens - 1 }]
+    return [Math.max(1, Math.ceil(((1 - b.tokens) * 1000) / b.rate)), b]
+  }
+
+  /** A non-429 answer: additive increase (only while callers wait on the rate). */
+  const success = (b0: Bucket, now: number): readonly [void, Bucket] => {
+    const b1 = refill(b0, now)
+    const b = now - b1.sampledAt >= 1000
+      ? { ...b1, sampledAt: now, sampledRate: b1.rate, previousSample: b1.sampledRate }
+      : b1
+    // Nobody waits on the rate (the job is limited elsewhere): raising it proves nothing.
+    if (b.tokens > burstOf(b.rate) / 2) return [undefined, b]
+    const rate = Math.max(settings.minRps, Math.min(maxRps, grown(b.rate, b.ceiling, settings.increasePerSuccess)))
+    const ceiling = b.ceiling !== null && rate > b.ceiling * STALE_CEILING ? rate / STALE_CEILING : b.ceiling
+    return [undefined, { ...b, rate, ceiling }]
+  }
+
+  /** A 429: multiplicative decrease (once per window) and a pause of every caller. */
+  const rateLimited = (retryAfterMs: number | null) => (b0: Bucket, now: number): readonly [void, Bucket] => {
+    // A wait beyond the cap is not honoured (its call fails at once): no pause for it.
+    const wait = retryAfterMs !== null && retryAfterMs <= maxWaitMs ? retryAfterMs : null
+    const b = refill(b0, now)
+    const pausedUntil = wait !== null ? Math.max(b.pausedUntil, now + wait) : b.pausedUntil
+    // No saved-up burst right after being told to slow down.
+    const paused = { ...b, tokens: 0, pausedUntil }
+    if (!settings.adaptive || now < b.cutWindowEnd) return [undefined, paused]
+    const slowStart = b.ceiling === null
+    // Ending slow start: back to what was served a second ago, between half (the rate
+    // doubles each second) and the ordinary cut (when it had stopped growing).
+    const cut = b.rate * DECREASE_FACTOR
+    const rate = Math.max(
+      settings.minRps,
+      slowStart ? Math.min(cut, Math.max(b.rate * SLOW_START_CUT, servedSecondAgo(b, now) ?? 0)) : cut
+    )
+    return [undefined, {
+      ...paused,
+      rate,
+      ceiling: slowStart ? rate : b.rate,
+      cutWindowEnd: now + Math.max(MIN_CUT_WINDOW_MS, wait ?? 0)
+    }]
+  }
+
+  return { take, success, rateLimited }
+}
+
+/**
+ * A limiter: the in-flight semaphore and counters of this process over the bucket in
+ * `store` (a local Ref, started from `settings`, when none is given).
+ */
 export const makeLimiter = (
   settings: LimiterSettings,
-  maxWaitMs: number = DEFAULT_MAX_RETRY_WAIT_MS
+  maxWaitMs: number = DEFAULT_MAX_RETRY_WAIT_MS,
+  store?: BucketStore
 ): Effect.Effect<LimiterApi> =>
   Effect.gen(function*() {
     const maxInFlight = Math.max(1, Math.floor(settings.maxInFlight))
     const semaphore = yield* Effect.makeSemaphore(maxInFlight)
-    const start = yield* Clock.currentTimeMillis
-    const maxRps = settings.maxRps ?? Number.POSITIVE_INFINITY
-    const initialRate = Math.min(maxRps, Math.max(settings.minRps, settings.initialRps))
-    const bucket = yield* Ref.make<Bucket>({
-      tokens: burstOf(initialRate),
-      lastRefill: start,
-      rate: initialRate,
-      // A configured ceiling is a known one: no slow start towards it.
-      ceiling: settings.maxRps,
-      pausedUntil: 0,
-      cutWindowEnd: Number.NEGATIVE_INFINITY,
-      sampledAt: start,
-      sampledRate: initialRate,
-      previousSample: null
-    })
+    const bucket = store ?? (yield* localBucketStore(initialBucket(settings, yield* Clock.currentTimeMillis)))
+    const rules = bucketTransitions(settings, maxWaitMs)
     const counters = yield* Ref.make<Counters>({ sent: 0, rateLimited: 0, inFlight: 0, peakInFlight: 0 })
-
-    // Nothing accrues during a pause: its end must not release a saved-up burst.
-    const refill = (b: Bucket, now: number): Bucket => {
-      const from = Math.max(b.lastRefill, b.pausedUntil)
-      if (now <= from) return b
-      const tokens = Math.min(burstOf(b.rate), b.tokens + ((now - from) * b.rate) / 1000)
-      return { ...b, tokens, lastRefill: now }
-    }
-
-    /** The highest rate known to have been in force at least a second ago (slow start only grows). */
-    const servedSecondAgo = (b: Bucket, now: number): number | null =>
-      now - b.sampledAt >= 1000 ? b.sampledRate : b.previousSample
-
-    /** Milliseconds to wait before trying again; 0 when a token was taken. */
-    const tryTake = (now: number) =>
-      Ref.modify(bucket, (b0): [number, Bucket] => {
-        const b = refill(b0, now)
-        if (now < b.pausedUntil) return [b.pausedUntil - now, b]
-        if (b.tokens >= 1) return [0, { ...b, tokens: b.tokens - 1 }]
-        return [Math.max(1, Math.ceil(((1 - b.tokens) * 1000) / b.rate)), b]
-      })
 
     const takeToken: Effect.Effect<void> = Effect.gen(function*() {
       for (;;) {
-        const now = yield* Clock.currentTimeMillis
-        const wait = yield* tryTake(now)
+        const wait = yield* bucket.modify(rules.take)
         if (wait === 0) return
         yield* Effect.sleep(wait)
       }
@@ -182,53 +283,17 @@ export const makeLimiter = (
         Effect.zipRight(takeToken, Effect.acquireUseRelease(enter, () => self, () => leave))
       )
 
-    const onSuccess: Effect.Effect<void> = settings.adaptive
-      ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Ref.update(bucket, (b0) => {
-          const b1 = refill(b0, now)
-          const b = now - b1.sampledAt >= 1000
-            ? { ...b1, sampledAt: now, sampledRate: b1.rate, previousSample: b1.sampledRate }
-            : b1
-          // Nobody waits on the rate (the job is limited elsewhere): raising it proves nothing.
-          if (b.tokens > burstOf(b.rate) / 2) return b
-          const rate = Math.max(settings.minRps, Math.min(maxRps, grown(b.rate, b.ceiling, settings.increasePerSuccess)))
-          const ceiling = b.ceiling !== null && rate > b.ceiling * STALE_CEILING ? rate / STALE_CEILING : b.ceiling
-          return { ...b, rate, ceiling }
-        }))
-      : Effect.void
+    const onSuccess: Effect.Effect<void> = settings.adaptive ? bucket.modify(rules.success) : Effect.void
 
     const onRateLimited = (retryAfterMs: number | null): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        // A wait beyond the cap is not honoured (its call fails at once): no pause for it.
-        const wait = retryAfterMs !== null && retryAfterMs <= maxWaitMs ? retryAfterMs : null
-        yield* Ref.update(counters, (c) => ({ ...c, rateLimited: c.rateLimited + 1 }))
-        yield* Ref.update(bucket, (b0) => {
-          const b = refill(b0, now)
-          const pausedUntil = wait !== null ? Math.max(b.pausedUntil, now + wait) : b.pausedUntil
-          // No saved-up burst right after being told to slow down.
-          const paused = { ...b, tokens: 0, pausedUntil }
-          if (!settings.adaptive || now < b.cutWindowEnd) return paused
-          const slowStart = b.ceiling === null
-          // Ending slow start: back to what was served a second ago, between half (the rate
-          // doubles each second) and the ordinary cut (when it had stopped growing).
-          const cut = b.rate * DECREASE_FACTOR
-          const rate = Math.max(
-            settings.minRps,
-            slowStart ? Math.min(cut, Math.max(b.rate * SLOW_START_CUT, servedSecondAgo(b, now) ?? 0)) : cut
-          )
-          return {
-            ...paused,
-            rate,
-            ceiling: slowStart ? rate : b.rate,
-            cutWindowEnd: now + Math.max(MIN_CUT_WINDOW_MS, wait ?? 0)
-          }
-        })
-      })
+      Effect.zipRight(
+        Ref.update(counters, (c) => ({ ...c, rateLimited: c.rateLimited + 1 })),
+        bucket.modify(rules.rateLimited(retryAfterMs))
+      )
 
     const stats = Effect.gen(function*() {
       const c = yield* Ref.get(counters)
-      const b = yield* Ref.get(bucket)
+      const b = yield* bucket.get
       return {
         sent: c.sent,
         rateLimited: c.rateLimited,
@@ -242,7 +307,32 @@ export const makeLimiter = (
     return { withPermit, onSuccess, onRateLimited, stats } satisfies LimiterApi
   })
 
-export const limiterLayer: Layer.Layer<Limiter, never, Connection> = Layer.effect(
+/**
+ * The key of a token's shared bucket: sha256 (hex) of the REST base URL, the organization
+ * ("" when none) and the token, joined with NUL bytes; without a REST token, the GraphQL
+ * token id and secret stand in for it. Opaque: no credential can be read back from it.
+ */
+export const accountKey = (config: ConnectionConfig): string => {
+  const secret = (o: Option.Option<Redacted.Redacted<string>>) => Option.match(o, { onNone: () => "", onSome: Redacted.value })
+  const credential = Option.isSome(config.token)
+    ? [secret(config.token)]
+    : [Option.getOrElse(config.tokenId, () => ""), secret(config.tokenSecret)]
+  return createHash("sha256")
+    .update([config.restUrl, Option.getOrElse(config.org, () => ""), ...credential].join("\u0000"))
+    .digest("hex")
+}
+
+/**
+ * The limiter of a connection, for the layer's scope: over the shared PostgreSQL bucket
+ * when `sharedLimiter` is set (loaded only then), else over a local one.
+ */
+export const limiterLayer: Layer.Layer<Limiter, never, Connection> = Layer.scoped(
   Limiter,
-  Effect.flatMap(Connection, (c) => makeLimiter(c.limiter, c.maxRetryWaitMs))
+  Effect.gen(function*() {
+    const c = yield* Connection
+    if (c.sharedLimiter === undefined) return yield* makeLimiter(c.limiter, c.maxRetryWaitMs)
+    const { postgresBucketStore } = yield* Effect.promise(() => import("./limiter-postgres.ts"))
+    const store = yield* postgresBucketStore(c.sharedLimiter, accountKey(c), (now) => initialBucket(c.limiter, now))
+    return yield* makeLimiter(c.limiter, c.maxRetryWaitMs, store)
+  })
 )

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import Pg from "pg"
 import PgBoss from "pg-boss"
-import { redactUrl } from "../store/postgres.ts"
+import { redactUrl, SCHEMA_NAME } from "../store/postgres-url.ts"
 import { type JobOutcome, type JobSpec, jobKeyOf } from "./job.ts"
 
 /** The queue every worksync job goes through. */
@@ -44,8 +44,6 @@ export interface EngineLocation {
   /** For messages: the URL without its password. */
   readonly display: string
 }
-
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
 export const parseEngineUrl = (location: string): EngineLocation | string => {
   let u: URL

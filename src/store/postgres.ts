@@ -16,8 +16,9 @@ import Pg from "pg"
 import { STORE_LOCK_WAIT_MS, StoreBusy, StoreLockError } from "./file-lock.ts"
 import { StoreOpenError } from "./sqlite.ts"
 
-/** Whether a store location names a PostgreSQL database rather than a file. */
-export const isPostgresUrl = (location: string): boolean => /^postgres(ql)?:\/\//i.test(location)
+import { isPostgresUrl, redactUrl, SCHEMA_NAME } from "./postgres-url.ts"
+
+export { isPostgresUrl, redactUrl }
 
 /** A parsed store location. */
 export interface PostgresLocation {
@@ -29,18 +30,6 @@ export interface PostgresLocation {
   readonly display: string
 }
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
-
-/** The URL with its password hidden, for every message, log and error. */
-export const redactUrl = (location: string): string => {
-  try {
-    const u = new URL(location)
-    if (u.password !== "") u.password = "***"
-    return u.toString()
-  } catch {
-    return location.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@")
-  }
-}
 
 export const parsePostgresUrl = (location: string): PostgresLocation => {
   const display = redactUrl(location)
