@@ -62,6 +62,7 @@ export {
   type JournalApi,
   makeJournalApi,
   openJournal,
+  type OpenJournalOptions,
   type Planner
 } from "./journal/service.ts"
 export { makePostgresJournalApi, openPostgresJournal, openPostgresJournalStates } from "./journal/postgres.ts"

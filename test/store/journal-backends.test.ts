@@ -12,9 +12,11 @@ import * as fc from "fast-check"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { isApplied, type JournalApi, openJournal, type PlanOp } from "../../src/store/journal.ts"
-import { parsePostgresUrl } from "../../src/store/postgres.ts"
+import { JOURNAL_PG_MIGRATIONS } from "../../src/store/journal/schema-postgres.ts"
+import { openPostgres, parsePostgresUrl } from "../../src/store/postgres.ts"
 import { openSnapshot } from "../../src/store/snapshot.ts"
 import { tempDir } from "../support/effect.ts"
 import { freshSchema, pgClient, query } from "../support/postgres.ts"
@@ -218,6 +220,78 @@ for (const backend of BACKENDS) {
         yield* j.complete("list", { id: "L" })
         expect(keys(yield* j.pending({ limit: 3 }))).toEqual(["a", "b", "z9"])
         expect(keys(yield* j.blocked())).toEqual(["orphan"])
+      }))
+
+    it.scopedLive("claimNext claims the first (or last) runnable pending op of the kinds under a key prefix; getMany reads ops by key", () =>
+      Effect.gen(function*() {
+        const { journal: j, location } = yield* open
+        const copy = (key: string, dependsOn?: string) => ({ key, kind: "file.copy", payload: { key }, dependsOn })
+        yield* j.addOps([
+          { key: "dep", kind: "list.ensure", payload: {} },
+          copy("f:1", "dep"),
+          copy("f:2"),
+          copy("g:3"),
+          { key: "f:4", kind: "record.create", payload: {} },
+          copy("f:5"),
+          copy("f:6"),
+          copy("f:7", "never-planned"),
+          copy("F:8"),
+          // LIKE's wildcards and escape in a prefix are plain characters.
+          copy("p_x:1"),
+          copy("pax:2"),
+          copy("p%x:3"),
+          copy("pbbx:4"),
+          copy("p\\q:5")
+        ])
+        const next = (keyPrefix: string, options: { kinds?: ReadonlyArray<string>; descending?: boolean } = {}) =>
+          Effect.map(
+            j.claimNext({ kinds: options.kinds ?? ["file.copy"], keyPrefix, descending: options.descending ?? false }),
+            Option.getOrUndefined
+          )
+        yield* j.fail("f:5", "not pending")
+
+        const last = yield* next("f:", { descending: true })
+        expect(last).toMatchObject({ key: "f:6", state: "in_flight", attempts: 1, payload: { key: "f:6" } })
+        expect(last!.attemptedAt).not.toBeNull()
+        const first = yield* next("f:")
+        expect(first).toMatchObject({ key: "f:2", state: "in_flight", attempts: 1 })
+        // Committed before it returns: another connection sees the claims.
+        const seen = new Map((yield* backend.peek(location)).map((r) => [r.key, r.state]))
+        expect([seen.get("f:2"), seen.get("f:6")]).toEqual(["in_flight", "in_flight"])
+        // f:1 waits for dep, f:5 failed, f:7's dependency is missing; g:3 and f:4 are not asked for.
+        expect(yield* next("f:")).toBeUndefined()
+        expect(yield* next("f:", { kinds: [] })).toBeUndefined()
+        expect((yield* next("f:", { kinds: ["record.create", "tag.ensure"] }))?.key).toBe("f:4")
+        yield* j.claim("dep")
+        yield* j.complete("dep", null)
+        expect((yield* next("f:", { descending: true }))?.key).toBe("f:1")
+        expect((yield* next(""))?.key).toBe("g:3")
+
+        expect((yield* next("p\\"))?.key).toBe("p\\q:5")
+        expect((yield* next("p_x"))?.key).toBe("p_x:1")
+        expect(yield* next("p_x")).toBeUndefined()
+        expect((yield* next("p%x"))?.key).toBe("p%x:3")
+        expect(yield* next("p%x")).toBeUndefined()
+        expect(keys(yield* j.pending({ limit: 10, kinds: ["file.copy"] }))).toEqual(["F:8", "pax:2", "pbbx:4"])
+        // A released op is claimed again, its attempts counted; `untried` passes it by.
+        yield* j.release("f:2")
+        expect(Option.getOrUndefined(yield* j.claimNext({ kinds: ["file.copy"], keyPrefix: "f:", untried: true }))).toBeUndefined()
+        expect(yield* next("f:")).toMatchObject({ key: "f:2", attempts: 2 })
+
+        const got = yield* j.getMany(["f:6", "nope", "dep", "f:6"])
+        expect(got.map((o) => [o.key, o.state]).sort()).toEqual([["dep", "done"], ["f:6", "in_flight"]])
+        expect(yield* j.getMany([])).toEqual([])
+        // More keys than one statement takes on SQLite.
+        yield* j.addOps(ops(1200))
+        const many = yield* j.getMany([...Array.from({ length: 1200 }, (_, i) => `k${i}`), "nope"])
+        expect(new Set(keys(many)).size).toBe(1200)
+        expect(many.every((o) => o.state === "pending")).toBe(true)
+
+        // As with claim, nothing is sent before a plan run in progress is durable.
+        const run = yield* j.beginPlanRun()
+        yield* j.planOps(run, [copy("q:1")])
+        expect((yield* next("q:"))?.key).toBe("q:1")
+        expect(Option.getOrThrow(yield* j.getMeta("plan_run_complete"))).toBe(String(run))
       }))
 
     it.scopedLive("id map: set, overwrite, look up, list in byte order of source keys, find mapped targets", () =>
@@ -445,7 +519,121 @@ for (const backend of BACKENDS) {
   })
 }
 
+describe("journal helper sessions", () => {
+  it.scopedLive("a helper is refused on a file at once: a journal shared by processes must be on PostgreSQL", () =>
+    Effect.gen(function*() {
+      const file = path.join(yield* tempDir("ws-journal-"), "journal.sqlite")
+      const error = yield* Effect.flip(openJournal(file, { helper: true }))
+      expect(error._tag).toBe("JournalError")
+      expect(error.message).toContain("must be on PostgreSQL")
+      expect(fs.existsSync(file)).toBe(false)
+    }))
+})
+
 describe("journal on postgres only", () => {
+  const copies = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `c:${i}`, kind: "file.copy", payload: {} }))
+
+  it.scopedLive("a main and a helper session share a journal: the helper opens beside the writer, concurrent claimNext never takes an op twice", () =>
+    Effect.gen(function*() {
+      const location = yield* freshSchema
+      const main = yield* openJournal(location)
+      yield* main.addOps(copies(200))
+      const helper = yield* openJournal(location, { helper: true })
+      // The writer lock is still the main session's.
+      expect((yield* Effect.flip(openJournal(location)))._tag).toBe("StoreBusy")
+      const taken: Array<{ key: string; by: string }> = []
+      const lane = (j: JournalApi, by: string, descending: boolean) =>
+        Effect.iterate(true, {
+          while: (more) => more,
+          body: () =>
+            Effect.flatMap(j.claimNext({ kinds: ["file.copy"], keyPrefix: "c:", descending }), (next) => {
+              if (Option.isNone(next)) return Effect.succeed(false)
+              taken.push({ key: next.value.key, by })
+              return Effect.as(j.complete(next.value.key, { by }), true)
+            })
+        })
+      yield* Effect.all([
+        ...Array.from({ length: 4 }, () => lane(main, "main", false)),
+        ...Array.from({ length: 3 }, () => lane(helper, "helper", false)),
+        ...Array.from({ length: 3 }, () => lane(helper, "helper", true))
+      ], { concurrency: "unbounded", discard: true })
+      expect(taken).toHaveLength(200)
+      expect(new Set(taken.map((t) => t.key)).size).toBe(200)
+      expect(taken.some((t) => t.by === "main") && taken.some((t) => t.by === "helper")).toBe(true)
+      expect(yield* main.counts()).toMatchObject({ total: 200, done: 200 })
+      expect((yield* helper.getMany(["c:0", "c:199"])).map((o) => o.attempts)).toEqual([1, 1])
+    }), 30_000)
+
+  it.scopedLive("a helper never creates a journal: opened where there is none it fails naming the location", () =>
+    Effect.gen(function*() {
+      const location = yield* freshSchema
+      const error = yield* Effect.flip(openJournal(location, { helper: true }))
+      expect(error._tag).toBe("JournalError")
+      expect(error.message).toContain(new URL(location).host)
+      expect(error.message).toContain("schema=worksync")
+      const { schema, url } = parsePostgresUrl(location)
+      const client = yield* pgClient(url)
+      expect(yield* query(client, "SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema])).toEqual([])
+    }))
+
+  it.scopedLive("resetInFlight resets a dead session's claims and ownerless ones, never a live session's", () =>
+    Effect.gen(function*() {
+      const location = yield* freshSchema
+      const { schema, url } = parsePostgresUrl(location)
+      const client = yield* pgClient(url)
+      const main = yield* openJournal(location)
+      yield* main.addOps(ops(6))
+      const live = yield* openJournal(location, { helper: true })
+      yield* live.claim("k0")
+      yield* live.claimMany(["k1"])
+      expect(Option.getOrThrow(yield* live.claimNext({ kinds: ["record.create"], keyPrefix: "k" })).key).toBe("k2")
+      yield* Effect.scoped(Effect.gen(function*() {
+        const dead = yield* openJournal(location, { helper: true })
+        expect(Option.getOrThrow(yield* dead.claimNext({ kinds: ["record.create"], keyPrefix: "k" })).key).toBe("k3")
+      }))
+      // Claimed by a worksync from before owners.
+      yield* query(client, `UPDATE ${schema}.ops SET state = 'in_flight', attempts = 1 WHERE key = 'k4'`)
+      yield* main.claim("k5")
+      const owners = yield* query<{ key: string; owner: number | null }>(client, `SELECT key, owner FROM ${schema}.ops ORDER BY seq`)
+      expect(new Set(owners.slice(0, 3).map((r) => r.owner)).size).toBe(1)
+      expect(owners[4]!.owner).toBeNull()
+      expect(new Set([owners[0]!.owner, owners[3]!.owner, owners[5]!.owner]).size).toBe(3)
+
+      expect(yield* main.resetInFlight()).toBe(2)
+      const states = new Map((yield* main.getMany(keys(ops(6)))).map((o) => [o.key, [o.state, o.uncertain]]))
+      expect(Object.fromEntries(states)).toEqual({
+        k0: ["in_flight", false],
+        k1: ["in_flight", false],
+        k2: ["in_flight", false],
+        k3: ["pending", true],
+        k4: ["pending", true],
+        k5: ["in_flight", false]
+      })
+      // The live helper ends its ops as it would have.
+      yield* live.complete("k0", null)
+      expect(yield* live.resetInFlight()).toBe(0)
+    }))
+
+  it.scopedLive("a journal of the previous version (no owners) opens, migrates, and its in-flight ops are reset", () =>
+    Effect.gen(function*() {
+      const location = yield* freshSchema
+      const { schema, url } = parsePostgresUrl(location)
+      const client = yield* pgClient(url)
+      // As the previous worksync made and left it.
+      yield* Effect.scoped(Effect.orDie(openPostgres(location, "journal", JOURNAL_PG_MIGRATIONS.filter((m) => m.version <= 2))))
+      yield* query(
+        client,
+        `INSERT INTO ${schema}.ops (key, kind, payload, state, attempts, updated_at) VALUES ('a', 'record.create', '{}', 'in_flight', 1, 'x')`
+      )
+      const j = yield* openJournal(location)
+      expect(yield* query(client, `SELECT version FROM ${schema}.worksync_schema WHERE store = 'journal'`)).toEqual([{
+        version: Math.max(...JOURNAL_PG_MIGRATIONS.map((m) => m.version))
+      }])
+      expect(yield* j.resetInFlight()).toBe(1)
+      expect(yield* op(j, "a")).toMatchObject({ state: "pending", uncertain: true })
+      expect((yield* j.claimNext({ kinds: ["record.create"], keyPrefix: "" })).pipe(Option.map((o) => o.attempts))).toEqual(Option.some(2))
+    }))
+
   it.scopedLive("the location shown is the URL without its password; a journal of a newer format is refused", () =>
     Effect.gen(function*() {
       const location = yield* freshSchema

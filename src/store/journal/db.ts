@@ -10,6 +10,7 @@ import { Planning } from "./planning.ts"
 import { json, openJournalDatabase, type OpRow, toOp } from "./schema.ts"
 import {
   type Adoption,
+  type ClaimNextOptions,
   APPLIED_RESULT,
   type JournalCounts,
   type Mapping,
@@ -20,6 +21,9 @@ import {
   type PlanOp,
   type StoredAdoption
 } from "./types.ts"
+
+/** Keys per statement where a list of keys becomes parameters (SQLite bounds their number). */
+const KEYS_PER_STATEMENT = 500
 
 export class JournalDb {
   readonly db: Database.Database
@@ -154,6 +158,21 @@ export class JournalDb {
     return row === undefined ? undefined : toOp(row)
   }
 
+  /** The ops with these keys, in no particular order (a key without an op is left out). */
+  getMany(keys: ReadonlyArray<string>): Array<Op> {
+    const distinct = [...new Set(keys)]
+    const out: Array<Op> = []
+    // In chunks: a statement takes a bounded number of parameters.
+    for (let i = 0; i < distinct.length; i += KEYS_PER_STATEMENT) {
+      const chunk = distinct.slice(i, i + KEYS_PER_STATEMENT)
+      const rows = this.db
+        .prepare<Array<string>, OpRow>(`SELECT * FROM ops WHERE key IN (${chunk.map(() => "?").join(",")})`)
+        .all(...chunk)
+      for (const row of rows) out.push(toOp(row))
+    }
+    return out
+  }
+
   private stateOf(key: string): OpState | "missing" {
     return this.st.get.get(key)?.state ?? "missing"
   }
@@ -176,6 +195,31 @@ export class JournalDb {
         if (this.st.claim.run(now, now, key).changes === 1) out.push(this.get(key)!)
       }
       return out
+    })
+  }
+
+  /**
+   * Claims the first runnable pending op (the last with `descending`) of one of `kinds`
+   * whose key starts with `keyPrefix`; undefined when there is none. See `pending`.
+   */
+  claimNext(options: ClaimNextOptions): Op | undefined {
+    if (options.kinds.length === 0) return undefined
+    this.ensureDurable()
+    const now = this.now()
+    return this.transaction(() => {
+      // substr and length count the same characters (not LIKE: case-blind in SQLite).
+      const row = this.db
+        .prepare<Array<string>, { key: string }>(
+          `SELECT o.key FROM ops o
+           WHERE o.state = 'pending' AND o.kind IN (${options.kinds.map(() => "?").join(",")})
+             AND substr(o.key, 1, length(?)) = ? ${options.untried === true ? "AND o.attempts = 0" : ""}
+             AND (o.depends_on IS NULL OR EXISTS (SELECT 1 FROM ops d WHERE d.key = o.depends_on AND d.state = 'done'))
+           ORDER BY o.seq ${options.descending === true ? "DESC" : "ASC"} LIMIT 1`
+        )
+        .get(...options.kinds, options.keyPrefix, options.keyPrefix)
+      if (row === undefined) return undefined
+      this.st.claim.run(now, now, row.key)
+      return this.get(row.key)
     })
   }
 

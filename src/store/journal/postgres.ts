@@ -7,6 +7,14 @@
  * session advisory lock (src/store/postgres.ts), which the server drops when the holder's
  * connection closes, however the holder dies.
  *
+ * Helper sessions (`helper: true`, other processes of the same run) join the journal a
+ * main session made: they take no writer lock and claim and end ops of its plan, each
+ * claim a conditional update (`claimNext` skips rows another session is claiming).
+ * Every session, main or helper, is an `owner`: a random number written into the ops it
+ * claims and held as an advisory lock of its own for its lifetime. `resetInFlight` resets
+ * only in-flight ops whose owner holds no lock any more (a dead session's) or that have
+ * none (claimed before owners existed), never a live helper's.
+ *
  * Planning mirrors planning.ts: many rows per INSERT, plan runs whose commits do not wait
  * for the server's WAL flush (`synchronous_commit` off for those transactions: nothing is
  * sent while planning, a plan lost to a server crash is planned again by the rerun), and
@@ -20,14 +28,15 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
-import { type StoreBusy, type StoreLockError } from "../file-lock.ts"
+import { randomInt } from "node:crypto"
+import { type StoreBusy, StoreLockError } from "../file-lock.ts"
 import { dollarParams, lockPostgresWriter, openPostgres, type PostgresStore } from "../postgres.ts"
 import type { StoreOpenError } from "../sqlite.ts"
 import type { BatchedTransitions } from "./batch.ts"
 import { JournalError, JournalStateError } from "./errors.ts"
 import { INSERT_CHUNK, json, JOURNAL_FORMAT, type OpRow, toOp } from "./schema.ts"
 import { JOURNAL_PG_MIGRATIONS } from "./schema-postgres.ts"
-import type { JournalApi, Planner } from "./service.ts"
+import type { JournalApi, OpenJournalOptions, Planner } from "./service.ts"
 import {
   type Adoption,
   APPLIED_RESULT,
@@ -64,18 +73,47 @@ const openError = (e: StoreOpenError): JournalError =>
 const openJournalStore = (location: string, options: { readonly mustExist?: boolean } = {}) =>
   openPostgres(location, "journal", JOURNAL_PG_MIGRATIONS, options).pipe(Effect.mapError(openError))
 
+/** The first key of every owner lock; the second is the owner (see `holdOwnerLock`). */
+const OWNER_LOCK = "hashtext('worksync-journal-owner')"
+
+/**
+ * Picks the session's owner and holds its lock for the scope on a connection of its own:
+ * the server drops it when that connection closes, however the session dies. Random, so
+ * sessions need no registry; a number a live session holds is drawn again.
+ */
+const holdOwnerLock = (pg: PostgresStore): Effect.Effect<number, StoreLockError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const lockError = (e: SqlError) => new StoreLockError({ what: "journal", file: pg.location.display, detail: detailOf(e) })
+    const connection = yield* pg.sql.reserve.pipe(Effect.mapError(lockError))
+    for (;;) {
+      const owner = randomInt(1, 2 ** 31)
+      const rows = yield* connection.execute(`SELECT pg_try_advisory_lock(${OWNER_LOCK}, $1) AS held`, [owner], undefined).pipe(
+        Effect.mapError(lockError)
+      )
+      if ((rows[0] as { held?: boolean } | undefined)?.held !== true) continue
+      yield* Effect.addFinalizer(() =>
+        Effect.ignore(connection.execute(`SELECT pg_advisory_unlock(${OWNER_LOCK}, $1)`, [owner], undefined))
+      )
+      return owner
+    }
+  })
+
 /**
  * Opens the journal at a PostgreSQL location for the scope: its tables (created when
- * missing), then its single-writer lock (StoreBusy when another process holds it).
+ * missing), its single-writer lock (StoreBusy when another process holds it), and the
+ * session's owner lock. A helper session opens only an existing journal and takes only
+ * its owner lock: it works beside the main session that holds the writer lock.
  */
 export const openPostgresJournal = (
   location: string,
-  options: { readonly now?: () => string } = {}
+  options: OpenJournalOptions = {}
 ): Effect.Effect<JournalApi, JournalError | StoreBusy | StoreLockError, Scope.Scope> =>
   Effect.gen(function*() {
-    const pg = yield* openJournalStore(location)
-    yield* lockPostgresWriter(pg, "journal")
-    return makePostgresJournalApi(pg, options)
+    const helper = options.helper === true
+    const pg = yield* openJournalStore(location, { mustExist: helper })
+    if (!helper) yield* lockPostgresWriter(pg, "journal")
+    const owner = yield* holdOwnerLock(pg)
+    return makePostgresJournalApi(pg, { ...options, owner })
   })
 
 /**
@@ -110,9 +148,16 @@ const toPromise = <A, E>(runtime: Runtime.Runtime<never>, effect: Effect.Effect<
     throw Cause.squash(exit.cause)
   })
 
-/** The journal service over an open PostgreSQL store (whose writer lock the caller holds). */
-export const makePostgresJournalApi = (pg: PostgresStore, options: { readonly now?: () => string } = {}): JournalApi => {
+/**
+ * The journal service over an open PostgreSQL store, for a session whose owner lock (and,
+ * unless it is a helper, writer lock) the caller holds.
+ */
+export const makePostgresJournalApi = (
+  pg: PostgresStore,
+  options: { readonly owner: number; readonly now?: () => string }
+): JournalApi => {
   const { sql } = pg
+  const { owner } = options
   const file = pg.location.display
   const now = options.now ?? (() => new Date().toISOString())
 
@@ -287,9 +332,9 @@ export const makePostgresJournalApi = (pg: PostgresStore, options: { readonly no
 
   const claimBody = (key: string, at: string) =>
     q<OpRow>(
-      `UPDATE ops SET state = 'in_flight', attempts = attempts + 1, attempted_at = ?, updated_at = ?
+      `UPDATE ops SET state = 'in_flight', attempts = attempts + 1, attempted_at = ?, updated_at = ?, owner = ?
        WHERE key = ? AND state = 'pending' RETURNING *`,
-      [at, at, key]
+      [at, at, owner, key]
     )
 
   const claim = (key: string) =>
@@ -303,6 +348,39 @@ export const makePostgresJournalApi = (pg: PostgresStore, options: { readonly no
           return toOp(rows[0]!)
         })
       )
+    )
+
+  /**
+   * `claim` of the first (or last) runnable pending op of the kinds under the prefix, in
+   * one statement. The candidate row is locked in the subselect, skipping rows another
+   * session is claiming, so sessions never take the same op nor wait for one another.
+   */
+  const claimNext: JournalApi["claimNext"] = ({ descending, keyPrefix, kinds, untried }) =>
+    Effect.zipRight(
+      plain(run("claimNext", ensureDurable)),
+      plain(run(
+        "claimNext",
+        Effect.suspend(() => {
+          const at = now()
+          // The prefix as a LIKE pattern: its own `%`, `_` and `\` taken literally.
+          const pattern = `${keyPrefix.replace(/[\\%_]/g, "\\$&")}%`
+          return Effect.map(
+            q<OpRow>(
+              `UPDATE ops SET state = 'in_flight', attempts = attempts + 1, attempted_at = ?, updated_at = ?, owner = ?
+               WHERE seq = (
+                 SELECT o.seq FROM ops o
+                 WHERE o.state = 'pending' AND o.kind = ANY(?::text[]) AND o.key LIKE ? ESCAPE '\\'
+                   ${untried === true ? "AND o.attempts = 0" : ""}
+                   AND (o.depends_on IS NULL OR EXISTS (SELECT 1 FROM ops d WHERE d.key = o.depends_on AND d.state = 'done'))
+                 ORDER BY o.seq ${descending === true ? "DESC" : "ASC"} LIMIT 1
+                 FOR UPDATE SKIP LOCKED
+               ) RETURNING *`,
+              [at, at, owner, kinds, pattern]
+            ),
+            (rows) => Option.map(Option.fromNullable(rows[0]), toOp)
+          )
+        })
+      ))
     )
 
   const mapBody = (m: Mapping, opKey: string | null, at: string) =>
@@ -487,7 +565,9 @@ export const makePostgresJournalApi = (pg: PostgresStore, options: { readonly no
     endPlanRun: (planRun) => plain(run("endPlanRun", endPlanRun(planRun))),
     planOps: (planRun, list) => plain(tx("planOps", planOpsBody(planRun, list))),
     get: (key) => plain(run("get", Effect.map(getOp(key), Option.fromNullable))),
+    getMany: (keys) => ops("getMany", `SELECT * FROM ops WHERE key = ANY(?::text[])`, [keys]),
     claim,
+    claimNext,
     claimMany: (keys) =>
       Effect.zipRight(
         plain(run("claimMany", ensureDurable)),
@@ -510,11 +590,24 @@ export const makePostgresJournalApi = (pg: PostgresStore, options: { readonly no
     recordAdoption,
     release,
     markResolved,
+    // Only a dead session's claims: a live one (a helper) holds its owner lock. In
+    // pg_locks a two-key advisory lock shows its keys as oids: the first, an int4 that may
+    // be negative, as its unsigned value.
     resetInFlight: () =>
       plain(run(
         "resetInFlight",
         Effect.map(
-          q(`UPDATE ops SET state = 'pending', uncertain = 1, updated_at = ? WHERE state = 'in_flight' RETURNING key`, [now()]),
+          q(
+            `WITH live AS (
+               SELECT l.objid::bigint AS id FROM pg_locks l
+               WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                 AND l.classid::bigint = (${OWNER_LOCK}::bigint & 4294967295)
+             )
+             UPDATE ops SET state = 'pending', uncertain = 1, updated_at = ?
+             WHERE state = 'in_flight' AND (owner IS NULL OR owner NOT IN (SELECT id FROM live)) RETURNING key`,
+            [now()]
+          ),
           (rows) => rows.length
         )
       )),

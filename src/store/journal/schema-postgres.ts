@@ -53,12 +53,16 @@ CREATE TABLE adoptions (
 `
 
 /**
- * The journal's migrations on PostgreSQL, numbered as the file format (JOURNAL_FORMAT) so
- * a journal written by a newer worksync is refused the same way: 1 creates the tables
- * (adoptions included, which files only got later), 2 marks that packed create payloads
- * may be present (nothing to change in the tables).
+ * The journal's migrations on PostgreSQL. 1 and 2 are numbered as the file format
+ * (JOURNAL_FORMAT): 1 creates the tables (adoptions included, which files only got
+ * later), 2 marks that packed create payloads may be present (nothing to change in the
+ * tables). 3 is PostgreSQL's alone: `ops.owner`, the session that claimed an in-flight op
+ * (postgres.ts), so one session's `resetInFlight` leaves a live helper's claims alone. A
+ * worksync that knows fewer versions refuses the journal (its resetInFlight would take
+ * them). Later steps take the next number here, whatever JOURNAL_FORMAT says.
  */
 export const JOURNAL_PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
   { version: 1, description: "ops, id_map, meta and adoptions", up: v1 },
-  { version: JOURNAL_FORMAT, description: "packed record.create payloads (import-csv)", up: "SELECT 1" }
+  { version: JOURNAL_FORMAT, description: "packed record.create payloads (import-csv)", up: "SELECT 1" },
+  { version: 3, description: "ops.owner: the session holding an in-flight op", up: "ALTER TABLE ops ADD COLUMN owner INTEGER" }
 ]

@@ -12,6 +12,7 @@ import { JournalError, JournalStateError } from "./errors.ts"
 import { openPostgresJournal } from "./postgres.ts"
 import type {
   Adoption,
+  ClaimNextOptions,
   JournalCounts,
   Mapping,
   NewOp,
@@ -70,8 +71,17 @@ export interface JournalApi {
   readonly endPlanRun: (run: number) => Effect.Effect<void, JournalError>
   readonly planOps: (run: number, ops: ReadonlyArray<PlanOp>) => Effect.Effect<Array<PlannedOp>, JournalError>
   readonly get: (key: string) => Effect.Effect<Option.Option<Op>, JournalError>
+  /** The ops with these keys, in no particular order (a key without an op is left out). */
+  readonly getMany: (keys: ReadonlyArray<string>) => Effect.Effect<Array<Op>, JournalError>
   /** pending -> in_flight, attempts+1, attempted_at = now, committed before returning. */
   readonly claim: (key: string) => Effect.Effect<Op, JournalError | JournalStateError>
+  /**
+   * Claims (as `claim`) the runnable pending op (its dependency done, as in `pending`) of
+   * one of `kinds` whose key starts with `keyPrefix`: the first in plan order, the last
+   * with `descending`; None when there is none. Sessions sharing a PostgreSQL journal
+   * never claim the same op.
+   */
+  readonly claimNext: (options: ClaimNextOptions) => Effect.Effect<Option.Option<Op>, JournalError>
   readonly claimMany: (keys: ReadonlyArray<string>) => Effect.Effect<Array<Op>, JournalError>
   /** -> done with the result, plus id mappings and follow-up ops, in one transaction. */
   readonly complete: (
@@ -98,7 +108,10 @@ export interface JournalApi {
   readonly release: (key: string, error?: string | null) => Effect.Effect<void, JournalError | JournalStateError>
   /** Clears `uncertain` on a pending op after a reconciliation found nothing. */
   readonly markResolved: (key: string) => Effect.Effect<void, JournalError>
-  /** in_flight (left by a dead process) -> pending + uncertain; returns how many. */
+  /**
+   * in_flight (left by a dead process) -> pending + uncertain; returns how many. On
+   * PostgreSQL only the ops of sessions no longer alive: a live helper keeps its claims.
+   */
   readonly resetInFlight: () => Effect.Effect<number, JournalError>
   /** failed -> pending (uncertain kept), for a rerun; returns how many. */
   readonly retryFailed: (kinds?: ReadonlyArray<string>) => Effect.Effect<number, JournalError>
@@ -117,6 +130,18 @@ export interface JournalApi {
   readonly counts: () => Effect.Effect<JournalCounts, JournalError>
 }
 
+/** How `openJournal` opens a journal. */
+export interface OpenJournalOptions {
+  /** The clock of `updated_at`, `attempted_at` and the like (tests). */
+  readonly now?: () => string
+  /**
+   * A helper session: another process of a run whose main session planned into a shared
+   * PostgreSQL journal, claiming and ending ops of that plan beside it. It opens only an
+   * existing journal and takes no writer lock. A file has one writer: refused there.
+   */
+  readonly helper?: boolean
+}
+
 export class Journal extends Context.Tag("worksync/Journal")<Journal, JournalApi>() {
   /**
    * The Journal service at `file` (a file, or a PostgreSQL URL `postgres://USER@HOST:PORT/DB`
@@ -124,7 +149,7 @@ export class Journal extends Context.Tag("worksync/Journal")<Journal, JournalApi
    */
   static readonly layer = (
     file: string,
-    options: { readonly now?: () => string } = {}
+    options: OpenJournalOptions = {}
   ): Layer.Layer<Journal, JournalError | StoreBusy | StoreLockError> => Layer.scoped(Journal, openJournal(file, options))
 }
 
@@ -181,7 +206,9 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
     endPlanRun: (run) => lift(file, "endPlanRun", () => core.endPlanRun(run)),
     planOps: (run, ops) => lift(file, "planOps", () => core.planOps(run, ops)),
     get: (key) => lift(file, "get", () => Option.fromNullable(core.get(key))),
+    getMany: (keys) => lift(file, "getMany", () => core.getMany(keys)),
     claim: (key) => liftState(file, "claim", () => core.claim(key)),
+    claimNext: (options) => lift(file, "claimNext", () => Option.fromNullable(core.claimNext(options))),
     claimMany: (keys) => lift(file, "claimMany", () => core.claimMany(keys)),
     complete: (key, result, mappings, followUps) =>
       liftState(file, "complete", () => core.complete(key, result, mappings, followUps)),
@@ -211,9 +238,16 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
  */
 export const openJournal = (
   file: string,
-  options: { readonly now?: () => string } = {}
+  options: OpenJournalOptions = {}
 ): Effect.Effect<JournalApi, JournalError | StoreBusy | StoreLockError, Scope.Scope> =>
   isPostgresUrl(file) ? openPostgresJournal(file, options) : Effect.gen(function*() {
+    if (options.helper === true) {
+      return yield* new JournalError({
+        file,
+        operation: "open",
+        detail: "a helper session cannot open a file: a journal shared by several processes must be on PostgreSQL"
+      })
+    }
     yield* lockStore("journal", file)
     const core = yield* Effect.acquireRelease(
       lift(file, "open", () => new JournalDb(file, options)),

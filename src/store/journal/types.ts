@@ -100,3 +100,13 @@ export interface PlanOp extends NewOp {
    */
   readonly occurrence?: boolean
 }
+
+/** Which op `claimNext` takes: the first pending one (by seq) of these kinds and key prefix. */
+export interface ClaimNextOptions {
+  readonly kinds: ReadonlyArray<string>
+  readonly keyPrefix: string
+  /** From the last op planned backwards (another process works forwards). */
+  readonly descending?: boolean
+  /** Only ops never claimed before (attempts 0): settling an earlier attempt needs what the planner read. */
+  readonly untried?: boolean
+}
