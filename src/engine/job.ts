@@ -5,8 +5,11 @@
  * holds a secret: tokens reach workers through their own environment or config file,
  * and the job names them only by fingerprint, so a worker can tell it has the same one.
  */
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
+import { parseEndpoint } from "../connectors/files/spec.ts"
+import { isPostgresUrl } from "../store/postgres-url.ts"
 
 /** The commands whose work can run on the pool. */
 export const ENGINE_COMMANDS = ["backup", "copy-files", "import-csv", "restore", "migrate"] as const
@@ -21,7 +24,12 @@ export const JobSpec = Schema.Struct({
   /** The command's WORKSYNC_* settings that are not secrets (URLs, organization, profile). */
   env: Schema.Record({ key: Schema.String, value: Schema.String }),
   /** Secret settings by name, as fingerprints (`sha256:` and 16 hex digits), never the values. */
-  secrets: Schema.Record({ key: Schema.String, value: Schema.String })
+  secrets: Schema.Record({ key: Schema.String, value: Schema.String }),
+  /**
+   * Set on a helper: a job that takes part of another job's work (`of`, that job's id)
+   * from their shared journal; `n` tells a job's helpers apart (see `spreadable`).
+   */
+  helper: Schema.optional(Schema.Struct({ of: Schema.String, n: Schema.Number }))
 })
 export type JobSpec = typeof JobSpec.Type
 
@@ -69,6 +77,13 @@ export const passwordUrlIn = (args: ReadonlyArray<string>): string | undefined =
 export const secretFlagIn = (args: ReadonlyArray<string>): string | undefined =>
   SECRET_FLAGS.find((flag) => args.some((a) => a === flag || a.startsWith(`${flag}=`)))
 
+/** Set by a worker in a helper's environment: the command helps its job's main process. */
+export const HELPER_ENV = "WORKSYNC_HELPER"
+/** Set by a worker for the processes of a spread job: the rate limiter's shared state (src/client/limiter.ts). */
+export const SHARED_LIMITER_ENV = "WORKSYNC_SHARED_LIMITER"
+/** Settings a worker gives its children: never part of a job. */
+const WORKER_SETTINGS = new Set(["WORKSYNC_EXIT_WITH_PARENT", HELPER_ENV, SHARED_LIMITER_ENV])
+
 /** The job of a command line typed in `cwd` with `env`. */
 export const jobSpecOf = (
   command: EngineCommand,
@@ -79,7 +94,7 @@ export const jobSpecOf = (
   const plain: Record<string, string> = {}
   const secrets: Record<string, string> = {}
   for (const [name, value] of Object.entries(env)) {
-    if (!name.startsWith("WORKSYNC_") || value === undefined || name === "WORKSYNC_EXIT_WITH_PARENT") continue
+    if (!name.startsWith("WORKSYNC_") || value === undefined || WORKER_SETTINGS.has(name)) continue
     if (isSecretName(name)) secrets[name] = fingerprint(value)
     else plain[name] = value
   }
@@ -99,8 +114,54 @@ const canonical = (value: unknown): string =>
  * attaches to the job in progress instead of starting a second one.
  */
 export const jobKeyOf = (spec: JobSpec): string =>
-  createHash("sha256").update(canonical({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, secrets: spec.secrets }))
+  createHash("sha256").update(canonical({
+    command: spec.command,
+    args: spec.args,
+    cwd: spec.cwd,
+    env: spec.env,
+    secrets: spec.secrets,
+    ...(spec.helper !== undefined ? { helper: spec.helper } : {})
+  }))
     .digest("hex")
+
+/** The value of `--name VALUE` or `--name=VALUE` in `args` (the last one given). */
+const flagValue = (args: ReadonlyArray<string>, name: string): string | undefined => {
+  let found: string | undefined
+  args.forEach((a, i) => {
+    if (a === name && i + 1 < args.length) found = args[i + 1]
+    else if (a.startsWith(`${name}=`)) found = a.slice(name.length + 1)
+  })
+  return found
+}
+
+/**
+ * Whether helpers may take part of a job's work: a file copy from a workspace to a
+ * workspace whose journal is in PostgreSQL. Its journal holds one op per file, which
+ * any process with the same connection can claim; a directory at either end is on one
+ * machine, and a SQLite journal has one writer.
+ */
+export const spreadable = (spec: JobSpec): boolean => {
+  if (spec.command !== "copy-files" || spec.helper !== undefined) return false
+  const journal = flagValue(spec.args, "--journal")
+  const isWorkspace = (flag: string) => {
+    const value = flagValue(spec.args, flag)
+    return value !== undefined && Either.getOrUndefined(parseEndpoint(flag, value))?.kind === "workspace"
+  }
+  return journal !== undefined && isPostgresUrl(journal) && isWorkspace("--from") && isWorkspace("--to")
+}
+
+/**
+ * What a job's child tells its worker over their IPC channel once its plan is stored:
+ * `toDo` ops wait, which helpers may now take.
+ */
+export const PLANNED_MESSAGE = "worksync:planned"
+export interface PlannedMessage {
+  readonly type: typeof PLANNED_MESSAGE
+  readonly toDo: number
+}
+export const isPlannedMessage = (m: unknown): m is PlannedMessage =>
+  typeof m === "object" && m !== null && (m as { type?: unknown }).type === PLANNED_MESSAGE &&
+  typeof (m as { toDo?: unknown }).toDo === "number"
 
 /**
  * The service account a job works as: its service URL, organization, profile and secret

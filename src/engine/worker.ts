@@ -23,7 +23,15 @@ import * as fs from "node:fs"
 import { createInterface } from "node:readline"
 import type Pg from "pg"
 import { type EngineApi, QUEUE } from "./engine.ts"
-import { accountKeyOf, JobSpec, missingSecrets } from "./job.ts"
+import {
+  accountKeyOf,
+  HELPER_ENV,
+  isPlannedMessage,
+  JobSpec,
+  missingSecrets,
+  SHARED_LIMITER_ENV,
+  spreadable
+} from "./job.ts"
 
 export interface WorkerOptions {
   /** This worker's name in the job's output lines (host and pid by default). */
@@ -40,6 +48,14 @@ export interface WorkerOptions {
 const LOCK = "hashtext('worksync-job'), hashtext($1)"
 /** The account lock: one running job per service account in the whole pool. */
 const ACCOUNT_LOCK = "hashtext('worksync-account'), hashtext($1)"
+/** Held by each worker while it runs, so the pool can count its live workers. */
+const WORKER_LOCK = "hashtext('worksync-worker'), $1"
+/** Live workers of this database: the holders of a worker lock (classid is key 1, as an oid). */
+const LIVE_WORKERS = `SELECT count(*)::int AS n FROM pg_locks
+  WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = hashtext('worksync-worker')::oid
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+/** Helpers of one job at most (each takes a slot of another worker). */
+const MAX_HELPERS = 16
 /** How often each worker looks for running jobs whose worker is gone. */
 const SWEEP_EVERY = Duration.seconds(1)
 /** A job is swept only once it has run this long: its worker takes the lock right after fetching it. */
@@ -89,10 +105,27 @@ export const runWorker = (engine: EngineApi, options: WorkerOptions): Effect.Eff
     ).pipe(Effect.catchAll((e) => Effect.zipRight(Effect.sync(() => options.log(e.message)), Effect.sleep(IDLE_POLL))))
   )
 
+  // This worker's presence, counted when a job's work is spread (`LIVE_WORKERS`).
+  const present = Effect.acquireRelease(
+    call("join the pool", async () => {
+      const c = await pool.connect()
+      await c.query(`SELECT pg_advisory_lock(${WORKER_LOCK})`, [Math.floor(Math.random() * 2 ** 31)])
+      return c
+    }),
+    (c) => Effect.sync(() => c.release(true))
+  ).pipe(Effect.catchAll((e) => Effect.sync(() => options.log(`${e.message} (spread jobs will count one worker fewer)`))))
+
   return Effect.zipRight(
-    Effect.forkScoped(Effect.forever(Effect.zipRight(sweep, Effect.sleep(SWEEP_EVERY)))),
+    Effect.zipRight(present, Effect.forkScoped(Effect.forever(Effect.zipRight(sweep, Effect.sleep(SWEEP_EVERY))))),
     Effect.all(Array.from({ length: Math.max(1, options.concurrency) }, () => slot), { concurrency: "unbounded" })
   ).pipe(Effect.scoped, Effect.zipRight(Effect.never))
+}
+
+/** The engine's database as the limiter's store: its URL with the engine's schema. */
+const sharedLimiterUrl = (engine: EngineApi): string => {
+  const u = new URL(engine.location.url)
+  u.searchParams.set("schema", engine.location.schema)
+  return u.toString()
 }
 
 /** How a child ended: its exit code (1 when a signal ended it) and the signal, if any. */
@@ -105,10 +138,29 @@ const childExit = (child: ChildProcess) =>
     child.once("close", (code, signal) => resume(Effect.succeed({ code: code ?? 1, signal })))
   })
 
+/**
+ * Asks for helpers of a spread job (`spreadable`) whose child has stored its plan: one per
+ * other live worker, at most one per file beyond the first. Each is a job of its own
+ * (`helper.of` names the main job), so a worker takes it as it takes any job; the same
+ * helpers asked again (the main job resumed elsewhere) attach to those still queued.
+ */
+const askHelpers = (engine: EngineApi, job: JobSpec, id: string, toDo: number) =>
+  Effect.gen(function*() {
+    const { rows } = yield* engine.call("count the workers", () => engine.pool.query<{ n: number }>(LIVE_WORKERS))
+    const n = Math.min((rows[0]?.n ?? 1) - 1, toDo - 1, MAX_HELPERS)
+    if (n <= 0) return
+    for (let i = 1; i <= n; i++) yield* engine.submit({ ...job, helper: { of: id, n: i } })
+    yield* engine.addLine(id, `worksync worker: ${n} helper(s) asked to take part of this job's ${toDo} file(s)`)
+  })
+
 const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unknown) =>
   Effect.gen(function*() {
     const { boss, call, pool } = engine
-    const line = (text: string) => Effect.ignore(engine.addLine(id, text))
+    // A helper's lines go to the job it helps, where its command is waiting.
+    const helps = (data as { helper?: { of?: unknown } } | null)?.helper?.of
+    const lineTo = typeof helps === "string" ? helps : id
+    const prefix = typeof helps === "string" ? `${options.name}: ` : ""
+    const line = (text: string) => Effect.ignore(engine.addLine(lineTo, prefix + text))
     const spec = decodeSpec(data)
     if (spec._tag === "None") {
       yield* line("worksync worker: this job is not one this version of worksync can run")
@@ -134,14 +186,20 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
       // Both locks (the job's and its account's) go with the session's advisory locks.
       (c) => Effect.promise(() => c.query("SELECT pg_advisory_unlock_all()").then(() => c.release(), () => c.release(true)))
     )
+    if (job.helper !== undefined) {
+      // Too late to help: the job it helps has ended (its files are all taken).
+      const main = yield* engine.jobState(job.helper.of)
+      if (main?.state !== "active") return yield* call("finish the job", () => boss.complete(QUEUE, id, { code: 0, stdout: "" }))
+    }
     // One job per service account at a time across the pool (accountKeyOf): wait for
     // another job of the same account to finish, polling, so a stopping worker can leave.
+    // A helper is part of a job that holds its account already.
     const account = accountKeyOf(job)
     const held = () =>
       call("wait for the account", () =>
         client.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(${ACCOUNT_LOCK}) AS held`, [account])
           .then((r) => r.rows[0]?.held === true))
-    if (!(yield* held())) {
+    if (job.helper === undefined && !(yield* held())) {
       yield* line(`worksync worker: waiting for another job of the same account to finish (one at a time keeps its rate limit)`)
       yield* Effect.repeat(Effect.zipRight(Effect.sleep(IDLE_POLL), held()), { until: (free) => free }).pipe(
         // Stopping while it waits: nothing has run, so the job goes straight back.
@@ -157,9 +215,24 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
 
     const child = spawn(process.execPath, [options.bin, job.command, ...job.args, "--json"], {
       cwd: fs.existsSync(job.cwd) ? job.cwd : process.cwd(),
-      env: { ...process.env, ...job.env, WORKSYNC_EXIT_WITH_PARENT: "1" },
+      env: {
+        ...process.env,
+        ...job.env,
+        WORKSYNC_EXIT_WITH_PARENT: "1",
+        // The processes of a spread job share one token's limit: their limiters keep its
+        // state in the engine's database. Any other job has its account to itself.
+        ...(spreadable(job) || job.helper !== undefined ? { [SHARED_LIMITER_ENV]: sharedLimiterUrl(engine) } : {}),
+        ...(job.helper !== undefined ? { [HELPER_ENV]: "1" } : {})
+      },
       stdio: ["ignore", "pipe", "pipe", "ipc"]
     })
+    if (spreadable(job)) {
+      child.on("message", (m) => {
+        if (isPlannedMessage(m) && m.toDo > 1) {
+          Effect.runFork(Effect.catchAll(askHelpers(engine, job, id, m.toDo), (e) => line(`worksync worker: no helpers: ${e.message}`)))
+        }
+      })
+    }
     let stdout = ""
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
     // Each stderr line goes to the job's output in order; the exit waits for the last.

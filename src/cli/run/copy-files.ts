@@ -8,10 +8,12 @@ import * as fs from "node:fs"
 import { isNotFound } from "../../client/errors.ts"
 import type { ClientServices } from "../../client/layer.ts"
 import { copyFiles, CopySetupError, type CopySummary, DEFAULT_CONCURRENCY } from "../../connectors/files/copy.ts"
+import { helpCopy } from "../../connectors/files/help.ts"
 import { isFileCopyError } from "../../connectors/files/errors.ts"
 import type { WorkspaceFiles } from "../../connectors/files/ports.ts"
 import { describeEndpoint, type Endpoint, parseEndpoint } from "../../connectors/files/spec.ts"
 import { workspaceFilesFromServices } from "../../connectors/files/workspace-files.ts"
+import { HELPER_ENV, PLANNED_MESSAGE, type PlannedMessage } from "../../engine/job.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
 import type { COPY_DEFAULT_CONCURRENCY, CopyFilesFlags } from "../commands/copy-files.ts"
@@ -117,14 +119,40 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
           )
       }
 
-      const journal = yield* openJournal(flags.journal).pipe(
+      // A worker runs a helper of a spread job with HELPER_ENV set (engine/worker.ts).
+      const helper = process.env[HELPER_ENV] === "1"
+      const journal = yield* openJournal(flags.journal, { helper }).pipe(
         Effect.catchAll((e) =>
           Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e)
         )
       )
-      const progress = yield* makeProgress({ label: "copy", unit: "bytes", verbosity })
       const run = <A>(effect: Effect.Effect<A>) => Effect.runSync(effect)
+      const copiedLine = (name: string, size: number, where: string) =>
+        `copied ${name} (${formatBytes(size)}) -> ${to.kind === "dir" ? where : `uid ${where}`}`
 
+      if (helper) {
+        // A line per file, no bar: the bar of the whole copy is the main process's.
+        const note = (line: string) => run(logLine(verbosity, line))
+        const help = yield* helpCopy({
+          from,
+          to,
+          source,
+          target: targetFiles,
+          journal,
+          concurrency,
+          reporter: {
+            fileDone: (name, size, where) => note(copiedLine(name, size, where)),
+            fileFailed: (name, reason) => note(`failed ${name}: ${reason}`)
+          }
+        }).pipe(Effect.catchIf((e) => e instanceof CopySetupError, (e) => Effect.fail(usageError(e.message))))
+        return yield* logLine(
+          verbosity,
+          `copy-files: helped: ${help.copied} copied (${formatBytes(help.bytes)}), ${help.failed} failed` +
+            (help.stopped !== undefined ? `; stopped: ${help.stopped}` : "")
+        )
+      }
+
+      const progress = yield* makeProgress({ label: "copy", unit: "bytes", verbosity })
       yield* logLine(verbosity, `copy-files: ${describeEndpoint(from)} -> ${describeEndpoint(to)}`, "detail")
       const summary: CopySummary = yield* copyFiles({
         from,
@@ -137,6 +165,10 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
         uploadStrategy: flags.uploadStrategy,
         reporter: {
           planned: (p) => {
+            // Under a worker: the plan is stored, so the worker may start helpers now.
+            if (process.env.WORKSYNC_EXIT_WITH_PARENT === "1" && process.send !== undefined) {
+              process.send({ type: PLANNED_MESSAGE, toDo: p.toCopy } satisfies PlannedMessage)
+            }
             run(progress.setTotal(p.bytes))
             if (p.pendingSource.length > 0) {
               const names = p.pendingSource.slice(0, 5).join(", ") + (p.pendingSource.length > 5 ? ", ..." : "")
@@ -150,8 +182,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
             )
           },
           bytes: (n) => run(progress.advance(n)),
-          fileDone: (name, size, where) =>
-            run(progress.note(`copied ${name} (${formatBytes(size)}) -> ${to.kind === "dir" ? where : `uid ${where}`}`)),
+          fileDone: (name, size, where) => run(progress.note(copiedLine(name, size, where))),
           fileFailed: (name, reason) => run(progress.note(`failed ${name}: ${reason}`)),
           retrying: (name, reason) =>
             verbosity === "verbose" ? run(progress.note(`retrying ${name}: ${reason}`)) : undefined

@@ -48,6 +48,8 @@ import {
 } from "./workspace-upload.ts"
 
 export const DEFAULT_CONCURRENCY = 4
+/** How often the main process of a spread copy looks at the files its helpers hold. */
+const SPREAD_POLL = "500 millis"
 /** Download/read attempts per file for a directory target. */
 export const MAX_WRITE_ATTEMPTS = 3
 
@@ -116,6 +118,13 @@ export class CopySetupError extends Error {
 interface PlannedFile extends UploadJob {
   readonly done: boolean
 }
+
+/** The fingerprint of this copy's two ends (its ops' keys hold it). */
+export const copyJobIdOf = (options: Pick<CopyFilesOptions, "from" | "to" | "source" | "target">): string =>
+  jobIdOf(options.from, options.to, {
+    source: options.from.kind === "workspace" ? options.source!.origin : null,
+    target: options.to.kind === "workspace" ? options.target!.origin : null
+  })
 
 /** Plans every source file in the journal (new ones get names), returns them with their state. */
 const plan = (
@@ -213,10 +222,7 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     }
     const reporter = options.reporter ?? {}
     const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY)
-    const jobId = jobIdOf(from, to, {
-      source: from.kind === "workspace" ? options.source!.origin : null,
-      target: to.kind === "workspace" ? options.target!.origin : null
-    })
+    const jobId = copyJobIdOf(options)
 
     // Ops a killed run left in flight become pending + uncertain; failed ones are retried.
     yield* journal.resetInFlight()
@@ -239,6 +245,8 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     /** The failure that stops the run (nothing new starts after it), and files left unstarted. */
     let stop: string | undefined
     let notStarted = 0
+    /** Files whose claim found them taken: another process of a spread job has them. */
+    const takenElsewhere: Array<PlannedFile> = []
     const stopped = () => {
       if (stop === undefined) return false
       notStarted++
@@ -268,6 +276,7 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
         }
       })
 
+    let uploadContext: UploadContext | undefined
     if (to.kind === "dir") {
       yield* Effect.forEach(
         todo,
@@ -275,14 +284,14 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
           Effect.gen(function*() {
             if (stopped()) return
             const claimed = yield* Effect.either(journal.claim(file.key))
-            if (claimed._tag === "Left") return
+            if (claimed._tag === "Left") return void takenElsewhere.push(file)
             yield* finish(file, copyToDir(options, dirTarget!, file.payload, reporter))
           }),
         { concurrency, discard: true }
       )
     } else {
       const target = options.target!
-      const ctx: UploadContext = {
+      const ctx: UploadContext = uploadContext = {
         journal,
         source: options.source,
         target,
@@ -305,7 +314,7 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
             if (unit._tag === "one" ? stopped() : unit.files.every(() => stopped())) return
             if (unit._tag === "one") {
               const claimed = yield* Effect.either(journal.claim(unit.file.key))
-              if (claimed._tag === "Left") return
+              if (claimed._tag === "Left") return void takenElsewhere.push(unit.file)
               yield* finish(unit.file, uploadOne(ctx, unit.file, claimed.right))
               return
             }
@@ -313,6 +322,7 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
             const byKey = new Map<string, Op>(ops.map((op) => [op.key, op]))
             const jobs = unit.files.flatMap((job) => {
               const op = byKey.get(job.key)
+              if (op === undefined) takenElsewhere.push(job)
               return op === undefined ? [] : [{ job, op }]
             })
             const outcomes = yield* uploadBatch(ctx, jobs)
@@ -320,6 +330,45 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
           }),
         { concurrency, discard: true }
       )
+    }
+
+    // Files other processes took (helpers of a spread job, docs/scale.md): wait for each
+    // to end, count what they copied, and copy what they gave back or left behind.
+    let waiting = takenElsewhere
+    while (waiting.length > 0) {
+      const states = new Map((yield* journal.getMany(waiting.map((f) => f.key))).map((op) => [op.key, op]))
+      if ([...states.values()].some((op) => op.state === "in_flight")) {
+        // A dead process's claims go back to pending (uncertain: settled before resending).
+        const reset = yield* journal.resetInFlight()
+        if (reset > 0) continue
+      }
+      const next: Array<PlannedFile> = []
+      for (const file of waiting) {
+        const op = states.get(file.key)
+        const name = nameOf(file.payload.source)
+        if (op?.state === "done") {
+          const r = op.result as CopyResult
+          // Its helper reported the file as it finished; only the total moves here.
+          copied++
+          bytes += r.size
+          reporter.bytes?.(r.size)
+        } else if (op?.state === "failed") {
+          const reason = op.error ?? "failed"
+          failures.push({ name, reason })
+          reporter.fileFailed?.(name, reason)
+        } else if (op?.state === "pending" && stop === undefined) {
+          const claimed = yield* Effect.either(journal.claim(file.key))
+          if (claimed._tag === "Left") next.push(file)
+          else if (to.kind === "dir") yield* finish(file, copyToDir(options, dirTarget!, file.payload, reporter))
+          else yield* finish(file, uploadOne(uploadContext!, file, claimed.right))
+        } else if (op?.state === "in_flight") {
+          next.push(file)
+        } else if (op?.state === "pending") {
+          notStarted++
+        }
+      }
+      waiting = next
+      if (waiting.length > 0) yield* Effect.sleep(SPREAD_POLL)
     }
 
     return {
