@@ -129,17 +129,13 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
       const run = <A>(effect: Effect.Effect<A>) => Effect.runSync(effect)
       const copiedLine = (name: string, size: number, where: string) =>
         `copied ${name} (${formatBytes(size)}) -> ${to.kind === "dir" ? where : `uid ${where}`}`
+      const copy = { from, to, source, target: targetFiles, journal, concurrency }
 
       if (helper) {
         // A line per file, no bar: the bar of the whole copy is the main process's.
         const note = (line: string) => run(logLine(verbosity, line))
         const help = yield* helpCopy({
-          from,
-          to,
-          source,
-          target: targetFiles,
-          journal,
-          concurrency,
+          ...copy,
           reporter: {
             fileDone: (name, size, where) => note(copiedLine(name, size, where)),
             fileFailed: (name, reason) => note(`failed ${name}: ${reason}`)
@@ -155,12 +151,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
       const progress = yield* makeProgress({ label: "copy", unit: "bytes", verbosity })
       yield* logLine(verbosity, `copy-files: ${describeEndpoint(from)} -> ${describeEndpoint(to)}`, "detail")
       const summary: CopySummary = yield* copyFiles({
-        from,
-        to,
-        source,
-        target: targetFiles,
-        journal,
-        concurrency,
+        ...copy,
         filter: { include: flags.include, exclude: flags.exclude },
         uploadStrategy: flags.uploadStrategy,
         reporter: {
