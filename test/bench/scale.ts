@@ -15,8 +15,9 @@
  *    service account at a time, by design, so the limit caps each job and only more
  *    accounts add throughput.
  * 2. Files copied workspace to workspace (`copy-files --engine`, journal in PostgreSQL) by
- *    1 worker, then by 3: `files` files of `mb` MB. With 3 workers the job is spread: the
- *    two other workers each run a helper that copies files of the same plan.
+ *    1 worker, then by 3: `files` files of `mb` MB, every request answered `latency` ms
+ *    late (50: a service across a network; 0: loopback). With 3 workers the job is
+ *    spread: the two other workers each run a helper that copies files of the same plan.
  * 3. Store costs: two runs of `diff` records (1% changed) written through the snapshot
  *    API on SQLite and on PostgreSQL, then diffCounts and diffIds between them.
  *
@@ -24,7 +25,7 @@
  * children (build dist/ first: npm run build).
  *
  *   npm run bench -- scale
- *   node --import tsx test/bench/scale.ts [tokens=6] [records=60] [rate=20] [files=40] [mb=2] [diff=100000] [only=pool,copy,diff]
+ *   node --import tsx test/bench/scale.ts [tokens=6] [records=60] [rate=20] [files=40] [mb=2] [latency=50] [diff=100000] [only=pool,copy,diff]
  *   node --import tsx test/bench/scale.ts tokens=20 records=5000 files=500 mb=10 diff=1000000   # the issue's full size
  *
  * Each value may also come from the environment (SCALE_TOKENS=20, ...), for runs through
@@ -69,6 +70,8 @@ const RECORDS = numberSetting("records", 60)
 const RATE = numberSetting("rate", 20)
 const FILES = numberSetting("files", 40)
 const FILE_MB = numberSetting("mb", 2)
+/** Latency of every request at the copy's emulator, in ms: a service across a network (0: loopback). */
+const LATENCY = Number(setting("latency", "50"))
 const DIFF_N = numberSetting("diff", 100_000)
 const ONLY = new Set(setting("only", "pool,copy,diff").split(",").map((s) => s.trim()))
 
@@ -371,6 +374,8 @@ const copyPhase = async (pg: string): Promise<Array<CopyRound>> => {
       }).pipe(Effect.provide(layer), Effect.scoped)
     )
     console.log(`${FILES} files of ${FILE_MB} MB (${(bytes / 1024 / 1024).toFixed(0)} MB) uploaded to the source workspace in ${seconds(performance.now() - t0)}`)
+    if (LATENCY > 0) emu.faults.configure({ latencyMs: LATENCY })
+    console.log(`every request answered ${LATENCY} ms late from here on (latency=${LATENCY})`)
     const env = {
       WORKSYNC_REST_URL: emu.restUrl,
       WORKSYNC_BASE_URL: emu.baseUrl,

@@ -160,27 +160,27 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(files).toEqual(tree(path.join(dir, "local")))
       }), 180_000)
 
-    it.scoped("a workspace-to-workspace copy is spread: helpers on other workers copy part of it; a helper's worker SIGKILLed loses nothing; every file lands once", () =>
+    it.scoped("a workspace-to-workspace copy is spread: helpers on other workers copy part of it; a helper's worker SIGKILLed mid-batch loses nothing; every file lands once", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
-        // A source workspace of 40 small files (seeded by a copy in one process).
+        // A source workspace of 100 small files (seeded by a copy in one process).
         const src = path.join(dir, "src")
         fs.mkdirSync(src)
-        for (let i = 0; i < 40; i++) fs.writeFileSync(path.join(src, `f${String(i).padStart(2, "0")}.txt`), `file ${i} `.repeat(50 + i))
+        for (let i = 0; i < 100; i++) fs.writeFileSync(path.join(src, `f${String(i).padStart(3, "0")}.txt`), `file ${i} `.repeat(50 + i))
         const from = emu.admin.createWorkspace({ name: "spread source" }).id
         const seeded = yield* cli(["copy-files", "--from", `dir:${src}`, "--to", `workspace:${from}`, "--journal", path.join(dir, "seed.sqlite")], { env: env(emu) })
         expect(seeded.code, seeded.stderr).toBe(0)
         const pooledTarget = emu.admin.createWorkspace({ name: "spread target" }).id
         const localTarget = emu.admin.createWorkspace({ name: "local target" }).id
-        // One file at a time through presign (no batches), so the main process is slow enough to be helped.
+        // One batch of small files at a time, so the main process is slow enough to be helped.
         const copyArgs = (to: string, journal: string) => [
           "copy-files", "--from", `workspace:${from}`, "--to", `workspace:${to}`, "--journal", journal,
-          "--concurrency", "1", "--upload-strategy", "presign", "--json"
+          "--concurrency", "1", "--json"
         ]
         const workers = yield* pool(engine, emu)
-        yield* slowService(emu, 150)
+        yield* slowService(emu, 100)
         const command = start([...copyArgs(pooledTarget, withSchema(engine, "copy_journal")), "--engine", engine], env(emu))
         // A helper (its lines carry its worker's name) has copied a file: kill that worker.
         yield* until(() => /^w\d: copied /m.test(command.stderr()), 90_000)
@@ -191,11 +191,11 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         emu.faults.configure({ latencyMs: 0 })
         const done = yield* Effect.promise(() => command.exited)
         expect(done.code, command.stderr()).toBe(0)
-        expect(command.stderr()).toMatch(/helper\(s\) asked to take part of this job's 40 file\(s\)/)
+        expect(command.stderr()).toMatch(/helper\(s\) asked to take part of this job's 100 file\(s\)/)
         const local = yield* cli(copyArgs(localTarget, path.join(dir, "local.sqlite")), { env: env(emu) })
         expect(local.code, local.stderr).toBe(0)
         expect(JSON.parse(command.stdout())).toEqual(JSON.parse(local.stdout))
-        expect(JSON.parse(command.stdout())).toMatchObject({ files: 40, copied: 40, failed: 0 })
+        expect(JSON.parse(command.stdout())).toMatchObject({ files: 100, copied: 100, failed: 0 })
         // Exactly once: each source file is one confirmed file of the target.
         const confirmed = (ws: string) =>
           emu.ctx.db.prepare("SELECT name FROM files WHERE workspace_id = ? AND status = 'CONFIRMED' ORDER BY name").pluck().all(ws)
@@ -204,7 +204,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         // The helpers' work is in the main job's journal, each op done once.
         const db = yield* pgClient(engine)
         const ops = yield* query<{ state: string; n: number }>(db, "SELECT state, count(*)::int AS n FROM copy_journal.ops GROUP BY state")
-        expect(ops).toEqual([{ state: "done", n: 40 }])
+        expect(ops).toEqual([{ state: "done", n: 100 }])
       }), 240_000)
 
     it.scoped("a worker SIGKILLed mid-job: another takes the job over; every row is imported exactly once", () =>

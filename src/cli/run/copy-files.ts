@@ -129,7 +129,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
       const run = <A>(effect: Effect.Effect<A>) => Effect.runSync(effect)
       const copiedLine = (name: string, size: number, where: string) =>
         `copied ${name} (${formatBytes(size)}) -> ${to.kind === "dir" ? where : `uid ${where}`}`
-      const copy = { from, to, source, target: targetFiles, journal, concurrency }
+      const copy = { from, to, source, target: targetFiles, journal, concurrency, uploadStrategy: flags.uploadStrategy }
 
       if (helper) {
         // A line per file, no bar: the bar of the whole copy is the main process's.
@@ -153,7 +153,6 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
       const summary: CopySummary = yield* copyFiles({
         ...copy,
         filter: { include: flags.include, exclude: flags.exclude },
-        uploadStrategy: flags.uploadStrategy,
         reporter: {
           planned: (p) => {
             // Under a worker: the plan is stored, so the worker may start helpers now.

@@ -358,9 +358,12 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
           reporter.fileFailed?.(name, reason)
         } else if (op?.state === "pending" && stop === undefined) {
           const claimed = yield* Effect.either(journal.claim(file.key))
+          // Settling what a dead helper sent (a batch leaves no upload uid) needs the time
+          // of its attempt, not the one read at planning.
+          const again = { ...file, previousAttemptAt: op.attemptedAt ?? file.previousAttemptAt }
           if (claimed._tag === "Left") next.push(file)
-          else if (to.kind === "dir") yield* finish(file, copyToDir(options, dirTarget!, file.payload, reporter))
-          else yield* finish(file, uploadOne(uploadContext!, file, claimed.right))
+          else if (to.kind === "dir") yield* finish(again, copyToDir(options, dirTarget!, file.payload, reporter))
+          else yield* finish(again, uploadOne(uploadContext!, again, claimed.right))
         } else if (op?.state === "in_flight") {
           next.push(file)
         } else if (op?.state === "pending") {

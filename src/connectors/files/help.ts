@@ -1,9 +1,10 @@
 /**
  * A helper of a spread copy (docs/scale.md): a second process, usually on another
  * machine, that takes files of a copy whose main process planned them into a shared
- * PostgreSQL journal. It plans nothing and lists nothing: it claims the copy's files one
- * at a time from the end of the plan (the main process works from the start), each claim
- * committed before any byte moves, and stops when none is left.
+ * PostgreSQL journal. It plans nothing and lists nothing: it claims the copy's files from
+ * the end of the plan (the main process works from the start), small ones a batch at a
+ * time as the main process sends them, each claim committed before any byte moves, and
+ * stops when none is left.
  *
  * It takes only files never tried before: a file an earlier attempt left behind may need
  * the time of that attempt to be settled (workspace-upload.ts, `settleEarlier`), which
@@ -15,8 +16,19 @@ import * as Option from "effect/Option"
 import { isAbort } from "../../client/predicates.ts"
 import { copyJobIdOf, type CopyFilesOptions, CopySetupError, DEFAULT_CONCURRENCY } from "./copy.ts"
 import { detailOf } from "./errors.ts"
-import { decodePayload, FILE_COPY_KIND, FILE_NAMESPACE, nameOf, sourceKeyOf } from "./plan.ts"
-import { makeAdopter, type UploadContext, uploadOne } from "./workspace-upload.ts"
+import type { Op } from "../../store/journal.ts"
+import { type CopyResult, decodePayload, FILE_COPY_KIND, FILE_NAMESPACE, nameOf, sourceKeyOf } from "./plan.ts"
+import {
+  BATCH_FILE_MAX_BYTES,
+  BATCH_MAX_FILES,
+  BATCH_MAX_TOTAL_BYTES,
+  batchable,
+  makeAdopter,
+  uploadBatch,
+  type UploadContext,
+  type UploadJob,
+  uploadOne
+} from "./workspace-upload.ts"
 
 /** What one helper did. */
 export interface HelpSummary {
@@ -49,32 +61,68 @@ export const helpCopy = (options: CopyFilesOptions): Effect.Effect<HelpSummary, 
     let bytes = 0
     let stop: string | undefined
 
-    const takeOne: Effect.Effect<boolean, unknown> = Effect.gen(function*() {
-      if (stop !== undefined) return false
-      const next = yield* journal.claimNext({ kinds: [FILE_COPY_KIND], keyPrefix, descending: true, untried: true })
-      if (Option.isNone(next)) return false
-      const op = next.value
-      const payload = decodePayload(op.payload)
-      const name = nameOf(payload.source)
-      const outcome = yield* Effect.either(uploadOne(ctx, { key: op.key, payload, previousAttemptAt: null }, op))
-      if (outcome._tag === "Right") {
-        const r = outcome.right
-        const mappings = r.uid === null ? [] : [{ namespace: FILE_NAMESPACE, sourceKey: sourceKeyOf(payload.source), targetId: r.uid }]
-        yield* journal.complete(op.key, r, mappings)
-        copied++
-        bytes += r.size
-        reporter.fileDone?.(name, r.size, r.uid ?? "")
-      } else {
-        const reason = detailOf(outcome.left)
-        yield* journal.fail(op.key, reason)
-        failed++
-        reporter.fileFailed?.(name, reason)
-        if (isAbort(outcome.left)) stop ??= reason
+    const useBatches = (options.uploadStrategy ?? "auto") === "auto" && options.target.uploadBatch !== undefined
+    const claimOne = Effect.map(
+      journal.claimNext({ kinds: [FILE_COPY_KIND], keyPrefix, descending: true, untried: true }),
+      Option.map((op): { readonly job: UploadJob; readonly op: Op } => ({
+        job: { key: op.key, payload: decodePayload(op.payload), previousAttemptAt: null },
+        op
+      }))
+    )
+    /**
+     * The next files to send together: one file, or up to a batch's worth of small ones
+     * claimed in a row (a file that cannot travel in a batch ends the run and goes alone).
+     */
+    const claimUnit = Effect.gen(function*() {
+      const claimed: Array<{ readonly job: UploadJob; readonly op: Op }> = []
+      let claimedBytes = 0
+      while (claimed.length < (useBatches ? BATCH_MAX_FILES : 1)) {
+        const next = yield* claimOne
+        if (Option.isNone(next)) break
+        claimed.push(next.value)
+        claimedBytes += next.value.job.payload.source.size
+        // One more small file could pass the batch's cap on bytes.
+        if (!batchable(next.value.job) || claimedBytes + BATCH_FILE_MAX_BYTES > BATCH_MAX_TOTAL_BYTES) break
       }
+      return claimed
+    })
+
+    const finish = (job: UploadJob, outcome: Effect.Effect<CopyResult, unknown>) =>
+      Effect.gen(function*() {
+        const payload = job.payload
+        const name = nameOf(payload.source)
+        const result = yield* Effect.either(outcome)
+        if (result._tag === "Right") {
+          const r = result.right
+          const mappings = r.uid === null ? [] : [{ namespace: FILE_NAMESPACE, sourceKey: sourceKeyOf(payload.source), targetId: r.uid }]
+          yield* journal.complete(job.key, r, mappings)
+          copied++
+          bytes += r.size
+          reporter.fileDone?.(name, r.size, r.uid ?? "")
+        } else {
+          const reason = detailOf(result.left)
+          yield* journal.fail(job.key, reason)
+          failed++
+          reporter.fileFailed?.(name, reason)
+          if (isAbort(result.left)) stop ??= reason
+        }
+      })
+
+    const takeSome: Effect.Effect<boolean, unknown> = Effect.gen(function*() {
+      if (stop !== undefined) return false
+      const unit = yield* claimUnit
+      if (unit.length === 0) return false
+      const together = unit.filter((u) => batchable(u.job))
+      const alone = together.length > 1 ? unit.filter((u) => !batchable(u.job)) : unit
+      if (together.length > 1) {
+        const outcomes = yield* uploadBatch(ctx, together)
+        yield* Effect.forEach(outcomes, (o, i) => finish(together[i]!.job, o.result), { discard: true })
+      }
+      yield* Effect.forEach(alone, (u) => finish(u.job, uploadOne(ctx, u.job, u.op)), { discard: true })
       return true
     })
 
-    const lane = Effect.iterate(true, { while: (more) => more, body: () => takeOne })
+    const lane = Effect.iterate(true, { while: (more) => more, body: () => takeSome })
     yield* Effect.all(Array.from({ length: Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY) }, () => lane), {
       concurrency: "unbounded",
       discard: true
