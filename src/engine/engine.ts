@@ -9,6 +9,7 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import Pg from "pg"
 import PgBoss from "pg-boss"
@@ -125,6 +126,8 @@ export const openEngine = (
       (b) => Effect.promise(() => b.stop({ graceful: false, wait: true }).catch(() => undefined))
     )
     const q = (sql: string) => `${sql.replaceAll("$schema", location.schema)}`
+    // Workers started together on a new database race to create the same objects; the
+    // server may answer one of them "deadlock detected", which a second try gets past.
     yield* call("prepare the queue", async () => {
       if ((await boss.getQueue(QUEUE)) === null) {
         await boss.createQueue(QUEUE, {
@@ -151,7 +154,7 @@ export const openEngine = (
         // Two processes creating it at once: the loser's duplicate is harmless.
         if (!/already exists|duplicate key/.test(detailOf(e))) throw e
       })
-    })
+    }).pipe(Effect.retry({ times: 4, schedule: Schedule.spaced("200 millis"), while: (e) => /deadlock detected/.test(e.detail) }))
 
     const findOpen = (key: string) =>
       call("look up the job", async () => {
