@@ -18,6 +18,9 @@
  *    1 worker, then by 3: `files` files of `mb` MB, every request answered `latency` ms
  *    late (50: a service across a network; 0: loopback). With 3 workers the job is
  *    spread: the two other workers each run a helper that copies files of the same plan.
+ *    A third round runs 3 workers with the token limited to `copyrate` requests/s at the
+ *    emulator: requests, 429s and requests/s as a share of the limit, for all the job's
+ *    processes together.
  * 3. Store costs: two runs of `diff` records (1% changed) written through the snapshot
  *    API on SQLite and on PostgreSQL, then diffCounts and diffIds between them.
  *
@@ -25,7 +28,7 @@
  * children (build dist/ first: npm run build).
  *
  *   npm run bench -- scale
- *   node --import tsx test/bench/scale.ts [tokens=6] [records=60] [rate=20] [files=40] [mb=2] [latency=50] [diff=100000] [only=pool,copy,diff]
+ *   node --import tsx test/bench/scale.ts [tokens=6] [records=60] [rate=20] [files=40] [mb=2] [latency=50] [copyrate=10] [diff=100000] [only=pool,copy,diff]
  *   node --import tsx test/bench/scale.ts tokens=20 records=5000 files=500 mb=10 diff=1000000   # the issue's full size
  *
  * Each value may also come from the environment (SCALE_TOKENS=20, ...), for runs through
@@ -72,6 +75,8 @@ const FILES = numberSetting("files", 40)
 const FILE_MB = numberSetting("mb", 2)
 /** Latency of every request at the copy's emulator, in ms: a service across a network (0: loopback). */
 const LATENCY = Number(setting("latency", "50"))
+/** The token's limit in the copy's third round, requests/s: below what 3 workers send unlimited. */
+const COPY_RATE = numberSetting("copyrate", 10)
 const DIFF_N = numberSetting("diff", 100_000)
 const ONLY = new Set(setting("only", "pool,copy,diff").split(",").map((s) => s.trim()))
 
@@ -386,34 +391,56 @@ const copyPhase = async (pg: string): Promise<Array<CopyRound>> => {
     }
     const rounds: Array<CopyRound> = []
     const rows: Array<Array<string>> = []
-    for (const n of [1, 3]) {
-      const engine = withSchema(pg, `copy_pool_w${n}`)
-      const to = emu.admin.createWorkspace({ name: `copy target, ${n} workers` }).id
+    // The third round: 3 workers again, the token limited to `rate` requests/s at the
+    // emulator; the spread job's processes must share that limit.
+    for (const [n, limited] of [[1, false], [3, false], [3, true]] as const) {
+      const label = `${n}${limited ? "_limited" : ""}`
+      const engine = withSchema(pg, `copy_pool_w${label}`)
+      const to = emu.admin.createWorkspace({ name: `copy target, ${n} workers${limited ? ", limited" : ""}` }).id
+      emu.faults.configure({ rateLimit: limited ? COPY_RATE : undefined })
+      emu.resetStats()
       const workers = await startPool(engine, n, 2, env)
       let command: Proc | undefined
       try {
         const t = performance.now()
         command = startCli([
           "copy-files", "--from", `workspace:${from}`, "--to", `workspace:${to}`,
-          "--journal", withSchema(pg, `copy_w${n}`), "--engine", engine, "--json"
+          "--journal", withSchema(pg, `copy_w${label}`), "--engine", engine, "--json",
+          // Limited: each file through presign and confirm, two requests of the token per
+          // file (a batch carries ten files in one), so the limit binds.
+          ...(limited ? ["--upload-strategy", "presign"] : [])
         ], env)
         // Generous: loopback copies run at tens of MB/s or more.
         const end = await deadline(command.exited, 120_000 + (bytes / (1024 * 1024)) * 1000, `copy-files with ${n} worker(s)`)
         const ms = end.at - t
         if (end.code !== 0) throw new Error(`copy-files with ${n} worker(s) exited ${end.code}: ${lastLine(command.stderr())}`)
         const result = JSON.parse(command.stdout()) as { copied?: number }
+        const stats = emu.stats()
+        // The token's requests: not the storage server's (presigned URLs) nor downloads
+        // (`/uploads/...` needs no authentication, R-FILE-SERVE-01): neither carries it.
+        const unauthenticated = (route: string) =>
+          route.startsWith("storage:") || (/^\/uploads\/[^/]+\/./.test(route) && !route.endsWith("/confirm"))
+        const tokenRequests = Object.entries(stats.byRoute).reduce((t, [route, c]) => unauthenticated(route) ? t : t + c, 0)
+        // Over the command's wall time, its wait in the queue included: a lower bound.
+        const rps = tokenRequests / (ms / 1000)
         rows.push([
-          `${n} worker${n > 1 ? "s" : " "}`, String(result.copied ?? "?"), seconds(ms),
-          ((bytes / 1024 / 1024) / (ms / 1000)).toFixed(1), jobsPerWorker(workers)
+          `${n} worker${n > 1 ? "s" : " "}${limited ? `, presign, ${COPY_RATE} req/s` : ""}`, String(result.copied ?? "?"), seconds(ms),
+          ((bytes / 1024 / 1024) / (ms / 1000)).toFixed(1), String(tokenRequests), String(stats.byStatus["429"] ?? 0),
+          rps.toFixed(1), limited ? pct(rps / COPY_RATE) : "-", jobsPerWorker(workers)
         ])
-        rounds.push({ workers: n, ms })
+        if (!limited) rounds.push({ workers: n, ms })
       } finally {
         if (command !== undefined) await stopProcs([command], 2_000)
         await stopProcs(workers)
       }
     }
-    printTable(["pool", "copied", "wall", "MB/s", "jobs per worker"], rows)
+    emu.faults.configure({ rateLimit: undefined })
+    printTable(["pool", "copied", "wall", "MB/s", "token requests", "429s", "req/s", "of limit", "jobs per worker"], rows)
     const [one, three] = rounds
+    console.log(
+      `Limited round: the emulator refuses a token's requests beyond ${COPY_RATE}/s (429); the job's processes share one ` +
+        "bucket in PostgreSQL, so their requests together stay under it (req/s over the command's whole wall time)."
+    )
     if (one !== undefined && three !== undefined) {
       console.log(
         `3 workers vs 1: ${(one.ms / three.ms).toFixed(2)}x. With 3 workers the copy is spread: its main process ` +
