@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as path from "node:path"
 import { isAbort } from "../../client/predicates.ts"
-import type { JournalApi, JournalError, Op } from "../../store/journal.ts"
+import type { JournalApi, JournalError, JournalStateError, Op } from "../../store/journal.ts"
 import type { Digest } from "./digest.ts"
 import { type DirTarget, openDirTarget } from "./dir-target.ts"
 import { detailOf, SizeMismatch } from "./errors.ts"
@@ -124,6 +124,32 @@ export const copyJobIdOf = (options: Pick<CopyFilesOptions, "from" | "to" | "sou
   jobIdOf(options.from, options.to, {
     source: options.from.kind === "workspace" ? options.source!.origin : null,
     target: options.to.kind === "workspace" ? options.target!.origin : null
+  })
+
+/** How one file's copy ended, as the journal now holds it. */
+export type RecordedOutcome =
+  | { readonly _tag: "Copied"; readonly result: CopyResult }
+  | {
+    readonly _tag: "Failed"
+    readonly reason: string
+    /** Every other file would meet the same failure (a wait too long, a refused token): start no more. */
+    readonly abort: boolean
+  }
+
+/** Runs one file's copy and records its end: done with its uid mapping, or failed with the reason. */
+export const recordOutcome = (
+  journal: JournalApi,
+  job: Pick<UploadJob, "key" | "payload">,
+  outcome: Effect.Effect<CopyResult, unknown>
+): Effect.Effect<RecordedOutcome, JournalError | JournalStateError> =>
+  Effect.flatMap(Effect.either(outcome), (result): Effect.Effect<RecordedOutcome, JournalError | JournalStateError> => {
+    if (result._tag === "Right") {
+      const r = result.right
+      const mappings = r.uid === null ? [] : [{ namespace: FILE_NAMESPACE, sourceKey: sourceKeyOf(job.payload.source), targetId: r.uid }]
+      return Effect.as(journal.complete(job.key, r, mappings), { _tag: "Copied", result: r })
+    }
+    const reason = detailOf(result.left)
+    return Effect.as(journal.fail(job.key, reason), { _tag: "Failed", reason, abort: isAbort(result.left) })
   })
 
 /** Plans every source file in the journal (new ones get names), returns them with their state. */
@@ -254,25 +280,16 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     }
 
     const finish = (file: PlannedFile, outcome: Effect.Effect<CopyResult, unknown>) =>
-      Effect.gen(function*() {
+      Effect.map(recordOutcome(journal, file, outcome), (recorded) => {
         const name = nameOf(file.payload.source)
-        const result = yield* Effect.either(outcome)
-        if (result._tag === "Right") {
-          const r = result.right
-          const mappings = r.uid === null
-            ? []
-            : [{ namespace: FILE_NAMESPACE, sourceKey: sourceKeyOf(file.payload.source), targetId: r.uid }]
-          yield* journal.complete(file.key, r, mappings)
+        if (recorded._tag === "Copied") {
           copied++
-          bytes += r.size
-          reporter.fileDone?.(name, r.size, r.path ?? r.uid ?? "")
+          bytes += recorded.result.size
+          reporter.fileDone?.(name, recorded.result.size, recorded.result.path ?? recorded.result.uid ?? "")
         } else {
-          const reason = detailOf(result.left)
-          yield* journal.fail(file.key, reason)
-          failures.push({ name, reason })
-          reporter.fileFailed?.(name, reason)
-          // Every other file would meet the same wait (or the same refused token).
-          if (isAbort(result.left)) stop ??= reason
+          failures.push({ name, reason: recorded.reason })
+          reporter.fileFailed?.(name, recorded.reason)
+          if (recorded.abort) stop ??= recorded.reason
         }
       })
 

@@ -13,11 +13,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { isAbort } from "../../client/predicates.ts"
-import { copyJobIdOf, type CopyFilesOptions, CopySetupError, DEFAULT_CONCURRENCY } from "./copy.ts"
-import { detailOf } from "./errors.ts"
+import { copyJobIdOf, type CopyFilesOptions, CopySetupError, DEFAULT_CONCURRENCY, recordOutcome } from "./copy.ts"
 import type { Op } from "../../store/journal.ts"
-import { type CopyResult, decodePayload, FILE_COPY_KIND, FILE_NAMESPACE, nameOf, sourceKeyOf } from "./plan.ts"
+import { type CopyResult, decodePayload, FILE_COPY_KIND, nameOf } from "./plan.ts"
 import {
   BATCH_FILE_MAX_BYTES,
   BATCH_MAX_FILES,
@@ -88,23 +86,16 @@ export const helpCopy = (options: CopyFilesOptions): Effect.Effect<HelpSummary, 
     })
 
     const finish = (job: UploadJob, outcome: Effect.Effect<CopyResult, unknown>) =>
-      Effect.gen(function*() {
-        const payload = job.payload
-        const name = nameOf(payload.source)
-        const result = yield* Effect.either(outcome)
-        if (result._tag === "Right") {
-          const r = result.right
-          const mappings = r.uid === null ? [] : [{ namespace: FILE_NAMESPACE, sourceKey: sourceKeyOf(payload.source), targetId: r.uid }]
-          yield* journal.complete(job.key, r, mappings)
+      Effect.map(recordOutcome(journal, job, outcome), (recorded) => {
+        const name = nameOf(job.payload.source)
+        if (recorded._tag === "Copied") {
           copied++
-          bytes += r.size
-          reporter.fileDone?.(name, r.size, r.uid ?? "")
+          bytes += recorded.result.size
+          reporter.fileDone?.(name, recorded.result.size, recorded.result.uid ?? "")
         } else {
-          const reason = detailOf(result.left)
-          yield* journal.fail(job.key, reason)
           failed++
-          reporter.fileFailed?.(name, reason)
-          if (isAbort(result.left)) stop ??= reason
+          reporter.fileFailed?.(name, recorded.reason)
+          if (recorded.abort) stop ??= recorded.reason
         }
       })
 
