@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the tests and CI: a fresh cluster in a directory of
 # its own, trust authentication, listening on 127.0.0.1 only, its socket in that directory.
+# It allows 300 connections, not 100: a pool of workers with many waiting commands needs
+# more than the default (docs/scale.md, "Connections").
 #
 #   scripts/postgres-cluster.sh start DIR [PORT]   prints postgres://postgres@127.0.0.1:PORT/postgres
 #   scripts/postgres-cluster.sh stop DIR           stops the server and removes DIR
@@ -160,7 +162,7 @@ start_cluster() {
       port="$(free_port)" || die "no free port found on 127.0.0.1"
     fi
     if as_user "$bindir/pg_ctl" -D "$dir" -l "$dir/log" -w -t 60 \
-      -o "-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+      -o "-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
       start; then
       started=1
       break

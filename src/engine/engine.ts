@@ -96,14 +96,18 @@ const detailOf = (e: unknown): string => (e instanceof Error ? e.message : Strin
  */
 export const openEngine = (
   location: EngineLocation,
-  options: { readonly worker: boolean }
+  options: { readonly worker: false } | { readonly worker: true; readonly concurrency: number }
 ): Effect.Effect<EngineApi, EngineError, Scope.Scope> =>
   Effect.gen(function*() {
     const engine = location.display
     const call = <A>(operation: string, f: () => Promise<A>) =>
       Effect.tryPromise({ try: f, catch: (e) => new EngineError({ engine, operation, detail: detailOf(e) }) })
+    // Connections are the server's scarcest resource when hundreds of commands wait: a
+    // waiting command reads one thing at a time; a worker holds one per running job (its
+    // liveness lock) and one for its presence, and needs more for sweeps and job lines.
+    const poolSize = options.worker ? options.concurrency + 3 : 1
     const pool = yield* Effect.acquireRelease(
-      Effect.sync(() => new Pg.Pool({ connectionString: location.url, max: 4, application_name: "worksync engine" })),
+      Effect.sync(() => new Pg.Pool({ connectionString: location.url, max: poolSize, application_name: "worksync engine" })),
       (p) => Effect.promise(() => p.end().catch(() => undefined))
     )
     // A broken idle connection must not crash the process; the next query reports it.
@@ -114,7 +118,7 @@ export const openEngine = (
           connectionString: location.url,
           schema: location.schema,
           application_name: "worksync engine",
-          max: 4,
+          max: options.worker ? 4 : 2,
           supervise: options.worker,
           schedule: false,
           maintenanceIntervalSeconds: 30

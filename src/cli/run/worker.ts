@@ -17,7 +17,7 @@ export const workerRun = (flags: WorkerFlags) =>
     const concurrency = Option.getOrElse(flags.concurrency, () => DEFAULT_CONCURRENCY)
     if (concurrency < 1) return yield* Effect.fail(usageError(`--concurrency ${concurrency}: must be 1 or more`))
     const name = Option.getOrElse(flags.name, () => `${os.hostname()}:${process.pid}`)
-    const engine = yield* openEngine(location, { worker: true }).pipe(
+    const engine = yield* openEngine(location, { worker: true, concurrency }).pipe(
       Effect.mapError((e) => new CliExit({ code: ExitCode.failed, message: e.message }))
     )
     const log = (line: string) => process.stderr.write(`worker ${printable(name)}: ${printable(line)}\n`)
