@@ -21,12 +21,23 @@ export const QUEUE = "worksync-jobs"
 
 /**
  * pg-boss's expiry is a backstop only (liveness locks hand a dead worker's job on within
- * seconds); pg-boss caps it below 24 hours. A job running longer is handed on while it
- * still runs, and the second run waits for the store's writer lock.
+ * seconds); pg-boss caps it below 24 hours. A job may run longer: its worker keeps
+ * renewing it (the heartbeat in worker.ts), so only a job whose worker stopped renewing
+ * it for this long expires.
  */
 const EXPIRE_SECONDS = 23 * 60 * 60
 /** Attempts of one job: each lost worker or hand-back is one. */
 const RETRY_LIMIT = 100
+
+/** The queue as the engine creates it on a new database. */
+export const QUEUE_OPTIONS = {
+  name: QUEUE,
+  // One job per key in each state: concurrent submits of one command make one job.
+  policy: "stately",
+  retryLimit: RETRY_LIMIT,
+  retryDelay: 0,
+  expireInSeconds: EXPIRE_SECONDS
+} as const satisfies PgBoss.Queue
 
 /** The engine's database could not be reached or used. */
 export class EngineError extends Data.TaggedError("EngineError")<{
@@ -134,14 +145,7 @@ export const openEngine = (
     // server may answer one of them "deadlock detected", which a second try gets past.
     yield* call("prepare the queue", async () => {
       if ((await boss.getQueue(QUEUE)) === null) {
-        await boss.createQueue(QUEUE, {
-          name: QUEUE,
-          // One job per key in each state: concurrent submits of one command make one job.
-          policy: "stately",
-          retryLimit: RETRY_LIMIT,
-          retryDelay: 0,
-          expireInSeconds: EXPIRE_SECONDS
-        }).catch(async (e: unknown) => {
+        await boss.createQueue(QUEUE, QUEUE_OPTIONS).catch(async (e: unknown) => {
           // Another process created it first.
           if ((await boss.getQueue(QUEUE)) === null) throw e
         })

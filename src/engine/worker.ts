@@ -17,6 +17,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -153,6 +154,22 @@ const askHelpers = (engine: EngineApi, job: JobSpec, id: string, toDo: number) =
     yield* engine.addLine(id, `worksync worker: ${n} helper(s) asked to take part of this job's ${toDo} file(s)`)
   })
 
+/**
+ * Keeps pg-boss from expiring a job its worker still runs: pg-boss fails an active job
+ * once `started_on + expire_in` has passed (at most 24 hours, engine.ts), and a copy of
+ * terabytes may run longer. While the worker lives it moves the job's start forward, four
+ * times per expiry period; once it dies, the liveness lock's sweep hands the job on.
+ */
+const heartbeat = (engine: EngineApi, id: string, expireSeconds: number) =>
+  Effect.repeat(
+    Effect.ignore(engine.call("renew the job", () =>
+      engine.pool.query(
+        `UPDATE ${engine.location.schema}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'`,
+        [QUEUE, id]
+      ))),
+    Schedule.spaced(Duration.seconds(Math.max(1, expireSeconds / 4)))
+  )
+
 const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unknown) =>
   Effect.gen(function*() {
     const { boss, call, pool } = engine
@@ -186,6 +203,16 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
       // Both locks (the job's and its account's) go with the session's advisory locks.
       (c) => Effect.promise(() => c.query("SELECT pg_advisory_unlock_all()").then(() => c.release(), () => c.release(true)))
     )
+    // Holding the lock, the job is this run's alone. An earlier run of it that pg-boss
+    // expired while it still ran held the lock until it ended, and may have finished the
+    // job meanwhile: then there is nothing left to run.
+    const expiry = yield* call("read the job", () =>
+      pool.query<{ state: string; expire: number }>(
+        `SELECT state, EXTRACT(epoch FROM expire_in)::float8 AS expire FROM ${engine.location.schema}.job WHERE name = $1 AND id = $2`,
+        [QUEUE, id]
+      ).then((r) => r.rows[0]))
+    if (expiry?.state !== "active") return
+    yield* Effect.forkScoped(heartbeat(engine, id, expiry.expire))
     if (job.helper !== undefined) {
       // Too late to help: the job it helps has ended (its files are all taken).
       const main = yield* engine.jobState(job.helper.of)

@@ -11,6 +11,8 @@ import { type ChildProcess, spawn } from "node:child_process"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { freshDatabase, pgClient, query, withSchema } from "../support/postgres.ts"
+import PgBoss from "pg-boss"
+import { QUEUE, QUEUE_OPTIONS } from "../../src/engine/engine.ts"
 import { accountKeyOf, type EngineCommand, jobSpecOf } from "../../src/engine/job.ts"
 import { cli } from "./cli-effect.ts"
 
@@ -325,6 +327,44 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(done.code, command.stderr()).toBe(0)
         expect(command.stderr()).toMatch(/is stopping; the job goes back to the pool/)
         expect(command.stderr()).toMatch(/backup: run 1 complete/)
+      }), 180_000)
+
+    it.scoped("a job that outlives pg-boss's expiry: its worker keeps renewing it, so it is neither expired nor run twice", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        // The queue, made before the workers do, with an expiry of 3 s instead of 23 hours.
+        const boss = yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const b = new PgBoss({ connectionString: engine, schema: "worksync_engine", supervise: false, schedule: false })
+            b.on("error", () => undefined)
+            await b.start()
+            await b.createQueue(QUEUE, { ...QUEUE_OPTIONS, expireInSeconds: 3 })
+            return b
+          }),
+          (b) => Effect.promise(() => b.stop({ graceful: false, wait: true }))
+        )
+        const { args, ws } = importJob(emu, dir, "outlives its expiry", 200, engine)
+        const workers = yield* pool(engine, emu)
+        yield* slowService(emu, 100)
+        // One row at a time: about 20 s, well past the expiry.
+        const command = start([...args, "--concurrency", "1"], env(emu))
+        yield* until(() => workers.some((w) => w.stderr().includes("running job")), 60_000)
+        // Started more than the expiry ago, then pg-boss's maintenance, run now rather than
+        // on its 30 s timer: it fails every active job whose start is older than its expiry.
+        yield* Effect.sleep("5 seconds")
+        const db = yield* pgClient(engine)
+        const job = () => query<{ state: string; retry_count: number }>(db, "SELECT state, retry_count FROM worksync_engine.job WHERE name = $1", [QUEUE])
+        expect(yield* job()).toEqual([{ state: "active", retry_count: 0 }])
+        yield* Effect.promise(() => boss.maintain())
+        expect(yield* job()).toEqual([{ state: "active", retry_count: 0 }])
+        const done = yield* Effect.promise(() => command.exited)
+        expect(done.code, command.stderr()).toBe(0)
+        expect(workers.filter((w) => w.stderr().includes("running job"))).toHaveLength(1)
+        const titles = liveTitles(emu, ws)
+        expect(titles).toHaveLength(200)
+        expect(new Set(titles).size).toBe(200)
       }), 180_000)
 
     it.scoped("bad invocations: a secret as a flag, a database password in a URL, an engine that is not PostgreSQL (exit 64, one line, nothing queued)", () =>
