@@ -7,7 +7,7 @@
  *    emulator (3 workspaces x `records` records, `rate` requests/s per token), one
  *    profile per token in a config file. All backups are submitted at once
  *    (`backup --profile pK --snapshot PG --engine PG`), first to 1 worker with
- *    --concurrency 2, then to 3 such workers. Per token: requests its emulator answered
+ *    --concurrency `concurrency` (default 2), then to 3 such workers. Per token: requests its emulator answered
  *    during the job, 429s, the span from its first to its last request (the job as the
  *    service saw it; the command's wall time also holds its wait in the queue), and
  *    requests/s as a share of the limit (the emulator's bucket starts full, a burst of
@@ -28,7 +28,7 @@
  * children (build dist/ first: npm run build).
  *
  *   npm run bench -- scale
- *   node --import tsx test/bench/scale.ts [tokens=6] [records=60] [rate=20] [files=40] [mb=2] [latency=50] [copyrate=10] [diff=100000] [only=pool,copy,diff]
+ *   node --import tsx test/bench/scale.ts [tokens=6] [records=60] [rate=20] [concurrency=2] [files=40] [mb=2] [latency=50] [copyrate=10] [diff=100000] [only=pool,copy,diff]
  *   node --import tsx test/bench/scale.ts tokens=20 records=5000 files=500 mb=10 diff=1000000   # the issue's full size
  *
  * Each value may also come from the environment (SCALE_TOKENS=20, ...), for runs through
@@ -71,6 +71,8 @@ const numberSetting = (name: string, fallback: number): number => {
 const TOKENS = numberSetting("tokens", 6)
 const RECORDS = numberSetting("records", 60)
 const RATE = numberSetting("rate", 20)
+/** Jobs each worker of the pool phase runs at once. */
+const CONCURRENCY = numberSetting("concurrency", 2)
 const FILES = numberSetting("files", 40)
 const FILE_MB = numberSetting("mb", 2)
 /** Latency of every request at the copy's emulator, in ms: a service across a network (0: loopback). */
@@ -253,9 +255,9 @@ const poolPhase = async (pg: string): Promise<Array<PoolRound>> => {
 
     const rounds: Array<PoolRound> = []
     for (const { label, workers: n } of [{ label: "w1", workers: 1 }, { label: "w3", workers: 3 }]) {
-      const slots = n * 2
-      console.log(`\n${n} worker${n > 1 ? "s" : ""} x --concurrency 2:`)
-      const workers = await startPool(withSchema(pg, `pool_${label}`), n, 2, env)
+      const slots = n * CONCURRENCY
+      console.log(`\n${n} worker${n > 1 ? "s" : ""} x --concurrency ${CONCURRENCY}:`)
+      const workers = await startPool(withSchema(pg, `pool_${label}`), n, CONCURRENCY, env)
       const commands: Array<Proc> = []
       const watch: Array<{ first: number | undefined; last: number | undefined; total: number }> = []
       let poller: NodeJS.Timeout | undefined
@@ -330,7 +332,8 @@ const poolPhase = async (pg: string): Promise<Array<PoolRound>> => {
       const ratio = (three.records / three.wallMs) / (one.records / one.wallMs)
       console.log(
         `\naggregate records/s, 3 workers vs 1: ${ratio.toFixed(2)}x ` +
-          `(${TOKENS} equal jobs in 6 slots vs 2: ideally ${(Math.ceil(TOKENS / 2) / Math.ceil(TOKENS / 6)).toFixed(1)}x, ` +
+          `(${TOKENS} equal jobs in ${3 * CONCURRENCY} slots vs ${CONCURRENCY}: ` +
+          `ideally ${(Math.ceil(TOKENS / CONCURRENCY) / Math.ceil(TOKENS / (3 * CONCURRENCY))).toFixed(1)}x, ` +
           "each job held to its account's limit)"
       )
     }
