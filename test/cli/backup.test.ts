@@ -12,9 +12,9 @@ import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { spawn } from "node:child_process"
 import Database from "better-sqlite3"
 import { Emulator, emulatorLayer } from "../support/effect.ts"
+import { connectionEnv } from "../support/cli.ts"
 import { cli, WorkDir, workDirLayer } from "./cli-effect.ts"
 
-const env = (emu: EmulatorHandle) => ({ WORKSYNC_REST_URL: emu.restUrl, WORKSYNC_TOKEN: emu.token, WORKSYNC_ORG: emu.org })
 const liveCount = (emu: EmulatorHandle) => emu.ctx.db.prepare("SELECT count(*) FROM records WHERE deleted_at IS NULL").pluck().get() as number
 
 // The CLI runs as a child process against the emulator: real time, so the layer's tests
@@ -26,7 +26,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-backup-"
       const emu = yield* Emulator
       const dir = yield* WorkDir
       const snapshot = path.join(dir, "main.sqlite")
-      const first = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: env(emu) })
+      const first = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: connectionEnv(emu) })
       expect(first.code).toBe(0)
       const r1 = JSON.parse(first.stdout)
       expect(Object.keys(r1).sort()).toEqual(["activities", "changes", "files", "records", "runId", "workspaces"])
@@ -44,7 +44,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-backup-"
         body: JSON.stringify({ workspaceId: ws, recordId: victim })
       }))
       expect(del.status).toBe(200)
-      const second = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: env(emu) })
+      const second = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: connectionEnv(emu) })
       expect(second.code).toBe(0)
       expect(JSON.parse(second.stdout)).toMatchObject({ runId: "2", changes: { created: 0, updated: 0, deleted: 1 } })
 
@@ -78,7 +78,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-backup-"
       const dir = yield* WorkDir
       const snapshot = path.join(dir, "bad-token.sqlite")
       const token = "pat_this-token-must-never-leak-0123456789"
-      const r = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: { ...env(emu), WORKSYNC_TOKEN: token } })
+      const r = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: { ...connectionEnv(emu), WORKSYNC_TOKEN: token } })
       expect(r.code).toBe(1)
       expect(r.stdout).toBe("")
       expect(r.stderr).toMatch(/HTTP 401/)
@@ -102,7 +102,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-backup-"
       expect(run.code).toBe(64)
       expect(run.stderr).toMatch(/run 99 does not exist/)
 
-      const ws = yield* cli(["backup", "--snapshot", snapshot, "--workspace", "no-such-workspace"], { env: env(emu) })
+      const ws = yield* cli(["backup", "--snapshot", snapshot, "--workspace", "no-such-workspace"], { env: connectionEnv(emu) })
       expect(ws.code).toBe(64)
       expect(ws.stderr).toMatch(/--workspace no-such-workspace/)
       expect(ws.stderr).not.toMatch(/\n\s+at /)
@@ -113,13 +113,13 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-backup-"
       const emu = yield* Emulator
       const dir = yield* WorkDir
       const snapshot = path.join(dir, "interrupted.sqlite")
-      const first = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: env(emu) })
+      const first = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: connectionEnv(emu) })
       expect(first.code).toBe(0)
       // get-record answers slowly, so the second run (--full: every record needs one) is
       // surely mid-way when interrupted.
       emu.faults.inject({ route: "get-record", kind: "latency", latencyMs: 2000, times: 1000 })
       const child = spawn(process.execPath, ["bin/worksync.js", "backup", "--snapshot", snapshot, "--full", "--json"], {
-        env: { ...process.env, ...env(emu) },
+        env: { ...process.env, ...connectionEnv(emu) },
         stdio: ["ignore", "pipe", "pipe"]
       })
       let stderr = ""
@@ -147,7 +147,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-backup-"
       ])
       const d = yield* cli(["diff", "--snapshot", snapshot, "--json"])
       expect(JSON.parse(d.stdout).records.deleted).toEqual([])
-      const next = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: env(emu) })
+      const next = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: connectionEnv(emu) })
       expect(next.code).toBe(0)
       expect(JSON.parse(next.stdout)).toMatchObject({ runId: "3", changes: { deleted: 0 } })
     }))

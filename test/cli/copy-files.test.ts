@@ -8,20 +8,13 @@ import * as Effect from "effect/Effect"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { storageCredentialLog, storageKeyFor } from "../../src/emulator/uploads/files.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { connectionEnv } from "../support/cli.ts"
 
 const BIN = process.env.WORKSYNC_CLI_BIN ?? "bin/worksync.js"
 
 const tmp = () => tempDir("ws-copy-cli-")
 
-const env = (emu: EmulatorHandle) => ({
-  ...process.env,
-  WORKSYNC_REST_URL: emu.restUrl,
-  WORKSYNC_BASE_URL: emu.baseUrl,
-  WORKSYNC_TOKEN: emu.token,
-  WORKSYNC_TOKEN_ID: emu.tokenId,
-  WORKSYNC_TOKEN_SECRET: emu.tokenSecret,
-  WORKSYNC_ORG: emu.org
-})
+const env = (emu: EmulatorHandle) => ({ ...process.env, ...connectionEnv(emu, { app: true }) })
 
 interface Ran {
   readonly code: number | null

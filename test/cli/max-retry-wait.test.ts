@@ -10,19 +10,13 @@ import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { type CliResult, runCli } from "../support/cli.ts"
+import { type CliResult, runCli, connectionEnv } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 const THREE_HOURS_S = 3 * 3600
 const QUICK = { timeout: 20_000 }
 
-const env = (emu: EmulatorHandle, extra: Record<string, string> = {}) => ({
-  WORKSYNC_REST_URL: emu.restUrl,
-  WORKSYNC_BASE_URL: emu.baseUrl,
-  WORKSYNC_TOKEN: emu.token,
-  WORKSYNC_ORG: emu.org,
-  ...extra
-})
+const env = (emu: EmulatorHandle, extra: Record<string, string> = {}) => ({ ...connectionEnv(emu), ...extra })
 
 const lines = (r: CliResult) => r.stderr.trim().split("\n")
 

@@ -10,10 +10,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer } from "../support/effect.ts"
+import { connectionEnv } from "../support/cli.ts"
 import { freshSchema } from "../support/postgres.ts"
 import { cli, WorkDir, workDirLayer } from "./cli-effect.ts"
-
-const env = (emu: EmulatorHandle) => ({ WORKSYNC_REST_URL: emu.restUrl, WORKSYNC_TOKEN: emu.token, WORKSYNC_ORG: emu.org })
 
 const deleteRecord = (emu: EmulatorHandle, workspaceId: string, recordId: string) =>
   Effect.promise(() =>
@@ -37,7 +36,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-pg-")), 
         const pg = yield* freshSchema
         const file = path.join(dir, "same.sqlite")
         const both = (args: (snapshot: string) => ReadonlyArray<string>) =>
-          Effect.all([cli(args(file), { env: env(emu) }), cli(args(pg), { env: env(emu) })])
+          Effect.all([cli(args(file), { env: connectionEnv(emu) }), cli(args(pg), { env: connectionEnv(emu) })])
 
         const [f1, p1] = yield* both((s) => ["backup", "--snapshot", s, "--json"])
         expect(p1.code, p1.stderr).toBe(0)
@@ -79,14 +78,14 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-pg-")), 
         const dir = yield* WorkDir
         const pg = yield* freshSchema
         const ws = emu.workspaces[1]!
-        const backup = yield* cli(["backup", "--snapshot", pg, "--workspace", ws, "--json"], { env: env(emu) })
+        const backup = yield* cli(["backup", "--snapshot", pg, "--workspace", ws, "--json"], { env: connectionEnv(emu) })
         expect(backup.code, backup.stderr).toBe(0)
         const before = liveIds(emu, ws)
         const victim = before[before.length - 1]!
         expect((yield* deleteRecord(emu, ws, victim)).status).toBe(200)
         const restore = yield* cli(
           ["restore", "--snapshot", pg, "--to", `workspace:${ws}`, "--journal", path.join(dir, "restore.sqlite"), "--json"],
-          { env: env(emu) }
+          { env: connectionEnv(emu) }
         )
         expect(restore.code, restore.stderr).toBe(0)
         expect(liveIds(emu, ws)).toHaveLength(before.length)
@@ -105,7 +104,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-pg-")), 
         const url = new URL(pg)
         url.username = "nobody"
         url.password = secret
-        const denied = yield* cli(["backup", "--snapshot", url.toString(), "--json"], { env: env(emu) })
+        const denied = yield* cli(["backup", "--snapshot", url.toString(), "--json"], { env: connectionEnv(emu) })
         expect(denied.code).toBe(1)
         expect(denied.stdout).toBe("")
         // One line says what failed (a progress line may precede it).

@@ -12,7 +12,7 @@ import * as path from "node:path"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { storageKeyFor } from "../../src/emulator/uploads/files.ts"
 import { objectPath } from "../../src/emulator/uploads/signing.ts"
-import { type CliResult, runCli } from "../support/cli.ts"
+import { type CliResult, runCli, connectionEnv } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 const QUICK = { timeout: 30_000 }
@@ -20,13 +20,6 @@ const QUICK = { timeout: 30_000 }
 const wsOf = (emu: EmulatorHandle) => emu.workspaces[0]!
 
 const tmp = () => tempDir("ws-stall-cli-")
-
-const env = (emu: EmulatorHandle) => ({
-  WORKSYNC_REST_URL: emu.restUrl,
-  WORKSYNC_BASE_URL: emu.baseUrl,
-  WORKSYNC_TOKEN: emu.token,
-  WORKSYNC_ORG: emu.org
-})
 
 const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
 const storedSha = (emu: EmulatorHandle, uid: string) =>
@@ -53,7 +46,7 @@ const copy = (emu: EmulatorHandle, out: string, journal: string): Effect.Effect<
   Effect.promise(() =>
     runCli(
       ["copy-files", "--from", `workspace:${wsOf(emu)}`, "--to", `dir:${out}`, "--journal", journal, "--body-idle-timeout", "0.3", "--json", "-q"],
-      { env: env(emu) }
+      { env: connectionEnv(emu) }
     )
   )
 

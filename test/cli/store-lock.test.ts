@@ -9,14 +9,10 @@ import * as Effect from "effect/Effect"
 import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { connectionEnv } from "../support/cli.ts"
 import { lockHolder } from "../support/lock-holder.ts"
 import { cli } from "./cli-effect.ts"
-
-
-const env = (emu: EmulatorHandle) => ({ WORKSYNC_REST_URL: emu.restUrl, WORKSYNC_TOKEN: emu.token, WORKSYNC_ORG: emu.org })
-
 
 const kill = (child: ChildProcess) =>
   new Promise<void>((resolve) => {
@@ -49,9 +45,9 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       const emu = yield* Emulator
       const dir = yield* tempDir("ws-cli-lock-")
       const snapshot = path.join(dir, "held.sqlite")
-      const first = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: env(emu) })
+      const first = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: connectionEnv(emu) })
       expect(first.code).toBe(0)
-      const second = yield* whileHeld(snapshot, cli(["backup", "--snapshot", snapshot, "--json"], { env: env(emu) }))
+      const second = yield* whileHeld(snapshot, cli(["backup", "--snapshot", snapshot, "--json"], { env: connectionEnv(emu) }))
       expect(second.code).toBe(1)
       expect(second.stdout).toBe("")
       const lines = second.stderr.trim().split("\n")
@@ -59,7 +55,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(lines.filter((l) => l.startsWith("worksync:"))).toHaveLength(1)
       // The first run is still the only one, and still complete: nobody marked it failed.
       expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }])
-      const third = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: env(emu) })
+      const third = yield* cli(["backup", "--snapshot", snapshot, "--json"], { env: connectionEnv(emu) })
       expect(third.code).toBe(0)
       expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "complete" }])
     }))
@@ -73,7 +69,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       const journal = path.join(dir, "held-journal.sqlite")
       const result = yield* whileHeld(
         journal,
-        cli(["import-csv", "--workspace", emu.workspaces[0]!, "--csv", csv, "--journal", journal, "--map", "title=title", "--json"], { env: env(emu) })
+        cli(["import-csv", "--workspace", emu.workspaces[0]!, "--csv", csv, "--journal", journal, "--map", "title=title", "--json"], { env: connectionEnv(emu) })
       )
       expect(result.code).toBe(1)
       const lines = result.stderr.trim().split("\n")

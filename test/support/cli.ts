@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process"
 import { createInterface } from "node:readline"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
 
 export interface CliResult {
   readonly code: number | null
@@ -55,10 +56,22 @@ export const waitForExit = (child: ChildProcess) =>
  * The parent's environment without any WORKSYNC_* connection variables. The emulator
  * variant is kept: a suite rerun against the other reading reruns its children too.
  */
-const cleanEnv = (): NodeJS.ProcessEnv => {
+export const cleanEnv = (): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) {
     if (!k.startsWith("WORKSYNC_") || k === "WORKSYNC_EMULATOR_VARIANT") env[k] = v
   }
   return env
 }
+
+/**
+ * The connection variables a command needs to reach `emu`: its URLs, REST token and
+ * organization; with `app`, the GraphQL token id and secret too (uploads, users, roles).
+ */
+export const connectionEnv = (emu: EmulatorHandle, options: { readonly app?: boolean } = {}): Record<string, string> => ({
+  WORKSYNC_REST_URL: emu.restUrl,
+  WORKSYNC_BASE_URL: emu.baseUrl,
+  WORKSYNC_TOKEN: emu.token,
+  WORKSYNC_ORG: emu.org,
+  ...(options.app === true ? { WORKSYNC_TOKEN_ID: emu.tokenId, WORKSYNC_TOKEN_SECRET: emu.tokenSecret } : {})
+})
