@@ -26,7 +26,8 @@ export interface ProgressOptions {
   readonly write?: (text: string) => void
 }
 
-const formatBytes = (n: number): string => {
+/** A byte count for people: 512 B, 1.5 KiB, 3.2 GiB. */
+export const formatBytes = (n: number): string => {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"]
   let value = n
   let unit = 0

@@ -135,19 +135,22 @@ const flagValue = (args: ReadonlyArray<string>, name: string): string | undefine
 }
 
 /**
- * Whether helpers may take part of a job's work: a file copy from a workspace to a
- * workspace whose journal is in PostgreSQL. Its journal holds one op per file, which
- * any process with the same connection can claim; a directory at either end is on one
- * machine, and a SQLite journal has one writer.
+ * Whether helpers may take part of a job's work: the files a job copies from a workspace
+ * to a workspace, with its journal in PostgreSQL. That journal holds one op per file,
+ * which any process with the same connection can claim; a directory at either end is on
+ * one machine, and a SQLite journal has one writer. Such files are a `copy-files` job's
+ * whole work, and a `migrate` job's file step (both its ends are workspaces).
  */
 export const spreadable = (spec: JobSpec): boolean => {
-  if (spec.command !== "copy-files" || spec.helper !== undefined) return false
+  if (spec.helper !== undefined) return false
   const journal = flagValue(spec.args, "--journal")
+  if (journal === undefined || !isPostgresUrl(journal)) return false
+  if (spec.command === "migrate") return true
   const isWorkspace = (flag: string) => {
     const value = flagValue(spec.args, flag)
     return value !== undefined && Either.getOrUndefined(parseEndpoint(flag, value))?.kind === "workspace"
   }
-  return journal !== undefined && isPostgresUrl(journal) && isWorkspace("--from") && isWorkspace("--to")
+  return spec.command === "copy-files" && isWorkspace("--from") && isWorkspace("--to")
 }
 
 /**
@@ -162,6 +165,16 @@ export interface PlannedMessage {
 export const isPlannedMessage = (m: unknown): m is PlannedMessage =>
   typeof m === "object" && m !== null && (m as { type?: unknown }).type === PLANNED_MESSAGE &&
   typeof (m as { toDo?: unknown }).toDo === "number"
+
+/**
+ * Tells this process's worker, when it runs under one, that `toDo` files of a spread job
+ * are planned in its journal and may be helped with. A command run by hand has no worker.
+ */
+export const announcePlanned = (toDo: number): void => {
+  if (process.env.WORKSYNC_EXIT_WITH_PARENT === "1" && process.send !== undefined) {
+    process.send({ type: PLANNED_MESSAGE, toDo } satisfies PlannedMessage)
+  }
+}
 
 /**
  * The service account a job works as: its service URL, organization, profile and secret

@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { type ChildProcess, spawn } from "node:child_process"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { cleanEnv, connectionEnv } from "../support/cli.ts"
 import { freshDatabase, pgClient, query, withSchema } from "../support/postgres.ts"
 import PgBoss from "pg-boss"
 import { QUEUE, QUEUE_OPTIONS } from "../../src/engine/engine.ts"
@@ -18,17 +19,7 @@ import { cli } from "./cli-effect.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
 
-const env = (emu: EmulatorHandle) => ({
-  WORKSYNC_REST_URL: emu.restUrl,
-  WORKSYNC_BASE_URL: emu.baseUrl,
-  WORKSYNC_TOKEN: emu.token,
-  WORKSYNC_ORG: emu.org,
-  WORKSYNC_TOKEN_ID: emu.tokenId,
-  WORKSYNC_TOKEN_SECRET: emu.tokenSecret
-})
-
-/** The parent's environment less WORKSYNC_* (each process gets the connection it is given). */
-const baseEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("WORKSYNC_")))
+const env = (emu: EmulatorHandle) => connectionEnv(emu, { app: true })
 
 interface Proc {
   readonly child: ChildProcess
@@ -38,7 +29,7 @@ interface Proc {
 }
 
 const start = (args: ReadonlyArray<string>, extraEnv: Record<string, string>): Proc => {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...baseEnv(), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...cleanEnv(), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
   let stderr = ""
   let stdout = ""
   child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
@@ -94,6 +85,22 @@ const holdAccount = (engine: string, args: ReadonlyArray<string>, emu: EmulatorH
 const liveTitles = (emu: EmulatorHandle, ws: string) =>
   emu.ctx.db.prepare("SELECT title FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title").pluck().all(ws) as Array<string>
 
+
+/** A new workspace of `n` small files, seeded by a copy in one process. */
+const filesWorkspace = (emu: EmulatorHandle, dir: string, name: string, n: number) =>
+  Effect.gen(function*() {
+    const src = path.join(dir, `files-${n}`)
+    fs.mkdirSync(src)
+    for (let i = 0; i < n; i++) fs.writeFileSync(path.join(src, `f${String(i).padStart(3, "0")}.txt`), `file ${i} `.repeat(50 + i % 100))
+    const ws = emu.admin.createWorkspace({ name }).id
+    const seeded = yield* cli(["copy-files", "--from", `dir:${src}`, "--to", `workspace:${ws}`, "--journal", path.join(dir, `seed-${n}.sqlite`)], { env: env(emu) })
+    expect(seeded.code, seeded.stderr).toBe(0)
+    return ws
+  })
+
+/** The names of a workspace's confirmed files, sorted. */
+const confirmedNames = (emu: EmulatorHandle, ws: string) =>
+  emu.ctx.db.prepare("SELECT name FROM files WHERE workspace_id = ? AND status = 'CONFIRMED' ORDER BY name").pluck().all(ws)
 
 /** Every request answered `ms` later for the rest of the test: jobs last long enough to be caught mid-way. */
 const slowService = (emu: EmulatorHandle, ms: number) =>
@@ -167,13 +174,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const emu = yield* Emulator
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
-        // A source workspace of 100 small files (seeded by a copy in one process).
-        const src = path.join(dir, "src")
-        fs.mkdirSync(src)
-        for (let i = 0; i < 100; i++) fs.writeFileSync(path.join(src, `f${String(i).padStart(3, "0")}.txt`), `file ${i} `.repeat(50 + i))
-        const from = emu.admin.createWorkspace({ name: "spread source" }).id
-        const seeded = yield* cli(["copy-files", "--from", `dir:${src}`, "--to", `workspace:${from}`, "--journal", path.join(dir, "seed.sqlite")], { env: env(emu) })
-        expect(seeded.code, seeded.stderr).toBe(0)
+        const from = yield* filesWorkspace(emu, dir, "spread source", 100)
         const pooledTarget = emu.admin.createWorkspace({ name: "spread target" }).id
         const localTarget = emu.admin.createWorkspace({ name: "local target" }).id
         // One batch of small files at a time, so the main process is slow enough to be helped.
@@ -199,14 +200,40 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(JSON.parse(command.stdout())).toEqual(JSON.parse(local.stdout))
         expect(JSON.parse(command.stdout())).toMatchObject({ files: 100, copied: 100, failed: 0 })
         // Exactly once: each source file is one confirmed file of the target.
-        const confirmed = (ws: string) =>
-          emu.ctx.db.prepare("SELECT name FROM files WHERE workspace_id = ? AND status = 'CONFIRMED' ORDER BY name").pluck().all(ws)
-        expect(confirmed(pooledTarget)).toEqual(confirmed(from))
-        expect(confirmed(localTarget)).toEqual(confirmed(from))
+        expect(confirmedNames(emu, pooledTarget)).toEqual(confirmedNames(emu, from))
+        expect(confirmedNames(emu, localTarget)).toEqual(confirmedNames(emu, from))
         // The helpers' work is in the main job's journal, each op done once.
         const db = yield* pgClient(engine)
         const ops = yield* query<{ state: string; n: number }>(db, "SELECT state, count(*)::int AS n FROM copy_journal.ops GROUP BY state")
         expect(ops).toEqual([{ state: "done", n: 100 }])
+      }), 240_000)
+
+    it.scoped("a migrate's file step is spread: helpers on other workers copy part of its files; the result equals the same migrate in one process", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        const from = yield* filesWorkspace(emu, dir, "migrate source", 400)
+        const pooledTarget = emu.admin.createWorkspace({ name: "migrated on the pool" }).id
+        const localTarget = emu.admin.createWorkspace({ name: "migrated in one process" }).id
+        const migrateArgs = (to: string, journal: string) => [
+          "migrate", "--from", `workspace:${from}`, "--to", `workspace:${to}`, "--journal", journal, "--people", "skip", "--json"
+        ]
+        yield* pool(engine, emu)
+        // The file step lasts long enough (4 lanes, 40 batches, every request 100 ms late)
+        // for helpers to start and take part.
+        yield* slowService(emu, 100)
+        const command = start([...migrateArgs(pooledTarget, withSchema(engine, "migrate_journal")), "--engine", engine], env(emu))
+        yield* until(() => /^w\d: copied /m.test(command.stderr()), 90_000)
+        emu.faults.configure({ latencyMs: 0 })
+        const done = yield* Effect.promise(() => command.exited)
+        expect(done.code, command.stderr()).toBe(0)
+        expect(command.stderr()).toMatch(/helper\(s\) asked to take part of this job's 400 file\(s\)/)
+        const local = yield* cli(migrateArgs(localTarget, path.join(dir, "local.sqlite")), { env: env(emu) })
+        expect(local.code, local.stderr).toBe(0)
+        expect(JSON.parse(command.stdout())).toEqual(JSON.parse(local.stdout))
+        expect(JSON.parse(command.stdout())).toMatchObject({ verified: true, files: { copied: 400, failed: 0 } })
+        expect(confirmedNames(emu, pooledTarget)).toEqual(confirmedNames(emu, from))
       }), 240_000)
 
     it.scoped("a worker SIGKILLed mid-job: another takes the job over; every row is imported exactly once", () =>

@@ -8,12 +8,11 @@ import * as fs from "node:fs"
 import { isNotFound } from "../../client/errors.ts"
 import type { ClientServices } from "../../client/layer.ts"
 import { copyFiles, CopySetupError, type CopySummary, DEFAULT_CONCURRENCY } from "../../connectors/files/copy.ts"
-import { helpCopy } from "../../connectors/files/help.ts"
 import { isFileCopyError } from "../../connectors/files/errors.ts"
 import type { WorkspaceFiles } from "../../connectors/files/ports.ts"
 import { describeEndpoint, type Endpoint, parseEndpoint } from "../../connectors/files/spec.ts"
 import { workspaceFilesFromServices } from "../../connectors/files/workspace-files.ts"
-import { HELPER_ENV, PLANNED_MESSAGE, type PlannedMessage } from "../../engine/job.ts"
+import { announcePlanned } from "../../engine/job.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
 import type { COPY_DEFAULT_CONCURRENCY, CopyFilesFlags } from "../commands/copy-files.ts"
@@ -21,7 +20,8 @@ import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
 import { checkConfigFile, clientLayerFromFlags, targetFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
-import { makeProgress } from "../progress.ts"
+import { formatBytes, makeProgress } from "../progress.ts"
+import { copiedLine, isHelper, runCopyHelper } from "./copy-helper.ts"
 import { hasOwnTarget, targetPrefix } from "./target.ts"
 
 registerDescriber(describeJournalError)
@@ -31,11 +31,6 @@ registerDescriber((e) => (isFileCopyError(e) ? e.message : undefined))
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 const defaultAgrees: Same<typeof DEFAULT_CONCURRENCY, typeof COPY_DEFAULT_CONCURRENCY> = true
 void defaultAgrees
-
-const formatBytes = (n: number): string =>
-  n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : n < 1024 ** 3
-  ? `${(n / 1024 ** 2).toFixed(1)} MiB`
-  : `${(n / 1024 ** 3).toFixed(2)} GiB`
 
 /** The workspace connection of one end, built in the command's scope. */
 const workspaceFilesOf = (
@@ -119,34 +114,15 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
           )
       }
 
-      // A worker runs a helper of a spread job with HELPER_ENV set (engine/worker.ts).
-      const helper = process.env[HELPER_ENV] === "1"
+      const helper = isHelper()
       const journal = yield* openJournal(flags.journal, { helper }).pipe(
         Effect.catchAll((e) =>
           Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e)
         )
       )
       const run = <A>(effect: Effect.Effect<A>) => Effect.runSync(effect)
-      const copiedLine = (name: string, size: number, where: string) =>
-        `copied ${name} (${formatBytes(size)}) -> ${to.kind === "dir" ? where : `uid ${where}`}`
       const copy = { from, to, source, target: targetFiles, journal, concurrency, uploadStrategy: flags.uploadStrategy }
-
-      if (helper) {
-        // A line per file, no bar: the bar of the whole copy is the main process's.
-        const note = (line: string) => run(logLine(verbosity, line))
-        const help = yield* helpCopy({
-          ...copy,
-          reporter: {
-            fileDone: (name, size, where) => note(copiedLine(name, size, where)),
-            fileFailed: (name, reason) => note(`failed ${name}: ${reason}`)
-          }
-        }).pipe(Effect.catchIf((e) => e instanceof CopySetupError, (e) => Effect.fail(usageError(e.message))))
-        return yield* logLine(
-          verbosity,
-          `copy-files: helped: ${help.copied} copied (${formatBytes(help.bytes)}), ${help.failed} failed` +
-            (help.stopped !== undefined ? `; stopped: ${help.stopped}` : "")
-        )
-      }
+      if (helper) return yield* runCopyHelper("copy-files", copy, verbosity)
 
       const progress = yield* makeProgress({ label: "copy", unit: "bytes", verbosity })
       yield* logLine(verbosity, `copy-files: ${describeEndpoint(from)} -> ${describeEndpoint(to)}`, "detail")
@@ -155,10 +131,8 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
         filter: { include: flags.include, exclude: flags.exclude },
         reporter: {
           planned: (p) => {
-            // Under a worker: the plan is stored, so the worker may start helpers now.
-            if (process.env.WORKSYNC_EXIT_WITH_PARENT === "1" && process.send !== undefined) {
-              process.send({ type: PLANNED_MESSAGE, toDo: p.toCopy } satisfies PlannedMessage)
-            }
+            // The plan is stored: a worker may start helpers now.
+            announcePlanned(p.toCopy)
             run(progress.setTotal(p.bytes))
             if (p.pendingSource.length > 0) {
               const names = p.pendingSource.slice(0, 5).join(", ") + (p.pendingSource.length > 5 ? ", ..." : "")
@@ -172,7 +146,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
             )
           },
           bytes: (n) => run(progress.advance(n)),
-          fileDone: (name, size, where) => run(progress.note(copiedLine(name, size, where))),
+          fileDone: (name, size, where) => run(progress.note(copiedLine(name, size, where, to.kind === "dir"))),
           fileFailed: (name, reason) => run(progress.note(`failed ${name}: ${reason}`)),
           retrying: (name, reason) =>
             verbosity === "verbose" ? run(progress.note(`retrying ${name}: ${reason}`)) : undefined

@@ -6,18 +6,20 @@ import { GraphqlClient } from "../../client/graphql-client.ts"
 import type { ClientServices } from "../../client/layer.ts"
 import { RestClient } from "../../client/rest-client.ts"
 import { workspaceFilesFromServices } from "../../connectors/files/workspace-files.ts"
+import { announcePlanned } from "../../engine/job.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
 import { isPostgresUrl } from "../../store/postgres.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { findWorkspace } from "../../sync/backup.ts"
-import { MigrateError, migrate, type MigrateEnd } from "../../sync/migrate/migrate.ts"
+import { DEFAULT_MIGRATE_CONCURRENCY, fileCopyOf, MigrateError, migrate, type MigrateEnd } from "../../sync/migrate/migrate.ts"
 import type { MigrationReport } from "../../sync/migrate/verify.ts"
 import type { MigrateFlags } from "../commands/migrate.ts"
 import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
 import { checkConfigFile, clientLayerFromFlags, nextStepSuffix, targetFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
+import { isHelper, runCopyHelper } from "./copy-helper.ts"
 import { hasOwnTarget, parseWorkspaceEnd, targetPrefix } from "./target.ts"
 
 registerDescriber(describeJournalError)
@@ -82,9 +84,12 @@ export const migrateRun = (flags: MigrateFlags) =>
       if (source.workspaceId === target.workspaceId && !hasOwnTarget(flags.to_)) {
         return yield* Effect.fail(usageError(`--from and --to name the same workspace (${source.workspaceId}): migrate into another one`))
       }
-      const journal = yield* openJournal(flags.journal).pipe(
+      const helper = isHelper()
+      const journal = yield* openJournal(flags.journal, { helper }).pipe(
         Effect.catchAll((e) => Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e))
       )
+      // A helper of a spread migrate takes files of its file step, nothing else.
+      if (helper) return yield* runCopyHelper("migrate", fileCopyOf(source, target, journal, DEFAULT_MIGRATE_CONCURRENCY), verbosity)
       // Open for the whole command (the layer's scope is the command's).
       const store = Context.get(yield* Layer.build(SnapshotStore.layer(sourceSnapshotFile(flags.journal))), SnapshotStore)
       const report = yield* migrate({
@@ -95,7 +100,9 @@ export const migrateRun = (flags: MigrateFlags) =>
         people: flags.people,
         attribution: !flags.noAttribution,
         dryRun: flags.dryRun,
-        onStep: (step) => Effect.runSync(logLine(verbosity, `migrate: ${step}`, "detail"))
+        onStep: (step) => Effect.runSync(logLine(verbosity, `migrate: ${step}`, "detail")),
+        // The file step's plan is stored: a worker may start helpers now.
+        onFilesPlanned: announcePlanned
       }).pipe(
         Effect.catchAll((e): Effect.Effect<never, unknown> => {
           if (e instanceof CliExit) return Effect.fail(e)

@@ -23,7 +23,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { GraphqlClientApi } from "../../client/graphql-client.ts"
 import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
-import { copyFiles, type CopySummary } from "../../connectors/files/copy.ts"
+import { copyFiles, type CopyFilesOptions, type CopySummary } from "../../connectors/files/copy.ts"
 import type { WorkspaceFiles } from "../../connectors/files/ports.ts"
 import { relinkCommentHtml } from "../../connectors/files/relink.ts"
 import { fileUidLookup } from "../../connectors/files/uid-map.ts"
@@ -65,9 +65,33 @@ export interface MigrateOptions {
   readonly concurrency?: number
   /** One line per step, for progress. */
   readonly onStep?: (line: string) => void
+  /** The file step's plan is in the journal: `toCopy` files wait (helpers may take some). */
+  readonly onFilesPlanned?: (toCopy: number) => void
 }
 
+/**
+ * The file step as a copy: its journal keys come from these ends (copy.ts,
+ * `copyJobIdOf`), so a helper of a spread migrate (docs/scale.md) builds the same copy
+ * to claim the step's files.
+ */
+export const fileCopyOf = (
+  source: MigrateEnd,
+  target: MigrateEnd,
+  journal: JournalApi,
+  concurrency: number
+): CopyFilesOptions => ({
+  from: { kind: "workspace", workspaceId: source.workspaceId },
+  to: { kind: "workspace", workspaceId: target.workspaceId },
+  source: source.files,
+  target: target.files,
+  journal,
+  concurrency: Math.min(concurrency, 4)
+})
+
 export const JOURNAL_KIND = "migrate"
+
+/** Ops in flight at once (files: at most 4, each a stream of bytes). */
+export const DEFAULT_MIGRATE_CONCURRENCY = 8
 
 interface SourceComment {
   readonly id: string
@@ -143,7 +167,7 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
     const { journal, source, target, store } = options
     const step = (line: string) => options.onStep?.(line)
     const dryRun = options.dryRun === true
-    const concurrency = options.concurrency ?? 8
+    const concurrency = options.concurrency ?? DEFAULT_MIGRATE_CONCURRENCY
     const kind = Option.getOrUndefined(yield* journal.getMeta("kind"))
     if (kind !== undefined && kind !== JOURNAL_KIND) {
       return yield* new MigrateError({ message: `journal ${journal.file} was planned by ${kind}, not by a migrate; use another journal file` })
@@ -197,13 +221,10 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
 
     // Files.
     step("files")
+    const onFilesPlanned = options.onFilesPlanned
     const files: CopySummary | undefined = dryRun ? undefined : yield* copyFiles({
-      from: { kind: "workspace", workspaceId: source.workspaceId },
-      to: { kind: "workspace", workspaceId: target.workspaceId },
-      source: source.files,
-      target: target.files,
-      journal,
-      concurrency: Math.min(concurrency, 4)
+      ...fileCopyOf(source, target, journal, concurrency),
+      ...(onFilesPlanned !== undefined ? { reporter: { planned: (p) => onFilesPlanned(p.toCopy) } } : {})
     })
 
     // Records.
