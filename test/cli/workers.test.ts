@@ -169,7 +169,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(files).toEqual(tree(path.join(dir, "local")))
       }), 180_000)
 
-    it.scoped("a workspace-to-workspace copy is spread: helpers on other workers copy part of it; a helper's worker SIGKILLed mid-batch loses nothing; every file lands once", () =>
+    it.scoped("a workspace-to-workspace copy is spread: helpers on other workers copy part of it; a helper's worker SIGKILLed mid-copy loses nothing; every file lands once", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
