@@ -361,13 +361,14 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const emu = yield* Emulator
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
-        // The queue, made before the workers do, with an expiry of 3 s instead of 23 hours.
+        // The queue, made before the workers do, with an expiry of 6 s instead of 23 hours:
+        // a running job is renewed every 1.5 s.
         const boss = yield* Effect.acquireRelease(
           Effect.promise(async () => {
             const b = new PgBoss({ connectionString: engine, schema: "worksync_engine", supervise: false, schedule: false })
             b.on("error", () => undefined)
             await b.start()
-            await b.createQueue(QUEUE, { ...QUEUE_OPTIONS, expireInSeconds: 3 })
+            await b.createQueue(QUEUE, { ...QUEUE_OPTIONS, expireInSeconds: 6 })
             return b
           }),
           (b) => Effect.promise(() => b.stop({ graceful: false, wait: true }))
@@ -380,7 +381,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         yield* until(() => workers.some((w) => w.stderr().includes("running job")), 60_000)
         // Started more than the expiry ago, then pg-boss's maintenance, run now rather than
         // on its 30 s timer: it fails every active job whose start is older than its expiry.
-        yield* Effect.sleep("5 seconds")
+        yield* Effect.sleep("9 seconds")
         const db = yield* pgClient(engine)
         const job = () => query<{ state: string; retry_count: number }>(db, "SELECT state, retry_count FROM worksync_engine.job WHERE name = $1", [QUEUE])
         expect(yield* job()).toEqual([{ state: "active", retry_count: 0 }])
