@@ -29,14 +29,16 @@
  *
  *   npm run bench -- scale
  *   node --import tsx test/bench/scale.ts [tokens=6] [records=60] [rate=20] [concurrency=2] [files=40] [mb=2] [latency=50] [copyrate=10] [diff=100000] [only=pool,copy,diff]
- *   node --import tsx test/bench/scale.ts tokens=20 records=5000 files=500 mb=10 diff=1000000   # the issue's full size
+ *   node --import tsx test/bench/scale.ts tokens=20 records=5000 concurrency=10 files=500 mb=10 diff=1000000   # the issue's full size
  *
  * Each value may also come from the environment (SCALE_TOKENS=20, ...), for runs through
  * `npm run bench`. A backup of 3 x R records sends about 2.1 x 3R requests, so a job
  * takes about 6.3 R / rate seconds: the default of 60 records keeps the whole run near
  * three minutes on a busy 2-core machine (150 would take about four for phase 1 alone).
- * At the full size each job takes about 26 minutes and the single-worker round about
- * 4 hours; the full copy needs about 15 GB free in the temporary directory.
+ * At the full size each job takes about 26 minutes: with concurrency=10 the single-worker
+ * round takes about 51 minutes and the pool phase 77 (about 4 hours for the single-worker
+ * round at the default of 2); the full copy needs about 15 GB free in the temporary
+ * directory.
  */
 import * as Effect from "effect/Effect"
 import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process"
