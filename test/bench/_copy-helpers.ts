@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
+import { connectionEnv } from "../support/cli.ts"
 
 export interface Timed {
   readonly code: number | null
@@ -17,15 +18,7 @@ export interface Timed {
 /** Runs `node bin/worksync.js args` against the emulator; peak RSS from /usr/bin/time when present. */
 export const runCli = (emu: EmulatorHandle, args: ReadonlyArray<string>): Promise<Timed> =>
   new Promise((resolve) => {
-    const env = {
-      ...process.env,
-      WORKSYNC_REST_URL: emu.restUrl,
-      WORKSYNC_BASE_URL: emu.baseUrl,
-      WORKSYNC_TOKEN: emu.token,
-      WORKSYNC_TOKEN_ID: emu.tokenId,
-      WORKSYNC_TOKEN_SECRET: emu.tokenSecret,
-      WORKSYNC_ORG: emu.org
-    }
+    const env = { ...process.env, ...connectionEnv(emu, { app: true }) }
     const timeBin = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : null
     const cmd = timeBin ?? process.execPath
     const argv = timeBin ? ["-f", "maxrss_kb=%M", process.execPath, "bin/worksync.js", ...args] : ["bin/worksync.js", ...args]

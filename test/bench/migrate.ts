@@ -21,6 +21,7 @@ import * as path from "node:path"
 import { GraphqlClient, type UploadedFile } from "../../src/client/graphql-client.ts"
 import { clientLayer } from "../../src/client/layer.ts"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { cleanEnv, connectionEnv } from "../support/cli.ts"
 
 const RECORDS = Number(process.env.RECORDS ?? 5000)
 const COMMENTS = Number(process.env.COMMENTS ?? 2000)
@@ -197,21 +198,14 @@ interface Run {
 const runCli = (emu: EmulatorHandle, t: Target, label: string, args: ReadonlyArray<string>): Promise<Run> =>
   new Promise((resolve, reject) => {
     // Only the connection given here: no settings of the calling shell leak in.
-    const env: Record<string, string> = Object.fromEntries(
-      Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith("WORKSYNC_"))
-    )
-    Object.assign(env, {
-      WORKSYNC_REST_URL: emu.restUrl,
-      WORKSYNC_BASE_URL: emu.baseUrl,
-      WORKSYNC_TOKEN: emu.token,
-      WORKSYNC_TOKEN_ID: emu.tokenId,
-      WORKSYNC_TOKEN_SECRET: emu.tokenSecret,
-      WORKSYNC_ORG: emu.org,
+    const env: NodeJS.ProcessEnv = {
+      ...cleanEnv(),
+      ...connectionEnv(emu, { app: true }),
       WORKSYNC_TARGET_TOKEN: t.owner.token,
       WORKSYNC_TARGET_TOKEN_ID: t.owner.tokenId,
       WORKSYNC_TARGET_TOKEN_SECRET: t.owner.tokenSecret,
       WORKSYNC_TARGET_ORG: t.org
-    })
+    }
     const argv = [BIN, ...args]
     emu.resetStats()
     const t0 = performance.now()

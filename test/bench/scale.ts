@@ -52,6 +52,7 @@ import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { openSnapshot, type RecordEntry } from "../../src/store/snapshot.ts"
 import { diffCounts, diffIds } from "../../src/sync/diff.ts"
 import { benchDetail } from "./diff-fill.ts"
+import { cleanEnv } from "../support/cli.ts"
 
 // ---------------------------------------------------------------------------------------
 // Settings: `name=value` arguments, else SCALE_NAME, else the default (small enough for
@@ -120,11 +121,9 @@ interface Proc {
 
 const running = new Set<ChildProcess>()
 
-/** The parent's environment less WORKSYNC_*: each process gets the connection it is given. */
-const baseEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("WORKSYNC_")))
 
 const startCli = (args: ReadonlyArray<string>, env: Record<string, string>): Proc => {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...baseEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...cleanEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] })
   running.add(child)
   let stdout = ""
   let stderr = ""
