@@ -395,6 +395,43 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(new Set(titles).size).toBe(200)
       }), 180_000)
 
+    it.scoped("a job pg-boss expired while its worker still runs it: the next worker waits for that run, which finishes the job, and runs nothing", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const engine = yield* freshDatabase
+        const dir = yield* tempDir("ws-workers-")
+        const boss = yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const b = new PgBoss({ connectionString: engine, schema: "worksync_engine", supervise: false, schedule: false })
+            b.on("error", () => undefined)
+            await b.start()
+            return b
+          }),
+          (b) => Effect.promise(() => b.stop({ graceful: false, wait: true }))
+        )
+        const { args, ws } = importJob(emu, dir, "expired while running", 200, engine)
+        const workers = yield* pool(engine, emu)
+        yield* slowService(emu, 100)
+        const command = start([...args, "--concurrency", "1", "--json"], env(emu))
+        yield* until(() => workers.some((w) => w.stderr().includes("running job")) && liveTitles(emu, ws).length >= 10, 60_000)
+        // What a worker that stopped renewing its job for a whole expiry period leaves: the
+        // job's start a day back (its heartbeat renews it only hours from now), so pg-boss's
+        // maintenance fails it while it runs and an idle worker fetches it again.
+        const db = yield* pgClient(engine)
+        yield* query(db, "UPDATE worksync_engine.job SET started_on = now() - interval '1 day' WHERE name = $1", [QUEUE])
+        yield* Effect.promise(() => boss.maintain())
+        const done = yield* Effect.promise(() => command.exited)
+        expect(done.code, command.stderr()).toBe(0)
+        const retries = yield* query<{ retry_count: number }>(db, "SELECT retry_count FROM worksync_engine.job WHERE name = $1", [QUEUE])
+        expect(retries).toEqual([{ retry_count: 1 }])
+        // The first run finished the job; the second fetch ran no command of its own.
+        expect(workers.filter((w) => w.stderr().includes("running job"))).toHaveLength(1)
+        expect(JSON.parse(command.stdout())).toMatchObject({ rows: 200, created: 200 })
+        const titles = liveTitles(emu, ws)
+        expect(titles).toHaveLength(200)
+        expect(new Set(titles).size).toBe(200)
+      }), 180_000)
+
     it.scoped("bad invocations: a secret as a flag, a database password in a URL, an engine that is not PostgreSQL (exit 64, one line, nothing queued)", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
