@@ -9,7 +9,6 @@
  * The stream reads SQLite page by page, so memory stays flat however large the diff.
  * In your project the imports are from the package instead of ../src.
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
@@ -32,11 +31,11 @@ export const toLine = (change: Change): string =>
   }) + "\n"
 
 /** A sink appending lines to a file, one write per chunk; its result is the number of lines. */
-export const ndjsonFileSink = (file: string): Sink.Sink<number, string, string> =>
-  Sink.foldChunksEffect(0, () => true, (n, lines: Chunk.Chunk<string>) =>
+export const ndjsonFileSink = (file: string): Sink.Sink<number, string> =>
+  Sink.foldArray(() => 0, () => true, (n, lines: ReadonlyArray<string>) =>
     Effect.sync(() => {
-      fs.appendFileSync(file, Chunk.join(lines, ""))
-      return n + Chunk.size(lines)
+      fs.appendFileSync(file, lines.join(""))
+      return n + lines.length
     }))
 
 /** Backs up, then writes the changes since the previous complete run; returns how many. */

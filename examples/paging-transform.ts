@@ -33,8 +33,9 @@ const pairs = (record: RecordSummary, now: number) =>
 /** Open (not done, not archived) work of a workspace per list and assignee, largest first. */
 export const openWorkByList = (workspaceId: string, now = Date.now()) =>
   listRecordsStream({ workspaceId, done: false, archived: false }, { concurrency: 4 }).pipe(
-    Stream.mapConcat((record) => pairs(record, now)),
-    Stream.runFold(new Map<string, OpenWorkRow>(), (rows, p) => {
+    Stream.map((record) => pairs(record, now)),
+    Stream.flattenIterable,
+    Stream.runFold(() => new Map<string, OpenWorkRow>(), (rows, p) => {
       const key = `${p.list}\u0000${p.assignee}`
       const row = rows.get(key) ?? { list: p.list, assignee: p.assignee, open: 0, overdue: 0 }
       rows.set(key, { ...row, open: row.open + 1, overdue: row.overdue + (p.overdue ? 1 : 0) })

@@ -18,6 +18,7 @@ import { build } from "esbuild"
 import { spawn, spawnSync } from "node:child_process"
 import { renameSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
 
 const tmp = `dist.tmp-${process.pid}`
 const old = `dist.old-${process.pid}`
@@ -26,7 +27,7 @@ const common = {
   outdir: tmp,
   bundle: true,
   platform: "node",
-  target: "node20",
+  target: "node22",
   sourcemap: true,
   minify: true,
   external: ["better-sqlite3"],
@@ -36,7 +37,8 @@ const common = {
 /** tsc writing the declarations, as a promise (it runs while esbuild bundles). */
 const declarations = () =>
   new Promise((resolve, reject) => {
-    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+    // TypeScript 7 exports no `bin/tsc` path: the launcher is found beside its package.json.
+    const tsc = join(dirname(createRequire(import.meta.url).resolve("typescript/package.json")), "bin", "tsc")
     const child = spawn(process.execPath, [tsc, "-p", "tsconfig.types.json", "--outDir", `${tmp}/types`], { stdio: "inherit" })
     child.on("error", reject)
     child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`type declarations: tsc exited with ${code}`))))

@@ -19,7 +19,7 @@ try {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     splitting: true,
     minify: true,
     external: ["better-sqlite3"],

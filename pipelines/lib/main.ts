@@ -52,7 +52,7 @@ export const runPipelineMain = async <A>(
     process.stderr.write(`${name}: ${exit.value.summary}\n`)
     return
   }
-  const failure = Cause.failureOption(exit.cause)
+  const failure = Cause.findErrorOption(exit.cause)
   const error = Option.isSome(failure) ? failure.value : Cause.squash(exit.cause)
   process.stderr.write(`${name}: ${Option.isSome(failure) ? messageOf(error) : `internal error: ${messageOf(error)}`}\n`)
   process.exitCode = Option.isSome(failure) ? exitCodeOf(error) : 1

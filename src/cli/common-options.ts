@@ -3,11 +3,15 @@
  * output switches. Each connection setting comes from its flag, else the config file's
  * profile (config-file.ts), else its WORKSYNC_* environment variable.
  */
-import * as Options from "@effect/cli/Options"
-import type * as Option from "effect/Option"
+import * as CliError from "effect/cli/CliError"
+import * as Flag from "effect/cli/Flag"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import {
   DEFAULT_CONFIG_FILE,
+  type Fallback,
   type ProfileField,
   profileThenEnv,
   secondsProfileThenEnv,
@@ -17,18 +21,36 @@ import {
 } from "./config-file.ts"
 import type { Verbosity } from "./output.ts"
 
+/**
+ * An optional flag that, when not given, takes its fallback's value (config file profile,
+ * environment); a fallback's problem is a usage error.
+ */
+export const withFallback = <A>(fallback: Fallback<A>) => (flag: Flag.Flag<A>): Flag.Flag<Option.Option<A>> =>
+  flag.pipe(
+    Flag.optional,
+    Flag.mapEffect((given) =>
+      Option.isSome(given)
+        ? Effect.succeed(given)
+        : Result.match(fallback(), {
+          onSuccess: Effect.succeed,
+          onFailure: (message) => Effect.fail(new CliError.ValidationError({ message }))
+        })
+    )
+  )
+
+/** A switch: false unless given. No `--no-NAME` form (effect/cli adds one by default). */
+export const booleanFlag = (name: string) => Flag.Boolean(name).pipe(Flag.withoutNegation, Flag.withDefault(false))
+
 const fromEnv = (flag: string, env: string, description: string, field: ProfileField) =>
-  Options.text(flag).pipe(
-    Options.withFallbackConfig(profileThenEnv(field, env)),
-    Options.withDescription(`${description} (profile key ${field}, env ${env})`),
-    Options.optional
+  Flag.String(flag).pipe(
+    Flag.withDescription(`${description} (profile key ${field}, env ${env})`),
+    withFallback(profileThenEnv(field, env))
   )
 
 const secretFromEnv = (flag: string, env: string, description: string, field: ProfileField) =>
-  Options.redacted(flag).pipe(
-    Options.withFallbackConfig(secretProfileThenEnv(field, env)),
-    Options.withDescription(`${description} (profile key ${field}, env ${env})`),
-    Options.optional
+  Flag.Redacted(flag).pipe(
+    Flag.withDescription(`${description} (profile key ${field}, env ${env})`),
+    withFallback(secretProfileThenEnv(field, env))
   )
 
 export interface ConnectionFlags {
@@ -51,13 +73,13 @@ export interface ConnectionFlags {
  * and the parser accepts them.
  */
 export const configOptions = {
-  config: Options.text("config").pipe(
-    Options.withDescription(`config file of connection profiles (env WORKSYNC_CONFIG; default ./${DEFAULT_CONFIG_FILE} when present)`),
-    Options.optional
+  config: Flag.String("config").pipe(
+    Flag.withDescription(`config file of connection profiles (env WORKSYNC_CONFIG; default ./${DEFAULT_CONFIG_FILE} when present)`),
+    Flag.optional
   ),
-  profile: Options.text("profile").pipe(
-    Options.withDescription("profile of the config file to connect with (env WORKSYNC_PROFILE; default: the file's defaultProfile)"),
-    Options.optional
+  profile: Flag.String("profile").pipe(
+    Flag.withDescription("profile of the config file to connect with (env WORKSYNC_PROFILE; default: the file's defaultProfile)"),
+    Flag.optional
   )
 }
 
@@ -70,19 +92,17 @@ export const connectionOptions = {
   tokenSecret: secretFromEnv("token-secret", "WORKSYNC_TOKEN_SECRET", "GraphQL token secret", "tokenSecret"),
   org: fromEnv("org", "WORKSYNC_ORG", "organization id or slug", "org"),
   headerPrefix: fromEnv("header-prefix", "WORKSYNC_HEADER_PREFIX", "header prefix, default svc", "headerPrefix"),
-  maxRetryWait: Options.integer("max-retry-wait").pipe(
-    Options.withFallbackConfig(secondsProfileThenEnv("maxRetryWait", "WORKSYNC_MAX_RETRY_WAIT", true)),
-    Options.withDescription(
+  maxRetryWait: Flag.Int("max-retry-wait").pipe(
+    Flag.withDescription(
       "longest wait a 429 Retry-After may ask for, in seconds (default 120); a longer one fails the run at once, and a rerun resumes (profile key maxRetryWait, env WORKSYNC_MAX_RETRY_WAIT)"
     ),
-    Options.optional
+    withFallback(secondsProfileThenEnv("maxRetryWait", "WORKSYNC_MAX_RETRY_WAIT", true))
   ),
-  bodyIdleTimeout: Options.float("body-idle-timeout").pipe(
-    Options.withFallbackConfig(secondsProfileThenEnv("bodyIdleTimeout", "WORKSYNC_BODY_IDLE_TIMEOUT", false)),
-    Options.withDescription(
+  bodyIdleTimeout: Flag.Finite("body-idle-timeout").pipe(
+    Flag.withDescription(
       "seconds without a byte after which a download has stalled and is retried (default 30; profile key bodyIdleTimeout, env WORKSYNC_BODY_IDLE_TIMEOUT)"
     ),
-    Options.optional
+    withFallback(secondsProfileThenEnv("bodyIdleTimeout", "WORKSYNC_BODY_IDLE_TIMEOUT", false))
   ),
   ...configOptions
 }
@@ -91,16 +111,14 @@ export const connectionOptions = {
 const targetEnv = (flag: string) => `WORKSYNC_TARGET_${flag.slice(3).toUpperCase().replace(/-/g, "_")}`
 
 const target = (flag: string, description: string, field: ProfileField) =>
-  Options.text(flag).pipe(
-    Options.withFallbackConfig(targetProfile(field, targetEnv(flag))),
-    Options.withDescription(`${description} (or key ${field} of the --to-profile profile, or env ${targetEnv(flag)})`),
-    Options.optional
+  Flag.String(flag).pipe(
+    Flag.withDescription(`${description} (or key ${field} of the --to-profile profile, or env ${targetEnv(flag)})`),
+    withFallback(targetProfile(field, targetEnv(flag)))
   )
 const secretTarget = (flag: string, description: string, field: ProfileField) =>
-  Options.redacted(flag).pipe(
-    Options.withFallbackConfig(secretTargetProfile(field, targetEnv(flag))),
-    Options.withDescription(`${description} (or key ${field} of the --to-profile profile, or env ${targetEnv(flag)})`),
-    Options.optional
+  Flag.Redacted(flag).pipe(
+    Flag.withDescription(`${description} (or key ${field} of the --to-profile profile, or env ${targetEnv(flag)})`),
+    withFallback(secretTargetProfile(field, targetEnv(flag)))
   )
 
 /**
@@ -116,21 +134,19 @@ export const targetConnectionOptions = {
   org: target("to-org", "target organization id or slug", "org"),
   headerPrefix: target("to-header-prefix", "target header prefix", "headerPrefix"),
   // Read from argv by config-file.ts (the fallbacks above need it while parsing); declared for help and parsing.
-  profile: Options.text("to-profile").pipe(
-    Options.withDescription("profile of the config file for the target connection"),
-    Options.optional
+  profile: Flag.String("to-profile").pipe(
+    Flag.withDescription("profile of the config file for the target connection"),
+    Flag.optional
   )
 }
 
-
-
-export const jsonOption = Options.boolean("json").pipe(
-  Options.withDescription("print one JSON result object on stdout")
+export const jsonOption = booleanFlag("json").pipe(
+  Flag.withDescription("print one JSON result object on stdout")
 )
 
 export const verbosityOptions = {
-  quiet: Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("no progress output")),
-  verbose: Options.boolean("verbose").pipe(Options.withAlias("v"), Options.withDescription("more detail on stderr"))
+  quiet: booleanFlag("quiet").pipe(Flag.withAlias("q"), Flag.withDescription("no progress output")),
+  verbose: booleanFlag("verbose").pipe(Flag.withAlias("v"), Flag.withDescription("more detail on stderr"))
 }
 
 export const verbosityOf = (flags: { readonly quiet: boolean; readonly verbose: boolean }): Verbosity =>

@@ -11,15 +11,14 @@
  *
  * Precedence for each setting: flag, then the profile, then the WORKSYNC_* variable.
  *
- * The connection options read the profile as their fallback while @effect/cli parses, so
+ * The connection options read the profile as their fallback while effect/cli parses, so
  * before the parsed `--config` and `--profile` exist: these two are therefore read from
  * argv directly (both `--config FILE` and `--config=FILE`). A broken file does not stop
  * parsing; `configProblem` reports it as the command's one-line usage error.
  */
-import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
-import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -114,10 +113,10 @@ const excess = (value: Record<string, unknown>, known: ReadonlyArray<string>, at
     : { path: [...at, extra], message: `is unexpected, expected: ${known.map((k) => JSON.stringify(k)).join(" | ")}` }
 }
 
-const decodeProfile = (value: unknown, at: ReadonlyArray<string>): Either.Either<Profile, Issue> => {
-  if (!isObject(value)) return Either.left({ path: at, message: `Expected ${PROFILE_TYPE}` })
+const decodeProfile = (value: unknown, at: ReadonlyArray<string>): Result.Result<Profile, Issue> => {
+  if (!isObject(value)) return Result.fail({ path: at, message: `Expected ${PROFILE_TYPE}` })
   const extra = excess(value, PROFILE_FIELDS, at)
-  if (extra !== undefined) return Either.left(extra)
+  if (extra !== undefined) return Result.fail(extra)
   const profile: { [K in ProfileField]?: string } = {}
   for (const field of PROFILE_FIELDS) {
     if (!Object.hasOwn(value, field) || value[field] === undefined) continue
@@ -127,44 +126,44 @@ const decodeProfile = (value: unknown, at: ReadonlyArray<string>): Either.Either
       continue
     }
     if (typeof v !== "string") {
-      return Either.left({ path: [...at, field], message: SECONDS_FIELDS.includes(field) ? "Expected number" : "Expected string" })
+      return Result.fail({ path: [...at, field], message: SECONDS_FIELDS.includes(field) ? "Expected number" : "Expected string" })
     }
     profile[field] = v
   }
-  return Either.right(profile)
+  return Result.succeed(profile)
 }
 
-const decode = (json: unknown): Either.Either<ConfigFile, Issue> => {
-  if (!isObject(json)) return Either.left({ path: [], message: `Expected ${FILE_TYPE}` })
+const decode = (json: unknown): Result.Result<ConfigFile, Issue> => {
+  if (!isObject(json)) return Result.fail({ path: [], message: `Expected ${FILE_TYPE}` })
   const extra = excess(json, ["defaultProfile", "profiles"], [])
-  if (extra !== undefined) return Either.left(extra)
+  if (extra !== undefined) return Result.fail(extra)
   const defaultProfile = json.defaultProfile
   if (defaultProfile !== undefined && typeof defaultProfile !== "string") {
-    return Either.left({ path: ["defaultProfile"], message: "Expected string" })
+    return Result.fail({ path: ["defaultProfile"], message: "Expected string" })
   }
-  if (!Object.hasOwn(json, "profiles")) return Either.left({ path: ["profiles"], message: "is missing" })
-  if (!isObject(json.profiles)) return Either.left({ path: ["profiles"], message: `Expected ${PROFILES_TYPE}` })
+  if (!Object.hasOwn(json, "profiles")) return Result.fail({ path: ["profiles"], message: "is missing" })
+  if (!isObject(json.profiles)) return Result.fail({ path: ["profiles"], message: `Expected ${PROFILES_TYPE}` })
   // No prototype: a profile named like an Object method ("constructor") is just a name.
   const profiles: Record<string, Profile> = Object.create(null)
   for (const [name, value] of Object.entries(json.profiles)) {
     const profile = decodeProfile(value, ["profiles", name])
-    if (Either.isLeft(profile)) return Either.left(profile.left)
-    profiles[name] = profile.right
+    if (Result.isFailure(profile)) return Result.fail(profile.failure)
+    profiles[name] = profile.success
   }
-  return Either.right(defaultProfile === undefined ? { profiles } : { defaultProfile, profiles })
+  return Result.succeed(defaultProfile === undefined ? { profiles } : { defaultProfile, profiles })
 }
 
 /** Parses a config file's text; the error names the file and the bad field. */
-export const parseConfigFile = (file: string, text: string): Either.Either<ConfigFile, string> => {
+export const parseConfigFile = (file: string, text: string): Result.Result<ConfigFile, string> => {
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (e) {
     // Only the position: the parser's own message quotes the text, which may hold a token.
     const at = e instanceof Error ? /position (\d+)/.exec(e.message) : null
-    return Either.left(`${file}: not valid JSON${at ? ` (at character ${at[1]})` : ""}; fix the file or pass --config`)
+    return Result.fail(`${file}: not valid JSON${at ? ` (at character ${at[1]})` : ""}; fix the file or pass --config`)
   }
-  return Either.mapLeft(decode(json), (issue) => {
+  return Result.mapError(decode(json), (issue) => {
     const where = issue.path.length > 0 ? ` at ${issue.path.join(".")}` : ""
     // Never the actual value: it may be a token.
     const expected = issue.message
@@ -174,9 +173,9 @@ export const parseConfigFile = (file: string, text: string): Either.Either<Confi
 
 const pick = (config: ConfigFile, file: string, name: string, flag: string) => {
   const profile = config.profiles[name]
-  if (profile !== undefined) return Either.right(profile)
+  if (profile !== undefined) return Result.succeed(profile)
   const known = Object.keys(config.profiles)
-  return Either.left(
+  return Result.fail(
     `${flag} ${name}: no such profile in ${file} (${known.length > 0 ? `profiles: ${known.join(", ")}` : "it has no profiles"})`
   )
 }
@@ -207,23 +206,23 @@ export const loadConfig = (sources: Sources): LoadedConfig => {
     return none(`${flagName} ${explicit ?? file}: ${missing ? "file not found" : `cannot read (${(e as Error).message})`}`)
   }
   const parsed = parseConfigFile(file, text)
-  if (Either.isLeft(parsed)) return none(parsed.left)
-  const config = parsed.right
+  if (Result.isFailure(parsed)) return none(parsed.failure)
+  const config = parsed.success
 
   const chosen = profileName ?? config.defaultProfile ?? (config.profiles.default !== undefined ? "default" : undefined)
   const flagOfChosen = profileFlag !== undefined ? "--profile" : profileName !== undefined ? "WORKSYNC_PROFILE" : "defaultProfile"
-  const profile = chosen === undefined ? Either.right(undefined) : pick(config, file, chosen, flagOfChosen)
-  if (Either.isLeft(profile)) return { ...none(profile.left), file }
-  const target = targetProfileName === undefined ? Either.right(undefined) : pick(config, file, targetProfileName, "--to-profile")
-  if (Either.isLeft(target)) return { ...none(target.left), file }
+  const profile = chosen === undefined ? Result.succeed(undefined) : pick(config, file, chosen, flagOfChosen)
+  if (Result.isFailure(profile)) return { ...none(profile.failure), file }
+  const target = targetProfileName === undefined ? Result.succeed(undefined) : pick(config, file, targetProfileName, "--to-profile")
+  if (Result.isFailure(target)) return { ...none(target.failure), file }
 
-  const holdsSecret = [profile.right, target.right].some((p) => p?.token !== undefined || p?.tokenSecret !== undefined)
+  const holdsSecret = [profile.success, target.success].some((p) => p?.token !== undefined || p?.tokenSecret !== undefined)
   return {
     file,
-    profileName: profile.right === undefined ? undefined : chosen,
-    profile: profile.right,
-    targetProfileName: target.right === undefined ? undefined : targetProfileName,
-    targetProfile: target.right,
+    profileName: profile.success === undefined ? undefined : chosen,
+    profile: profile.success,
+    targetProfileName: target.success === undefined ? undefined : targetProfileName,
+    targetProfile: target.success,
     problem: undefined,
     readableBy: holdsSecret ? readableBy(file) : undefined
   }
@@ -261,55 +260,54 @@ const fromProfile = (which: "source" | "target", field: ProfileField): string | 
   return (which === "source" ? loaded.profile : loaded.targetProfile)?.[field]
 }
 
-/** Fallback of a source connection flag: the profile's value, else the environment variable. */
-export const profileThenEnv = (field: ProfileField, env: string): Config.Config<string> =>
-  Config.suspend(() => {
-    const value = fromProfile("source", field)
-    return value !== undefined ? Config.succeed(value) : Config.string(env)
-  })
+/**
+ * What a flag that is not given falls back to: a value, none (the flag stays unset), or a
+ * one-line problem (a usage error). Read when the command line is parsed, straight from
+ * the profile and `process.env`: an empty variable counts as given, as it always did.
+ */
+export type Fallback<A> = () => Result.Result<Option.Option<A>, string>
 
-export const secretProfileThenEnv = (field: ProfileField, env: string): Config.Config<Redacted.Redacted<string>> =>
-  Config.suspend(() => {
-    const value = fromProfile("source", field)
-    return value !== undefined ? Config.succeed(Redacted.make(value)) : Config.redacted(env)
-  })
+const some = <A>(value: A): Result.Result<Option.Option<A>, string> => Result.succeed(Option.some(value))
+const fromEnv = (env: string): Result.Result<Option.Option<string>, string> => Result.succeed(Option.fromUndefinedOr(process.env[env]))
+
+/** Fallback of a source connection flag: the profile's value, else the environment variable. */
+export const profileThenEnv = (field: ProfileField, env: string): Fallback<string> => () => {
+  const value = fromProfile("source", field)
+  return value !== undefined ? some(value) : fromEnv(env)
+}
+
+export const secretProfileThenEnv = (field: ProfileField, env: string): Fallback<Redacted.Redacted<string>> => () =>
+  Result.map(profileThenEnv(field, env)(), Option.map(Redacted.make))
 
 /**
  * Fallback of a flag in seconds: the profile's value, else the environment variable; a
  * value that is not a number of seconds (whole ones when `whole`) is a usage error
  * naming where it came from.
  */
-export const secondsProfileThenEnv = (field: ProfileField, env: string, whole: boolean): Config.Config<number> =>
-  Config.suspend(() => {
-    const value = fromProfile("source", field)
-    const where = value !== undefined ? `${field} of profile ${processConfig().profileName ?? ""}` : env
-    return (value !== undefined ? Config.succeed(value) : Config.string(env)).pipe(
-      Config.mapOrFail((text) => {
-        const t = text.trim()
-        return (whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(t)
-          ? Either.right(Number(t))
-          : Either.left(ConfigError.InvalidData([], `${where}=${t}: expected a number of ${whole ? "whole " : ""}seconds`))
-      })
-    )
-  })
+export const secondsProfileThenEnv = (field: ProfileField, env: string, whole: boolean): Fallback<number> => () => {
+  const value = fromProfile("source", field)
+  const where = value !== undefined ? `${field} of profile ${processConfig().profileName ?? ""}` : env
+  const text = value ?? process.env[env]
+  if (text === undefined) return Result.succeed(Option.none())
+  const t = text.trim()
+  return (whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(t)
+    ? some(Number(t))
+    : Result.fail(`${where}=${t}: expected a number of ${whole ? "whole " : ""}seconds`)
+}
 
 /**
  * Fallback of a `--to-*` flag: the `--to-profile` profile's value, else the environment
- * variable (`WORKSYNC_TARGET_*`).
+ * variable (`WORKSYNC_TARGET_*`); an empty variable is not given.
  */
-export const targetProfile = (field: ProfileField, env: string): Config.Config<string> =>
-  Config.suspend(() => {
-    const value = fromProfile("target", field)
-    if (value !== undefined) return Config.succeed(value)
-    const fromEnv = process.env[env]
-    return fromEnv !== undefined && fromEnv !== ""
-      ? Config.succeed(fromEnv)
-      // MissingData, so @effect/cli treats the flag as simply not given.
-      : Config.mapOrFail(Config.succeed(undefined), () => Either.left(ConfigError.MissingData([], `not in the target profile`)))
-  })
+export const targetProfile = (field: ProfileField, env: string): Fallback<string> => () => {
+  const value = fromProfile("target", field)
+  if (value !== undefined) return some(value)
+  const fromEnv = process.env[env]
+  return Result.succeed(fromEnv !== undefined && fromEnv !== "" ? Option.some(fromEnv) : Option.none())
+}
 
-export const secretTargetProfile = (field: ProfileField, env: string): Config.Config<Redacted.Redacted<string>> =>
-  Config.map(targetProfile(field, env), Redacted.make)
+export const secretTargetProfile = (field: ProfileField, env: string): Fallback<Redacted.Redacted<string>> => () =>
+  Result.map(targetProfile(field, env)(), Option.map(Redacted.make))
 
 /**
  * The problem with the config file, if any, as one line; also warns once on stderr when

@@ -3,18 +3,18 @@
  * (backup, copy-files, import-csv, restore, migrate): with it, the command queues its job
  * on the pool and waits for it (run/on-engine.ts) instead of doing the work itself.
  */
-import * as Options from "@effect/cli/Options"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { EngineCommand } from "../engine/job.ts"
 
 export const engineOption = {
-  engine: Options.text("engine").pipe(
-    Options.withDescription(
+  engine: Flag.String("engine").pipe(
+    Flag.withDescription(
       "PostgreSQL URL of a pool of workers (worksync worker): the job runs there and this command waits for it; " +
         "rerunning the command attaches to the job in progress"
     ),
-    Options.optional
+    Flag.optional
   )
 }
 

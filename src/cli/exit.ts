@@ -9,6 +9,7 @@
  * - 130 interrupted by SIGINT/SIGTERM
  */
 import * as Cause from "effect/Cause"
+import * as CliError from "effect/cli/CliError"
 import * as Data from "effect/Data"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -55,30 +56,40 @@ const messageOf = (error: unknown): string => {
   return String(error)
 }
 
-const isCliValidationError = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && "_tag" in error &&
-  ["CommandMismatch", "CorrectedFlag", "HelpRequested", "InvalidArgument", "InvalidValue", "MissingValue",
-    "MissingFlag", "MultipleValuesDetected", "MissingSubcommand", "NoBuiltInMatch", "UnclusteredFlag"]
-    .includes(String((error as { _tag: unknown })._tag))
+/**
+ * effect/cli ends a bad invocation with `ShowHelp` holding the parse errors (already
+ * printed as one line by the CLI's presenter, main.ts), and a bare `worksync` (no
+ * subcommand) with an empty `ShowHelp` after printing the help.
+ */
+const isShowHelp = (error: unknown): error is CliError.ShowHelp =>
+  CliError.isCliError(error) && error._tag === "ShowHelp"
+
+/** The first line of a message (effect/cli appends suggestions on further lines). */
+export const firstLine = (text: string): string => text.split("\n", 1)[0]!.trim()
 
 /** Maps the end of the program to an exit code, printing one line on stderr for failures. */
 export const teardown = (exit: Exit.Exit<unknown, unknown>, onExit: (code: number) => void) => {
   if (Exit.isSuccess(exit)) return onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
   const cause = exit.cause
-  if (Cause.isInterruptedOnly(cause)) {
+  if (Cause.hasInterruptsOnly(cause)) {
     if (interruptIsNormalEnd) return onExit(ExitCode.ok)
     process.stderr.write("worksync: interrupted\n")
     return onExit(ExitCode.interrupted)
   }
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value
     if (error instanceof CliExit) {
       if (error.message) process.stderr.write(`worksync: ${printable(error.message)}\n`)
       return onExit(error.code)
     }
-    // @effect/cli has already printed the usage problem and the help hint.
-    if (isCliValidationError(error)) return onExit(ExitCode.usage)
+    // effect/cli has already printed the help, or the usage problem (main.ts's presenter).
+    if (isShowHelp(error)) return onExit(error.errors.length === 0 ? ExitCode.ok : ExitCode.usage)
+    // Any other parse error (not wrapped in ShowHelp): one line, a usage error.
+    if (CliError.isCliError(error)) {
+      process.stderr.write(`worksync: ${printable(firstLine(error.message))}\n`)
+      return onExit(ExitCode.usage)
+    }
     process.stderr.write(`worksync: ${printable(messageOf(error))}\n`)
     return onExit(ExitCode.failed)
   }

@@ -3,19 +3,23 @@
  *
  * Start-up matters (cron starts the CLI often): the commands in ./commands/ are
  * definitions only and load their work (./run/) when they run, and the platform layer is
- * the three services @effect/cli needs rather than NodeContext (which also loads the
- * child-process and worker machinery no command uses).
+ * the services effect/cli needs rather than NodeServices (whose child-process spawner
+ * loads machinery no command uses: see `noSpawner`).
  */
-import * as Command from "@effect/cli/Command"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeStdio from "@effect/platform-node/NodeStdio"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
+import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import { commands } from "./commands/index.ts"
 import { teardown } from "./exit.ts"
 import { withPlainTextWhereNoColour } from "./plain-text.ts"
+import { runnerLayer } from "./runner.ts"
+import { VERSION } from "./version.ts"
 
 const root = Command.make("worksync").pipe(
   Command.withDescription(
@@ -24,7 +28,7 @@ const root = Command.make("worksync").pipe(
   Command.withSubcommands(commands)
 )
 
-const cli = Command.run(root, { name: "worksync", version: "0.1.0" })
+const cli = Command.runWith(root, { version: VERSION })
 
 // A job run by a worker of the pool dies with its worker, however the worker dies, so
 // the job's stores are free for the worker that takes the job over (engine/worker.ts).
@@ -33,10 +37,20 @@ if (process.env.WORKSYNC_EXIT_WITH_PARENT === "1" && process.send !== undefined)
   process.channel?.unref()
 }
 
-const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
+/**
+ * effect/cli's services include a child-process spawner for the commands that spawn
+ * through it; none of ours does (a worker forks jobs with node:child_process itself), so
+ * this one only says so, and start-up does not load the real one.
+ */
+const noSpawner = Layer.succeed(
+  ChildProcessSpawner.ChildProcessSpawner,
+  ChildProcessSpawner.make(() => Effect.die(new Error("worksync: no command spawns processes through effect/cli")))
+)
 
-cli(process.argv).pipe(
+const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer, NodeStdio.layer, noSpawner, runnerLayer)
+
+cli(process.argv.slice(2)).pipe(
   withPlainTextWhereNoColour,
   Effect.provide(platform),
-  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true, teardown })
+  NodeRuntime.runMain({ disableErrorReporting: true, teardown })
 )

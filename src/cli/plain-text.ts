@@ -1,13 +1,13 @@
 /**
- * Colour only for a terminal. @effect/cli renders help and usage errors with ANSI styles
- * and prints them through Effect's Console service whether or not the output is a
- * terminal; this Console drops the styles when the stream is not a TTY or NO_COLOR is
- * set (https://no-color.org), so cron mails, logs and pipes get plain text.
+ * Colour only for a terminal. effect/cli renders help with ANSI styles and prints it
+ * through Effect's Console service, into a pipe too when FORCE_COLOR is set; this
+ * Console drops the styles when the stream is not a TTY or NO_COLOR is set
+ * (https://no-color.org), so cron mails, logs and pipes get plain text.
  */
 import * as Console from "effect/Console"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 
-// SGR sequences (colour, bold, reset): the only escapes @effect/cli's printer emits.
+// SGR sequences (colour, bold, reset): the only escapes effect/cli's printer emits.
 // eslint-disable-next-line no-control-regex
 const SGR = /\u001b\[[0-9;]*m/g
 
@@ -25,25 +25,14 @@ export const withPlainTextWhereNoColour = <A, E, R>(effect: Effect.Effect<A, E, 
     const out = colourFor(process.stdout)
     const err = colourFor(process.stderr)
     if (out && err) return effect
-    const o = (f: (...args: ReadonlyArray<unknown>) => Effect.Effect<void>) =>
-      out ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
-    const e = (f: (...args: ReadonlyArray<unknown>) => Effect.Effect<void>) =>
-      err ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
-    const uo = (f: (...args: ReadonlyArray<unknown>) => void) => out ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
-    const ue = (f: (...args: ReadonlyArray<unknown>) => void) => err ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
-    const plain: Console.Console = {
-      ...current,
+    const o = (f: (...args: ReadonlyArray<unknown>) => void) => out ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
+    const e = (f: (...args: ReadonlyArray<unknown>) => void) => err ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
+    // The other methods (table, group, ...) are the current console's, through the prototype.
+    const plain: Console.Console = Object.assign(Object.create(current), {
       log: o((...args) => current.log(...args)),
       info: o((...args) => current.info(...args)),
       error: e((...args) => current.error(...args)),
-      warn: e((...args) => current.warn(...args)),
-      unsafe: {
-        ...current.unsafe,
-        log: uo((...args) => current.unsafe.log(...args)),
-        info: uo((...args) => current.unsafe.info(...args)),
-        error: ue((...args) => current.unsafe.error(...args)),
-        warn: ue((...args) => current.unsafe.warn(...args))
-      }
-    }
-    return Console.withConsole(effect, plain)
+      warn: e((...args) => current.warn(...args))
+    })
+    return Effect.provideService(effect, Console.Console, plain)
   })

@@ -4,13 +4,13 @@
  * secret from free text as a last line of defence for error messages.
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { DEFAULT_HEADER_PREFIX } from "../schema/assumptions.ts"
 
 /** How many requests may run at once and how fast they may start. */
@@ -118,7 +118,7 @@ export interface ConnectionInput {
   readonly sharedLimiter?: string | undefined
 }
 
-export class Connection extends Context.Tag("worksync/Connection")<Connection, ConnectionConfig>() {}
+export class Connection extends Context.Service<Connection, ConnectionConfig>()("worksync/Connection") {}
 
 const toSecret = (
   v: string | Redacted.Redacted<string> | Option.Option<Redacted.Redacted<string>> | undefined
@@ -181,32 +181,38 @@ export const connectionLayer = (config: ConnectionInput | ConnectionConfig): Lay
     return makeConnectionConfig(config)
   })
 
-const optString = (name: string) => Config.option(Config.string(name))
+const optString = (name: string) => Config.option(Config.String(name))
 
 /** Whole or decimal seconds (`120`, `0.5`) as milliseconds; unset or empty gives none. */
 const optSeconds = (name: string) =>
   Config.option(
-    Config.string(name).pipe(
-      Config.mapOrFail((text) => {
+    Config.String(name).pipe(
+      Config.mapEffect((text) => {
         const t = text.trim()
-        if (t === "") return Either.right(undefined)
+        if (t === "") return Effect.succeed(undefined)
         const n = Number(t)
         return /^\d+(\.\d+)?$/.test(t) && Number.isFinite(n)
-          ? Either.right(Math.round(n * 1000))
-          : Either.left(ConfigError.InvalidData([], `${name}=${t}: expected a number of seconds (e.g. 120)`))
+          ? Effect.succeed(Math.round(n * 1000))
+          : Effect.fail(
+            new Config.ConfigError(
+              new Schema.SchemaError(
+                new SchemaIssue.InvalidValue({ message: `${name}=${t}: expected a number of seconds (e.g. 120)` }, t)
+              )
+            )
+          )
       })
     )
   )
-const optSecret = (name: string) => Config.option(Config.redacted(name))
+const optSecret = (name: string) => Config.option(Config.Redacted(name))
 
 /**
  * Reads the `WORKSYNC_*` variables of the CLI contract (through effect's ConfigProvider,
  * so tests can supply a map). Empty values count as unset.
  */
-export const connectionConfigFromEnv: Effect.Effect<ConnectionConfig, ConfigError.ConfigError> = Effect.gen(
+export const connectionConfigFromEnv: Effect.Effect<ConnectionConfig, Config.ConfigError> = Effect.gen(
   function*() {
-    const restUrl = yield* Config.string("WORKSYNC_REST_URL")
-    const baseUrl = yield* Config.string("WORKSYNC_BASE_URL")
+    const restUrl = yield* Config.String("WORKSYNC_REST_URL")
+    const baseUrl = yield* Config.String("WORKSYNC_BASE_URL")
     const token = yield* optSecret("WORKSYNC_TOKEN")
     const tokenId = yield* optString("WORKSYNC_TOKEN_ID")
     const tokenSecret = yield* optSecret("WORKSYNC_TOKEN_SECRET")
@@ -232,7 +238,7 @@ export const connectionConfigFromEnv: Effect.Effect<ConnectionConfig, ConfigErro
   }
 )
 
-export const connectionFromEnv: Layer.Layer<Connection, ConfigError.ConfigError> = Layer.effect(
+export const connectionFromEnv: Layer.Layer<Connection, Config.ConfigError> = Layer.effect(
   Connection,
   connectionConfigFromEnv
 )

@@ -10,13 +10,14 @@
  * show (role reads and updates, every webhook operation but `webhooks`) answer an
  * Option (the shape when it is one) or, for deletes, true unless the answer is `false`.
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import {
   type AttachmentElement,
   Comment,
@@ -32,7 +33,7 @@ import {
   GraphqlFile
 } from "../schema/files.ts"
 import { BATCH_MAX_BYTES, BATCH_MAX_FILES, MULTIPART_MAX_FILE_BYTES } from "../schema/limits.ts"
-import { answerIfShaped } from "../schema/open.ts"
+import { answerIfShaped, openStruct } from "../schema/open.ts"
 import {
   type CreateWorkspaceUserRoleInput,
   GraphqlUser,
@@ -78,9 +79,7 @@ export interface ExecuteOptions {
 }
 
 /** A File as the GraphQL client reads it: `project` is null for an organization-level file. */
-export const UploadedFile = Schema.Struct({ ...GraphqlFile.fields, project: Schema.NullOr(FileProjectRef) }).annotations({
-  parseOptions: { onExcessProperty: "preserve" }
-})
+export const UploadedFile = openStruct({ ...GraphqlFile.fields, project: Schema.NullOr(FileProjectRef) })
 export type UploadedFile = typeof UploadedFile.Type
 
 export interface UploadFileInput {
@@ -135,7 +134,7 @@ export interface GraphqlClientApi {
   readonly execute: <A, I>(
     query: string,
     variables: Readonly<Record<string, unknown>>,
-    dataSchema: Schema.Schema<A, I, never>,
+    dataSchema: Schema.Codec<A, I>,
     options?: ExecuteOptions
   ) => Effect.Effect<A, GraphqlCallError>
   /**
@@ -146,7 +145,7 @@ export interface GraphqlClientApi {
     query: string,
     variables: Readonly<Record<string, unknown>>,
     files: ReadonlyArray<{ readonly source: UploadSource; readonly paths: ReadonlyArray<string> }>,
-    dataSchema: Schema.Schema<A, I, never>,
+    dataSchema: Schema.Codec<A, I>,
     options?: ExecuteOptions
   ) => Effect.Effect<A, GraphqlCallError>
 
@@ -194,7 +193,7 @@ export interface GraphqlClientApi {
   readonly webhook: (id: string) => Effect.Effect<Option.Option<Webhook>, GraphqlCallError>
 }
 
-export class GraphqlClient extends Context.Tag("worksync/GraphqlClient")<GraphqlClient, GraphqlClientApi>() {}
+export class GraphqlClient extends Context.Service<GraphqlClient, GraphqlClientApi>()("worksync/GraphqlClient") {}
 
 // ----------------------------------------------------------------------------------------
 // Documents. Only documented fields are selected, so the documents stay valid against
@@ -238,15 +237,19 @@ const DELETE_WEBHOOK = `mutation deleteWebhook($id: String!) { deleteWebhook(id:
 const WEBHOOKS = `query webhooks { webhooks { items { ${WEBHOOK_FIELDS} } } }`
 const WEBHOOK = `query webhook($id: String!) { webhook(id: $id) { ${WEBHOOK_FIELDS} } }`
 
-const field = <K extends string, A, I>(key: K, schema: Schema.Schema<A, I, never>) =>
-  Schema.Struct({ [key]: schema } as { [P in K]: Schema.Schema<A, I, never> })
+const field = <K extends string, S extends Schema.Top>(key: K, schema: S) =>
+  Schema.Struct({ [key]: schema } as { [P in K]: S })
 
 /** A Boolean answer whose type is not shown: true unless the service said `false`. */
-const NotFalse = Schema.transform(Schema.Unknown, Schema.Boolean, {
-  strict: true,
-  decode: (u) => u !== false,
-  encode: (b) => b
-})
+const NotFalse = Schema.Unknown.pipe(
+  Schema.decodeTo(
+    Schema.Boolean,
+    SchemaTransformation.transform({
+      decode: (u: unknown) => u !== false,
+      encode: (b: boolean): unknown => b
+    })
+  )
+)
 
 /**
  * The service returns a scalar where the document selected fields (graphql-js words it
@@ -271,14 +274,14 @@ const isMutation = (query: string): boolean => /^\s*(?:#[^\n]*\n\s*)*mutation\b/
 // ----------------------------------------------------------------------------------------
 // Answers.
 
-const decodeEntries = Schema.decodeUnknownEither(Schema.Array(GraphqlErrorEntry), { onExcessProperty: "preserve" })
+const decodeEntries = Schema.decodeUnknownResult(Schema.Array(GraphqlErrorEntry))
 
 /** The GraphqlError for a non-empty `errors` array, or null. */
 export const graphqlErrorOf = (operation: string, json: unknown): GraphqlError | null => {
   if (json === null || typeof json !== "object") return null
   const raw = (json as { errors?: unknown }).errors
   if (!Array.isArray(raw) || raw.length === 0) return null
-  const entries = Either.getOrNull(decodeEntries(raw))
+  const entries = Result.getOrNull(decodeEntries(raw))
   const first = entries?.[0]
   if (first === undefined) {
     const msg = raw[0] !== null && typeof raw[0] === "object" && typeof (raw[0] as { message?: unknown }).message === "string"
@@ -379,7 +382,7 @@ export const makeGraphqlClient = (config: ConnectionConfig, pipeline: PipelineAp
   const run = <A, I>(
     operation: string,
     build: () => HttpClientRequest.HttpClientRequest,
-    dataSchema: Schema.Schema<A, I, never>,
+    dataSchema: Schema.Codec<A, I>,
     idempotent: boolean,
     summary: string
   ): Effect.Effect<A, GraphqlCallError> =>
@@ -407,7 +410,7 @@ export const makeGraphqlClient = (config: ConnectionConfig, pipeline: PipelineAp
   const execute = <A, I>(
     query: string,
     variables: Readonly<Record<string, unknown>>,
-    dataSchema: Schema.Schema<A, I, never>,
+    dataSchema: Schema.Codec<A, I>,
     options?: ExecuteOptions
   ): Effect.Effect<A, GraphqlCallError> => {
     const operation = options?.operation ?? operationNameOf(query)
@@ -429,7 +432,7 @@ export const makeGraphqlClient = (config: ConnectionConfig, pipeline: PipelineAp
     query: string,
     variables: Readonly<Record<string, unknown>>,
     files: ReadonlyArray<{ readonly source: UploadSource; readonly paths: ReadonlyArray<string> }>,
-    dataSchema: Schema.Schema<A, I, never>,
+    dataSchema: Schema.Codec<A, I>,
     options?: ExecuteOptions
   ): Effect.Effect<A, GraphqlCallError> => {
     const operation = options?.operation ?? operationNameOf(query)
@@ -461,17 +464,17 @@ export const makeGraphqlClient = (config: ConnectionConfig, pipeline: PipelineAp
     document: string,
     variables: Readonly<Record<string, unknown>>,
     key: string,
-    schema: Schema.Schema<Option.Option<A>, unknown, never>,
+    schema: Schema.Decoder<Option.Option<A>>,
     options?: ExecuteOptions
   ): Effect.Effect<Option.Option<A>, GraphqlCallError> =>
-    execute(document, variables, Schema.Record({ key: Schema.String, value: Schema.Unknown }), options).pipe(
+    execute(document, variables, Schema.Record(Schema.String, Schema.Unknown), options).pipe(
       // `schema` reads any value (none when it is not the object), so this never fails.
       Effect.map((data) => Schema.decodeUnknownSync(schema)(data[key])),
       Effect.catchIf(selectionOnScalar, () => execute(withoutSelection(document), variables, Schema.Unknown, options).pipe(Effect.as(Option.none<A>())))
     )
 
   const uploadFile = (input: UploadFileInput) =>
-    Effect.zipRight(
+    Effect.andThen(
       checkMultipartLimits("uploadFile", [input.file]),
       executeMultipart(
         UPLOAD_FILE,
@@ -483,7 +486,7 @@ export const makeGraphqlClient = (config: ConnectionConfig, pipeline: PipelineAp
     ).pipe(Effect.map((d) => d.uploadFile))
 
   const uploadFiles = (input: UploadFilesInput) =>
-    Effect.zipRight(
+    Effect.andThen(
       checkMultipartLimits("uploadFiles", input.files),
       executeMultipart(
         UPLOAD_FILES,
@@ -494,7 +497,7 @@ export const makeGraphqlClient = (config: ConnectionConfig, pipeline: PipelineAp
       )
     ).pipe(Effect.map((d) => d.uploadFiles))
 
-  const decodeCommentInput = Schema.encodeEither(CreateCommentInputSchema)
+  const decodeCommentInput = Schema.encodeResult(CreateCommentInputSchema)
 
   const createComment = (input: NewComment): Effect.Effect<Comment, GraphqlCallError> => {
     const html = input.html + (input.attachments ?? []).map(renderAttachment).join("")
@@ -506,9 +509,9 @@ export const makeGraphqlClient = (config: ConnectionConfig, pipeline: PipelineAp
       tiptap: input.tiptap ?? true,
       parentId: input.parentId
     })
-    return Either.match(decodeCommentInput(payload), {
-      onLeft: (e) => Effect.fail(new InputRejected({ operation: "createComment", path: "input", detail: e.message })),
-      onRight: (encoded) =>
+    return Result.match(decodeCommentInput(payload), {
+      onFailure: (e) => Effect.fail(new InputRejected({ operation: "createComment", path: "input", detail: e.message })),
+      onSuccess: (encoded) =>
         execute(CREATE_COMMENT, { input: encoded }, field("createComment", Comment)).pipe(Effect.map((d) => d.createComment))
     })
   }

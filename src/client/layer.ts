@@ -3,10 +3,10 @@
  * Connection, Limiter, Pipeline, RestClient, GraphqlClient, Uploads and the HttpClient
  * (undici, keep-alive pool sized to the limiter).
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import { Agent } from "undici"
 import { Connection, connectionFromEnv, type ConnectionConfig, type ConnectionInput, connectionLayer } from "./config.ts"
@@ -23,7 +23,7 @@ const KEEP_ALIVE_MS = 10_000
  * One undici Agent per client: a pool per origin of a few more connections than may be in
  * flight (storage transfers do not hold limiter slots), closed with the layer's scope.
  */
-export const dispatcherLayer: Layer.Layer<NodeHttpClient.Dispatcher, never, Connection> = Layer.scoped(
+export const dispatcherLayer: Layer.Layer<NodeHttpClient.Dispatcher, never, Connection> = Layer.effect(
   NodeHttpClient.Dispatcher,
   Effect.flatMap(Connection, (config) =>
     Effect.acquireRelease(
@@ -43,27 +43,34 @@ export const dispatcherLayer: Layer.Layer<NodeHttpClient.Dispatcher, never, Conn
 )
 
 /** The undici-backed HttpClient over our pooled Agent (`NodeHttpClient.layerUndici` with our dispatcher). */
-export const httpClientLayer: Layer.Layer<HttpClient.HttpClient, never, Connection> = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
+export const httpClientLayer: Layer.Layer<HttpClient.HttpClient, never, Connection> = NodeHttpClient.layerUndiciNoDispatcher.pipe(
   Layer.provide(dispatcherLayer)
 )
 
 export type ClientServices = Connection | Limiter | Pipeline | RestClient | GraphqlClient | Uploads | HttpClient.HttpClient
 
-/** Everything above over an existing Connection: one limiter, one pipeline, three clients on it. */
-export const clientLayerFromConnection: Layer.Layer<ClientServices, never, Connection> = Layer.mergeAll(
-  restClientLayer,
-  graphqlClientLayer,
-  uploadsLayer
-).pipe(
-  Layer.provideMerge(pipelineLayer),
-  Layer.provideMerge(Layer.merge(limiterLayer, httpClientLayer)),
-  Layer.provideMerge(Layer.service(Connection))
+/**
+ * Everything above over an existing Connection: one limiter, one pipeline, three clients on it.
+ * Fresh on every use: Effect memoizes a layer across `Effect.provide` calls (by identity), so
+ * without it a second client built while a first is open (a copy to another service) would
+ * get the first one's connection, limiter and pool.
+ */
+export const clientLayerFromConnection: Layer.Layer<ClientServices, never, Connection> = Layer.fresh(
+  Layer.mergeAll(
+    restClientLayer,
+    graphqlClientLayer,
+    uploadsLayer
+  ).pipe(
+    Layer.provideMerge(pipelineLayer),
+    Layer.provideMerge(Layer.merge(limiterLayer, httpClientLayer)),
+    Layer.provideMerge(Layer.effect(Connection, Connection))
+  )
 )
 
 export const clientLayer = (config: ConnectionInput | ConnectionConfig): Layer.Layer<ClientServices> =>
   clientLayerFromConnection.pipe(Layer.provide(connectionLayer(config)))
 
 /** The client configured from the `WORKSYNC_*` environment variables. */
-export const clientLayerFromEnv: Layer.Layer<ClientServices, ConfigError.ConfigError> = clientLayerFromConnection.pipe(
+export const clientLayerFromEnv: Layer.Layer<ClientServices, Config.ConfigError> = clientLayerFromConnection.pipe(
   Layer.provide(connectionFromEnv)
 )

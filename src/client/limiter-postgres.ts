@@ -21,7 +21,7 @@ export const RATE_LIMITS_TABLE = "worksync_rate_limits"
 /** Tries per database operation before the store gives up (the first try included). */
 const TRIES = 5
 /** 50, 100, 200, 400 ms between the tries. */
-const retrySchedule = Schedule.exponential("50 millis", 2).pipe(Schedule.intersect(Schedule.recurs(TRIES - 1)))
+const retrySchedule = Schedule.exponential("50 millis", 2).pipe(Schedule.upTo({ times: TRIES - 1 }))
 
 /** A session that holds the row and stalls must not stall every process for long. */
 const SESSION_OPTIONS = "-c lock_timeout=10000 -c statement_timeout=10000 -c idle_in_transaction_session_timeout=10000"
@@ -158,7 +158,7 @@ export const postgresBucketStore = (
     const run = <A>(what: string, body: (client: Pg.PoolClient) => Promise<A>): Effect.Effect<A> =>
       Effect.uninterruptible(Effect.tryPromise({ try: () => transaction(body), catch: (e) => e })).pipe(
         Effect.retry({ schedule: retrySchedule, while: (e) => !(e instanceof TransitionFailed) }),
-        Effect.catchAll((e) =>
+        Effect.catch((e) =>
           Effect.die(
             e instanceof TransitionFailed
               ? e.cause

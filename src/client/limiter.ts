@@ -51,6 +51,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as Semaphore from "effect/Semaphore"
 import { createHash } from "node:crypto"
 import { Connection, type ConnectionConfig, DEFAULT_MAX_RETRY_WAIT_MS, type LimiterSettings } from "./config.ts"
 
@@ -79,7 +80,7 @@ export interface LimiterApi {
   readonly stats: Effect.Effect<LimiterStats>
 }
 
-export class Limiter extends Context.Tag("worksync/Limiter")<Limiter, LimiterApi>() {}
+export class Limiter extends Context.Service<Limiter, LimiterApi>()("worksync/Limiter") {}
 
 /** The token bucket's state: what a BucketStore holds. Times are in the store's clock (ms). */
 export interface Bucket {
@@ -257,7 +258,7 @@ export const makeLimiter = (
 ): Effect.Effect<LimiterApi> =>
   Effect.gen(function*() {
     const maxInFlight = Math.max(1, Math.floor(settings.maxInFlight))
-    const semaphore = yield* Effect.makeSemaphore(maxInFlight)
+    const semaphore = yield* Semaphore.make(maxInFlight)
     const bucket = store ?? (yield* localBucketStore(initialBucket(settings, yield* Clock.currentTimeMillis)))
     const rules = bucketTransitions(settings, maxWaitMs)
     const counters = yield* Ref.make<Counters>({ sent: 0, rateLimited: 0, inFlight: 0, peakInFlight: 0 })
@@ -280,13 +281,13 @@ export const makeLimiter = (
 
     const withPermit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       semaphore.withPermits(1)(
-        Effect.zipRight(takeToken, Effect.acquireUseRelease(enter, () => self, () => leave))
+        Effect.andThen(takeToken, Effect.acquireUseRelease(enter, () => self, () => leave))
       )
 
     const onSuccess: Effect.Effect<void> = settings.adaptive ? bucket.modify(rules.success) : Effect.void
 
     const onRateLimited = (retryAfterMs: number | null): Effect.Effect<void> =>
-      Effect.zipRight(
+      Effect.andThen(
         Ref.update(counters, (c) => ({ ...c, rateLimited: c.rateLimited + 1 })),
         bucket.modify(rules.rateLimited(retryAfterMs))
       )
@@ -326,7 +327,7 @@ export const accountKey = (config: ConnectionConfig): string => {
  * The limiter of a connection, for the layer's scope: over the shared PostgreSQL bucket
  * when `sharedLimiter` is set (loaded only then), else over a local one.
  */
-export const limiterLayer: Layer.Layer<Limiter, never, Connection> = Layer.scoped(
+export const limiterLayer: Layer.Layer<Limiter, never, Connection> = Layer.effect(
   Limiter,
   Effect.gen(function*() {
     const c = yield* Connection

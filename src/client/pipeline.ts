@@ -10,12 +10,12 @@
  * - `bare`: nothing at all, for storage and file serving (another origin: it must see no
  *   service credential) and no tracing headers either.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -64,7 +64,7 @@ export interface PipelineApi {
   ) => Effect.Effect<HttpClientResponse.HttpClientResponse, CallFailure<F>>
 }
 
-export class Pipeline extends Context.Tag("worksync/Pipeline")<Pipeline, PipelineApi>() {}
+export class Pipeline extends Context.Service<Pipeline, PipelineApi>()("worksync/Pipeline") {}
 
 /** Sets each of `defaults` that the request does not set itself. */
 const withDefaults = (defaults: Readonly<Record<string, string>>) => (request: HttpClientRequest.HttpClientRequest) => {

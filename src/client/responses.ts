@@ -2,7 +2,7 @@
  * Reading answers of the service: the parts of an error body and the tagged error of a
  * REST status. Shared by the REST, GraphQL and upload clients.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { formatPath } from "../schema/decode.ts"
 import { RestErrorBody, restErrorParts, type TolerantIssue } from "../schema/errors.ts"
@@ -54,8 +54,8 @@ export const errorPartsOf = (text: string): ErrorParts => {
   }
 }
 
-const decodeRestErrorBodyEither = Schema.decodeUnknownEither(RestErrorBody, { onExcessProperty: "preserve" })
-const decodeRestErrorBody = (u: unknown): RestErrorBody | null => Either.getOrNull(decodeRestErrorBodyEither(u))
+const decodeRestErrorBodyResult = Schema.decodeUnknownResult(RestErrorBody)
+const decodeRestErrorBody = (u: unknown): RestErrorBody | null => Result.getOrNull(decodeRestErrorBodyResult(u))
 
 /** Maps a non-2xx REST answer to its tagged error. */
 export const restFailure = (operation: string, answer: Answer, nowMs: number): HttpFailure => {

@@ -9,15 +9,15 @@
  * answers the documents do not show are read for what they offer, never required.
  * Operations beyond the documents fail with NotAvailable when the service lacks them.
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { ActivityPage } from "../schema/activity.ts"
-import { formatIssues, formatPath } from "../schema/decode.ts"
+import { encodeEither, formatIssues, formatPath } from "../schema/decode.ts"
 import { FilesPage } from "../schema/files.ts"
 import type {
   CountRecordsInput,
@@ -149,11 +149,11 @@ export interface RestClientApi {
   readonly call: <A, I>(
     operation: string,
     body: unknown,
-    responseSchema: Schema.Schema<A, I, never>,
+    responseSchema: Schema.Codec<A, I>,
     options: CallOptions
   ) => Effect.Effect<A, RestError>
   /** Any other REST request (resource style), same limiter, retry and error mapping. */
-  readonly request: <A, I>(spec: RawRequest, responseSchema: Schema.Schema<A, I, never>) => Effect.Effect<A, RestError>
+  readonly request: <A, I>(spec: RawRequest, responseSchema: Schema.Codec<A, I>) => Effect.Effect<A, RestError>
 
   readonly listRecords: (input?: ListRecordsInput) => Effect.Effect<RecordsPage, RestError>
   readonly getRecord: (input: RecordRef) => Effect.Effect<RecordDetail, RestError>
@@ -196,7 +196,7 @@ export interface RestClientApi {
   readonly resource: ResourceApi
 }
 
-export class RestClient extends Context.Tag("worksync/RestClient")<RestClient, RestClientApi>() {}
+export class RestClient extends Context.Service<RestClient, RestClientApi>()("worksync/RestClient") {}
 
 // ----------------------------------------------------------------------------------------
 // Client-side input checks.
@@ -209,12 +209,12 @@ export class RestClient extends Context.Tag("worksync/RestClient")<RestClient, R
  */
 export const checkInput = <A, I>(
   operation: string,
-  schema: Schema.Schema<A, I, never>,
+  schema: Schema.Codec<A, I>,
   input: A
 ): Effect.Effect<I, ConflictingInput | InputRejected> =>
-  Either.match(Schema.encodeEither(schema, { onExcessProperty: "preserve", errors: "all" })(input), {
-    onRight: (encoded) => Effect.succeed(encoded),
-    onLeft: (error) => {
+  Result.match(encodeEither(schema)(input), {
+    onSuccess: (encoded) => Effect.succeed(encoded),
+    onFailure: (error) => {
       const issues = formatIssues(error)
       const conflict = issues.find((i) => i.message.includes(Inputs.DESCRIPTION_CONFLICT_MESSAGE))
       if (conflict !== undefined) {
@@ -255,7 +255,7 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
   const run = <A, I>(
     operation: string,
     build: () => HttpClientRequest.HttpClientRequest,
-    schema: Schema.Schema<A, I, never>,
+    schema: Schema.Codec<A, I>,
     idempotent: boolean,
     body: unknown,
     /** What a repeated attempt's failure means when an earlier attempt may have applied the call. */
@@ -287,7 +287,7 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
               // documents do not show): then it gets the text as sent.
               Effect.catchIf(
                 (e) => e.path === "(root)" && e.detail.startsWith("not JSON"),
-                (e) => Effect.orElse(decodeWith(operation, schema, answer.text), () => Effect.fail(e))
+                (e) => Effect.catch(decodeWith(operation, schema, answer.text), () => Effect.fail(e))
               )
             )
         })
@@ -303,7 +303,7 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
   const call = <A, I>(
     operation: string,
     body: unknown,
-    responseSchema: Schema.Schema<A, I, never>,
+    responseSchema: Schema.Codec<A, I>,
     options: CallOptions,
     afterRepeat?: (e: RestError) => A | undefined
   ): Effect.Effect<A, RestError> => {
@@ -323,7 +323,7 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
 
   const request = <A, I>(
     spec: RawRequest,
-    responseSchema: Schema.Schema<A, I, never>,
+    responseSchema: Schema.Codec<A, I>,
     afterRepeat?: (e: RestError) => A | undefined
   ): Effect.Effect<A, RestError> => {
     const hasBody = spec.body !== undefined
@@ -346,9 +346,9 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
   /** Checks the input with its schema, then calls the RPC operation. */
   const rpc = <In, EncIn, A, I>(
     operation: string,
-    inputSchema: Schema.Schema<In, EncIn, never>,
+    inputSchema: Schema.Codec<In, EncIn>,
     input: In,
-    schema: Schema.Schema<A, I, never>,
+    schema: Schema.Codec<A, I>,
     idempotent: boolean,
     afterRepeat?: (e: RestError) => A | undefined
   ): Effect.Effect<A, RestError> =>
@@ -357,9 +357,9 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
   /** An RPC operation beyond the documents (assumptions.ts EXTRA_OPERATIONS). */
   const rpcBeyond = <In, EncIn, A, I>(
     operation: string,
-    inputSchema: Schema.Schema<In, EncIn, never>,
+    inputSchema: Schema.Codec<In, EncIn>,
     input: In,
-    schema: Schema.Schema<A, I, never>,
+    schema: Schema.Codec<A, I>,
     idempotent: boolean
   ): Effect.Effect<A, RestError> =>
     Effect.flatMap(

@@ -72,13 +72,17 @@ const delayFor = (e: Classifiable, backoff: Duration.Duration, settings: RetrySe
  * at most `maxRetries` retries, only while the failure is retryable; a 429 with
  * Retry-After waits exactly what the service asked.
  */
-export const retrySchedule = <E extends Classifiable>(settings: RetrySettings, idempotent: boolean) =>
+export const retrySchedule = <E extends Classifiable>(
+  settings: RetrySettings,
+  idempotent: boolean
+): Schedule.Schedule<Duration.Duration, E> =>
   Schedule.exponential(Duration.millis(settings.baseDelayMs), 2).pipe(
     Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(settings.maxRetries)),
-    Schedule.intersect(Schedule.identity<E>()),
-    Schedule.whileInput((e: E) => isRetryable(e, idempotent)),
-    Schedule.modifyDelay(([, e]: [[Duration.Duration, number], E], d: Duration.Duration) => delayFor(e, d, settings))
+    Schedule.setInputType<E>(),
+    // `attempt` counts retries from 1: at most `maxRetries` of them.
+    Schedule.upTo({ times: settings.maxRetries }),
+    Schedule.while(({ input }) => isRetryable(input, idempotent)),
+    Schedule.modifyDelay(({ duration, input }) => Effect.succeed(delayFor(input, duration, settings)))
   )
 
 export interface RetryOptions {

@@ -3,13 +3,13 @@
  * and turn transport failures into `TransportError` / `Timeout`. Shared by the REST,
  * GraphQL and upload clients; status interpretation stays with each of them.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
-import { describeParseError } from "../schema/decode.ts"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import type * as Schema from "effect/Schema"
+import { decodeUnknown, describeParseError } from "../schema/decode.ts"
 import { redact } from "./config.ts"
 import { DecodeError, Timeout, TransportError } from "./errors.ts"
 
@@ -57,10 +57,16 @@ const messagesOf = (u: unknown): string => {
 
 /** Never keep the HttpClient error itself: its request carries the credential headers. */
 export const toTransportError = (operation: string, error: HttpClientError.HttpClientError): TransportError => {
-  const cause = "cause" in error ? error.cause : undefined
+  const reason = error.reason
+  const cause = reason.cause
   const codes = codesOf(cause)
-  const sent = error._tag === "ResponseError" || !codes.some((c) => NOT_SENT_CODES.has(c))
-  const detail = [codes[0], messagesOf(cause) || error.reason].filter((s) => s !== undefined && s !== "").join(" ")
+  // A response error (status, decode, empty body) means an answer came: the request was sent.
+  const answered = reason._tag === "StatusCodeError" || reason._tag === "DecodeError" || reason._tag === "EmptyBodyError"
+  const sent = answered || !codes.some((c) => NOT_SENT_CODES.has(c))
+  // The reason's tag without "Error" ("Transport", "InvalidUrl", ...): the word a detail shows
+  // when the cause has no message.
+  const reasonName = reason._tag.replace(/Error$/, "")
+  const detail = [codes[0], messagesOf(cause) || reasonName].filter((s) => s !== undefined && s !== "").join(" ")
   return new TransportError({ operation, detail: redact(detail), sent })
 }
 
@@ -85,7 +91,7 @@ export const exchange = (
       Effect.map(response.text, (text): Answer => ({ status: response.status, headers: headersOf(response), text }))
     ),
     Effect.mapError((e) => toTransportError(operation, e)),
-    Effect.timeoutFail({ duration: timeoutMs, onTimeout: () => new Timeout({ operation, timeoutMs }) })
+    Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.fail(new Timeout({ operation, timeoutMs })) })
   )
 
 /**
@@ -100,12 +106,20 @@ export const exchangeHead = (
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, TransportError | Timeout> =>
   client.execute(request).pipe(
     Effect.mapError((e) => toTransportError(operation, e)),
-    Effect.timeoutFail({ duration: timeoutMs, onTimeout: () => new Timeout({ operation, timeoutMs }) })
+    Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.fail(new Timeout({ operation, timeoutMs })) })
   )
 
 /** Our clients send exactly the headers we set: no tracing headers, no spans holding header values. */
 export const plainClient = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
-  client.pipe(HttpClient.withTracerPropagation(false), HttpClient.withTracerDisabledWhen(() => true))
+  // Effect reads these switches from the fiber at execute time, so each execution gets them.
+  HttpClient.transformResponse(
+    client,
+    (effect) =>
+      effect.pipe(
+        Effect.provideService(HttpClient.TracerPropagationEnabled, false),
+        Effect.provideService(HttpClient.TracerDisabledWhen, () => true)
+      )
+  )
 
 /** Parses a JSON body, failing with a DecodeError that names the operation. */
 export const parseJson = (operation: string, text: string): Effect.Effect<unknown, DecodeError> =>
@@ -114,15 +128,16 @@ export const parseJson = (operation: string, text: string): Effect.Effect<unknow
     catch: () => new DecodeError({ operation, path: "(root)", detail: redact(`not JSON: ${text.slice(0, 120)}`) })
   })
 
-const decodeOptions = { onExcessProperty: "preserve", errors: "all" } as const
-
-/** Decodes `value` with `schema` (extra keys kept); a bad field fails naming its path. */
-export const decodeWith = <A, I>(
+/**
+ * Decodes `value` with `schema` through the project's decoder (src/schema/decode.ts: its
+ * options, extra keys kept); a bad field fails naming its path.
+ */
+export const decodeWith = <A>(
   operation: string,
-  schema: Schema.Schema<A, I, never>,
+  schema: Schema.Decoder<A>,
   value: unknown
 ): Effect.Effect<A, DecodeError> =>
-  Schema.decodeUnknown(schema, decodeOptions)(value).pipe(
+  decodeUnknown(schema)(value).pipe(
     Effect.mapError((error) => {
       const line = describeParseError(error)
       const idx = line.indexOf(": ")

@@ -13,11 +13,11 @@
  *   the redirect is followed by hand so no credential is forwarded (none is sent at all:
  *   serving needs no authentication).
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
@@ -105,7 +105,7 @@ export interface UploadsApi {
   readonly download: (uid: string, name: string) => Stream.Stream<Uint8Array, UploadError>
 }
 
-export class Uploads extends Context.Tag("worksync/Uploads")<Uploads, UploadsApi>() {}
+export class Uploads extends Context.Service<Uploads, UploadsApi>()("worksync/Uploads") {}
 
 /** A confirm refused because the file is confirmed already (its code or message says so). */
 const ALREADY_CONFIRMED = /already[ _-]?confirmed/i
@@ -168,7 +168,7 @@ export const makeUploads = (config: ConnectionConfig, pipeline: PipelineApi): Up
     operation: string,
     via: UploadVia,
     build: () => HttpClientRequest.HttpClientRequest,
-    schema: Schema.Schema<A, I, never>,
+    schema: Schema.Codec<A, I>,
     confirmUid: string | null,
     summary: string
   ): Effect.Effect<A, UploadError> =>
@@ -240,7 +240,7 @@ export const makeUploads = (config: ConnectionConfig, pipeline: PipelineApi): Up
     size: number
   ): Effect.Effect<void, UploadError> => {
     const operation = "storage PUT"
-    const stream = Stream.StreamTypeId in (body as object)
+    const stream = Stream.isStream(body)
       ? (body as Stream.Stream<Uint8Array, unknown>)
       : bodyStream(body as UploadSource)
     // Exactly the headers the service returned (the signature is bound to them) and the
@@ -352,10 +352,16 @@ export const makeUploads = (config: ConnectionConfig, pipeline: PipelineApi): Up
         }
         const idleMs = config.bodyIdleTimeoutMs
         return response.stream.pipe(
-          Stream.mapError((e) => new TransportError({ operation, detail: e.reason === "Decode" ? "download interrupted" : e.message, sent: true })),
+          Stream.mapError((e) =>
+            new TransportError({ operation, detail: e.reason._tag === "DecodeError" ? "download interrupted" : e.message, sent: true })
+          ),
           // The headers are timed above; a body that stops coming must end too, or the
-          // download waits forever. Ending the stream aborts the request.
-          Stream.timeoutFail(() => new Timeout({ operation, timeoutMs: idleMs, idleBody: true }), Duration.millis(idleMs))
+          // download waits forever. Ending the stream aborts the request. The wait restarts
+          // with every chunk.
+          Stream.timeoutOrElse({
+            duration: Duration.millis(idleMs),
+            orElse: () => Stream.fail(new Timeout({ operation, timeoutMs: idleMs, idleBody: true }))
+          })
         )
       })
     )

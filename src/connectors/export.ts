@@ -7,7 +7,6 @@
  */
 import { stringify } from "csv-stringify/sync"
 import * as Data from "effect/Data"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
@@ -124,7 +123,7 @@ const writeOne = (
           // One bounded batch per step: the fiber can be interrupted between batches.
           Stream.runForEach((batch) =>
             wrap(() => {
-              const rows = Chunk.toReadonlyArray(batch)
+              const rows = batch
               count += rows.length
               if (format === "ndjson") for (const row of rows) add(`${row.json}\n`)
               else add(stringify(rows.map((row) => toCells(source.columns, JSON.parse(row.json) as Record<string, unknown>, guard))))

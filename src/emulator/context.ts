@@ -117,7 +117,7 @@ export interface RestOperation {
    */
   readonly handle: (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => unknown
   /** The input schema (for openapi.json); the handler still validates. */
-  readonly input?: Schema.Schema<any, any, never>
+  readonly input?: Schema.Decoder<unknown>
   /** One line for openapi.json. */
   readonly summary?: string
   /** The operation family (records, tags, ...), the OpenAPI tag. */

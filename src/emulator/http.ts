@@ -3,7 +3,7 @@
  * and the REST error body `{"error": {code, message, issues?}}` (R-REST-ERR-01..06).
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import type { ParseResult } from "effect"
+import type { Schema } from "effect"
 import { formatIssues } from "../schema/decode.ts"
 import { altErrorAnswer } from "./alt/errors.ts"
 import type { EmulatorVariant } from "./options.ts"
@@ -48,8 +48,8 @@ export const forbidden = (message = "Not allowed", code = "FORBIDDEN") => new Ht
 export const notFound = (what: string) => new HttpError(422, "NOT_FOUND", `${what} not found`)
 export const invalid = (message: string, code = "VALIDATION_FAILED") => new HttpError(422, code, message)
 
-/** Validation issues of a Schema ParseError as `[{path, message}]` (R-REST-ERR-02). */
-export const issuesOf = (error: ParseResult.ParseError): Array<Issue> =>
+/** Validation issues of a SchemaError as `[{path, message}]` (R-REST-ERR-02). */
+export const issuesOf = (error: Schema.SchemaError): Array<Issue> =>
   formatIssues(error).map((issue) => ({ path: [...issue.path], message: issue.message }))
 
 /** Reads the whole body as a Buffer. */

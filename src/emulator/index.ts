@@ -199,8 +199,8 @@ export const emulatorScoped = (options: EmulatorOptions = {}) =>
   )
 
 /** The running emulator as a service. */
-export class Emulator extends Context.Tag("worksync/Emulator")<Emulator, EmulatorHandle>() {}
+export class Emulator extends Context.Service<Emulator, EmulatorHandle>()("worksync/Emulator") {}
 
 /** A layer that starts an emulator and stops it when the layer is released. */
 export const EmulatorLive = (options: EmulatorOptions = {}): Layer.Layer<Emulator> =>
-  Layer.scoped(Emulator, emulatorScoped(options))
+  Layer.effect(Emulator, emulatorScoped(options))

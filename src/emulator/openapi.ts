@@ -5,9 +5,9 @@
  * show (openapi-shapes.ts), so it is the same whichever reading an emulator serves, and
  * it is self-contained: every `$ref` points inside it, for tools that read it offline.
  */
-import { Schema } from "effect"
+import type { Schema } from "effect"
 import type { RestOperation } from "./context.ts"
-import { type JsonSchema, notShownResponse, responseSchema, SchemaRegistry, schemaRef } from "./openapi-shapes.ts"
+import { type JsonSchema, notShownResponse, omitKeys, responseSchema, SchemaRegistry, schemaRef } from "./openapi-shapes.ts"
 
 /** R-REST-ERR-02: the shape of an issue entry is not shown (ours are `{path, message}`). */
 const ERROR_ISSUES: JsonSchema = {
@@ -68,7 +68,7 @@ const pathBuilder = (operations: ReadonlyArray<RestOperation>) => {
   const registry = new SchemaRegistry()
   const byName = new Map(operations.map((op) => [op.name, op]))
 
-  const inputSchema = (input: Schema.Schema<any, any, never> | undefined): JsonSchema => {
+  const inputSchema = (input: Schema.Top | undefined): JsonSchema => {
     if (input === undefined) return OPEN_OBJECT
     try {
       return registry.of(input)
@@ -77,7 +77,7 @@ const pathBuilder = (operations: ReadonlyArray<RestOperation>) => {
       return OPEN_OBJECT
     }
   }
-  const body = (input: Schema.Schema<any, any, never> | undefined) => ({ required: true, content: json(inputSchema(input)) })
+  const body = (input: Schema.Top | undefined) => ({ required: true, content: json(inputSchema(input)) })
   const responses = (operation: string | null) => ({
     "200": {
       description: "Success",
@@ -87,7 +87,7 @@ const pathBuilder = (operations: ReadonlyArray<RestOperation>) => {
   })
 
   /** Query parameters from an input's properties (R-REST-CALL-08: arguments as query parameters). */
-  const query = (input: Schema.Schema<any, any, never> | undefined) => {
+  const query = (input: Schema.Top | undefined) => {
     const schema = inputSchema(input)
     const properties = (schema.properties ?? {}) as Record<string, JsonSchema>
     const required = new Set((schema.required ?? []) as ReadonlyArray<string>)
@@ -131,7 +131,7 @@ export const openApiDocument = (restUrl: string, operations: ReadonlyArray<RestO
   const input = (name: string) => byName.get(name)?.input
   const withoutRecordId = (name: string) => {
     const schema = input(name)
-    return schema === undefined ? undefined : schema.pipe(Schema.omit("recordId"))
+    return schema === undefined ? undefined : omitKeys(schema, ["recordId"])
   }
   if (byName.has("list-records")) {
     paths["/v1/records"] = {

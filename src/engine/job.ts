@@ -5,7 +5,7 @@
  * holds a secret: tokens reach workers through their own environment or config file,
  * and the job names them only by fingerprint, so a worker can tell it has the same one.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import { parseEndpoint } from "../connectors/files/spec.ts"
@@ -16,15 +16,15 @@ export const ENGINE_COMMANDS = ["backup", "copy-files", "import-csv", "restore",
 export type EngineCommand = (typeof ENGINE_COMMANDS)[number]
 
 export const JobSpec = Schema.Struct({
-  command: Schema.Literal(...ENGINE_COMMANDS),
+  command: Schema.Literals(ENGINE_COMMANDS),
   /** The arguments after the command name, less `--engine` and the output switches. */
   args: Schema.Array(Schema.String),
   /** The command's working directory: relative paths in `args` are relative to it. */
   cwd: Schema.String,
   /** The command's WORKSYNC_* settings that are not secrets (URLs, organization, profile). */
-  env: Schema.Record({ key: Schema.String, value: Schema.String }),
+  env: Schema.Record(Schema.String, Schema.String),
   /** Secret settings by name, as fingerprints (`sha256:` and 16 hex digits), never the values. */
-  secrets: Schema.Record({ key: Schema.String, value: Schema.String }),
+  secrets: Schema.Record(Schema.String, Schema.String),
   /**
    * Set on a helper: a job that takes part of another job's work (`of`, that job's id)
    * from their shared journal; `n` tells a job's helpers apart (see `spreadable`).
@@ -148,7 +148,7 @@ export const spreadable = (spec: JobSpec): boolean => {
   if (spec.command === "migrate") return true
   const isWorkspace = (flag: string) => {
     const value = flagValue(spec.args, flag)
-    return value !== undefined && Either.getOrUndefined(parseEndpoint(flag, value))?.kind === "workspace"
+    return value !== undefined && Result.getOrUndefined(parseEndpoint(flag, value))?.kind === "workspace"
   }
   return spec.command === "copy-files" && isWorkspace("--from") && isWorkspace("--to")
 }

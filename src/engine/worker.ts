@@ -94,7 +94,7 @@ export const runWorker = (engine: EngineApi, options: WorkerOptions): Effect.Eff
         client.release()
       }
     }
-  }).pipe(Effect.catchAll((e) => Effect.sync(() => options.log(e.message))))
+  }).pipe(Effect.catch((e) => Effect.sync(() => options.log(e.message))))
 
   const slot = Effect.forever(
     Effect.flatMap(
@@ -103,7 +103,7 @@ export const runWorker = (engine: EngineApi, options: WorkerOptions): Effect.Eff
         const job = jobs[0]
         return job === undefined ? Effect.sleep(IDLE_POLL) : runJob(engine, options, job.id, job.data)
       }
-    ).pipe(Effect.catchAll((e) => Effect.zipRight(Effect.sync(() => options.log(e.message)), Effect.sleep(IDLE_POLL))))
+    ).pipe(Effect.catch((e) => Effect.andThen(Effect.sync(() => options.log(e.message)), Effect.sleep(IDLE_POLL))))
   )
 
   // This worker's presence, counted when a job's work is spread (`LIVE_WORKERS`).
@@ -114,12 +114,12 @@ export const runWorker = (engine: EngineApi, options: WorkerOptions): Effect.Eff
       return c
     }),
     (c) => Effect.sync(() => c.release(true))
-  ).pipe(Effect.catchAll((e) => Effect.sync(() => options.log(`${e.message} (spread jobs will count one worker fewer)`))))
+  ).pipe(Effect.catch((e) => Effect.sync(() => options.log(`${e.message} (spread jobs will count one worker fewer)`))))
 
-  return Effect.zipRight(
-    Effect.zipRight(present, Effect.forkScoped(Effect.forever(Effect.zipRight(sweep, Effect.sleep(SWEEP_EVERY))))),
+  return Effect.andThen(
+    Effect.andThen(present, Effect.forkScoped(Effect.forever(Effect.andThen(sweep, Effect.sleep(SWEEP_EVERY))))),
     Effect.all(Array.from({ length: Math.max(1, options.concurrency) }, () => slot), { concurrency: "unbounded" })
-  ).pipe(Effect.scoped, Effect.zipRight(Effect.never))
+  ).pipe(Effect.scoped, Effect.andThen(Effect.never))
 }
 
 /** The engine's database as the limiter's store: its URL with the engine's schema. */
@@ -131,7 +131,7 @@ const sharedLimiterUrl = (engine: EngineApi): string => {
 
 /** How a child ended: its exit code (1 when a signal ended it) and the signal, if any. */
 const childExit = (child: ChildProcess) =>
-  Effect.async<{ readonly code: number; readonly signal: NodeJS.Signals | null }>((resume) => {
+  Effect.callback<{ readonly code: number; readonly signal: NodeJS.Signals | null }>((resume) => {
     if (child.exitCode !== null || child.signalCode !== null) {
       resume(Effect.succeed({ code: child.exitCode ?? 1, signal: child.signalCode }))
       return
@@ -208,7 +208,7 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
     // job meanwhile: then there is nothing left to run.
     const expiry = yield* call("read the job", () =>
       pool.query<{ state: string; expire: number }>(
-        `SELECT state, EXTRACT(epoch FROM expire_in)::float8 AS expire FROM ${engine.location.schema}.job WHERE name = $1 AND id = $2`,
+        `SELECT state, expire_seconds::float8 AS expire FROM ${engine.location.schema}.job WHERE name = $1 AND id = $2`,
         [QUEUE, id]
       ).then((r) => r.rows[0]))
     if (expiry?.state !== "active") return
@@ -228,10 +228,10 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
           .then((r) => r.rows[0]?.held === true))
     if (job.helper === undefined && !(yield* held())) {
       yield* line(`worksync worker: waiting for another job of the same account to finish (one at a time keeps its rate limit)`)
-      yield* Effect.repeat(Effect.zipRight(Effect.sleep(IDLE_POLL), held()), { until: (free) => free }).pipe(
+      yield* Effect.repeat(Effect.andThen(Effect.sleep(IDLE_POLL), held()), { until: (free) => free }).pipe(
         // Stopping while it waits: nothing has run, so the job goes straight back.
         Effect.onInterrupt(() =>
-          Effect.zipRight(
+          Effect.andThen(
             line(`worksync worker: ${options.name} is stopping; the job goes back to the pool`),
             Effect.ignore(call("hand the job back", () => boss.fail(QUEUE, id, { error: "its worker stopped" })))
           )
@@ -256,7 +256,7 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
     if (spreadable(job)) {
       child.on("message", (m) => {
         if (isPlannedMessage(m) && m.toDo > 1) {
-          Effect.runFork(Effect.catchAll(askHelpers(engine, job, id, m.toDo), (e) => line(`worksync worker: no helpers: ${e.message}`)))
+          Effect.runFork(Effect.catch(askHelpers(engine, job, id, m.toDo), (e) => line(`worksync worker: no helpers: ${e.message}`)))
         }
       })
     }
@@ -287,4 +287,4 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
     yield* Effect.promise(() => written)
     yield* call("finish the job", () => boss.complete(QUEUE, id, { code: exit.code, stdout }))
     options.log(`finished job ${id}: exit ${exit.code}`)
-  }).pipe(Effect.scoped)
+  }).pipe(Effect.scoped, Effect.asVoid)

@@ -17,7 +17,7 @@
  * One connection (pool, rate limiter, retries) serves every call until `close()`.
  */
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -59,7 +59,7 @@ const settle = <A, E>(exit: Exit.Exit<A, E>): A => {
 /** A Stream as an AsyncIterable, handed over a chunk at a time (few fiber hand-offs per page). */
 async function* iterate<A, E, R>(
   stream: Stream.Stream<A, E, R>,
-  run: (s: Stream.Stream<Chunk.Chunk<A>, E, R>) => AsyncIterable<Chunk.Chunk<A>>
+  run: (s: Stream.Stream<Arr.NonEmptyReadonlyArray<A>, E, R>) => AsyncIterable<Arr.NonEmptyReadonlyArray<A>>
 ): AsyncGenerator<A> {
   for await (const chunk of run(Stream.chunks(stream))) yield* chunk
 }
@@ -150,7 +150,7 @@ export const diffSnapshot = (options: RunRange): Promise<DiffResult & { readonly
 export const snapshotChanges = (options: RunRange): AsyncIterable<Change> =>
   iterate(
     changesBetween({ from: options.from, to: options.to }).pipe(
-      Stream.provideLayer(SnapshotStore.layer(options.snapshot, { mustExist: true }))
+      Stream.provide(SnapshotStore.layer(options.snapshot, { mustExist: true }))
     ),
     (s) => Stream.toAsyncIterable(s)
   )
@@ -188,8 +188,8 @@ export const connect = (connection: ConnectionInput): Worksync => {
   const run = <A, E>(effect: Effect.Effect<A, E, ClientServices>): Promise<A> => runtime.runPromiseExit(effect).then(settle)
   const stream = <A, E>(s: Stream.Stream<A, E, ClientServices>): AsyncIterable<A> =>
     (async function*() {
-      const rt = await runtime.runtime()
-      yield* iterate(s, (chunks) => Stream.toAsyncIterableRuntime(chunks, rt))
+      const services = await runtime.context()
+      yield* iterate(s, (chunks) => Stream.toAsyncIterableWith(chunks, services))
     })()
 
   return {

@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { IsoTimestamp } from "./dates.ts"
-import { openStruct } from "./open.ts"
+import { openStruct, UnknownValue } from "./open.ts"
 import { ItemsWithTotal } from "./paging.ts"
 import { UserRef } from "./records.ts"
 
@@ -22,8 +22,8 @@ export const ActivityItem = openStruct({
   /** Action kind (e.g. `UPDATE_TITLE`); any string is accepted. */
   type: Schema.NullOr(Schema.String),
   // Old and new values differ per action kind (text, dates, ids, field values).
-  oldValue: Schema.Unknown,
-  newValue: Schema.Unknown,
+  oldValue: UnknownValue,
+  newValue: UnknownValue,
   automated: Schema.Boolean,
   actionUser: Schema.NullOr(UserRef),
   affectedBy: Schema.NullOr(UserRef),
@@ -36,5 +36,5 @@ export const ActivityPage = ItemsWithTotal(ActivityItem)
 export type ActivityPage = typeof ActivityPage.Type
 
 /** `type` filter of list-record-activity. */
-export const ActivityKind = Schema.Literal("all", "comments", "actions")
+export const ActivityKind = Schema.Literals(["all", "comments", "actions"])
 export type ActivityKind = typeof ActivityKind.Type

@@ -4,11 +4,11 @@
  * Pure string code: the emulator parses attachments out of `tiptap: true`
  * comments, the client rewrites uids when it re-links copied files.
  */
-import { Either, Schema } from "effect"
+import { Option, Schema } from "effect"
 import { IsoTimestamp } from "./dates.ts"
 import { openStruct } from "./open.ts"
 
-export const CommentCategory = Schema.Literal("TODO", "DISCUSSION", "STATUS_UPDATE")
+export const CommentCategory = Schema.Literals(["TODO", "DISCUSSION", "STATUS_UPDATE"])
 export type CommentCategory = typeof CommentCategory.Type
 
 /** GraphQL `CreateCommentInput` (R-COMMENT-01). */
@@ -76,7 +76,7 @@ const parseAttributes = (source: string): Map<string, string> => {
   return out
 }
 
-const decodeAttachment = Schema.decodeUnknownEither(AttachmentElement)
+const decodeAttachment = Schema.decodeUnknownOption(AttachmentElement)
 
 const attachmentOf = (attributeSource: string): AttachmentElement | null => {
   const attrs = parseAttributes(attributeSource)
@@ -89,8 +89,7 @@ const attachmentOf = (attributeSource: string): AttachmentElement | null => {
   } catch {
     return null
   }
-  const decoded = decodeAttachment(json)
-  return Either.isRight(decoded) ? decoded.right : null
+  return Option.getOrNull(decodeAttachment(json))
 }
 
 /** A well-formed attachment element found in html, with its position. */

@@ -32,16 +32,16 @@ export const isIsoTimestamp = (s: string, requireZone = false): boolean => {
 }
 
 /** A timestamp as the service reports it (createdAt, startedAt, ...). */
-export const IsoTimestamp = Schema.String.pipe(
-  Schema.filter((s) => isIsoTimestamp(s) || `expected an ISO 8601 timestamp, got ${JSON.stringify(s)}`, {
+export const IsoTimestamp = Schema.String.check(
+  Schema.makeFilter((s: string) => isIsoTimestamp(s) || `expected an ISO 8601 timestamp, got ${JSON.stringify(s)}`, {
     identifier: "IsoTimestamp"
   })
 )
 
 /** `startedAt` / `duedAt` as sent to create-record and update-record (R-REST-RECORD-34/35). */
-export const DateInput = Schema.String.pipe(
-  Schema.filter(
-    (s) =>
+export const DateInput = Schema.String.check(
+  Schema.makeFilter(
+    (s: string) =>
       isBareDate(s) ||
       isIsoTimestamp(s, true) ||
       `expected a bare date YYYY-MM-DD (all-day) or an ISO 8601 timestamp with a zone such as 2024-05-01T09:30:00Z (timed), got ${JSON.stringify(s)}`,

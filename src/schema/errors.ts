@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { openStruct } from "./open.ts"
 
-export const IssuePathSegment = Schema.Union(Schema.String, Schema.Number)
+export const IssuePathSegment = Schema.Union([Schema.String, Schema.Number])
 
 /** One entry of a 400 issues array, as the emulator writes it. */
 export const ValidationIssue = Schema.Struct({
@@ -17,7 +17,7 @@ export type ValidationIssue = typeof ValidationIssue.Type
 
 /** An issue as the client reads it: any of its parts may be missing or shaped differently. */
 export const TolerantIssue = openStruct({
-  path: Schema.optional(Schema.Union(Schema.Array(IssuePathSegment), Schema.String, Schema.Null)),
+  path: Schema.optional(Schema.Union([Schema.Array(IssuePathSegment), Schema.String, Schema.Null])),
   message: Schema.optional(Schema.NullOr(Schema.String))
 })
 export type TolerantIssue = typeof TolerantIssue.Type
@@ -31,7 +31,7 @@ export type RestErrorDetail = typeof RestErrorDetail.Type
 
 /** A REST error body; `error` may be an object or a bare string, `issues` may sit beside it. */
 export const RestErrorBody = openStruct({
-  error: Schema.Union(RestErrorDetail, Schema.String),
+  error: Schema.Union([RestErrorDetail, Schema.String]),
   issues: Schema.optional(Schema.Array(TolerantIssue))
 })
 export type RestErrorBody = typeof RestErrorBody.Type
@@ -63,7 +63,7 @@ export const graphqlErrorCode = (entry: GraphqlErrorEntry): string | null =>
   entry.extensions?.code ?? entry.code ?? null
 
 /** A GraphQL JSON result around a `data` schema. */
-export const GraphqlResponse = <A, I, R>(data: Schema.Schema<A, I, R>) =>
+export const GraphqlResponse = <S extends Schema.Top>(data: S) =>
   openStruct({
     data: Schema.optional(Schema.NullOr(data)),
     errors: Schema.optional(Schema.Array(GraphqlErrorEntry))

@@ -6,7 +6,7 @@ import { IsoTimestamp } from "./dates.ts"
 import { openStruct } from "./open.ts"
 import { FilesPageInfo } from "./paging.ts"
 
-export const FileStatus = Schema.Literal("CONFIRMED", "PENDING")
+export const FileStatus = Schema.Literals(["CONFIRMED", "PENDING"])
 export type FileStatus = typeof FileStatus.Type
 
 /** Folder and record references: only `id` is documented; other keys are kept. */

@@ -10,9 +10,15 @@ import { DateInput } from "./dates.ts"
 import { openStruct } from "./open.ts"
 
 /** Offset: integer >= 0. */
-export const Skip = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+export const Skip = Schema.Number.check(
+  Schema.isInt({ title: "int" }),
+  Schema.isGreaterThanOrEqualTo(0, { expected: "a non-negative number", title: "nonNegative" })
+)
 /** Page size: integer >= 1 (values above the maximum are capped by the service, not rejected). */
-export const Limit = Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1))
+export const Limit = Schema.Number.check(
+  Schema.isInt({ title: "int" }),
+  Schema.isGreaterThanOrEqualTo(1, { expected: "a number greater than or equal to 1", title: "greaterThanOrEqualTo(1)" })
+)
 
 const Id = Schema.String
 const Ids = Schema.Array(Schema.String)
@@ -26,7 +32,7 @@ const oneDescription = (input: {
   readonly descriptionHtml?: string | undefined
 }): Schema.FilterIssue | undefined =>
   input.description !== undefined && input.descriptionHtml !== undefined
-    ? { path: ["descriptionHtml"], message: DESCRIPTION_CONFLICT_MESSAGE }
+    ? { path: ["descriptionHtml"], issue: DESCRIPTION_CONFLICT_MESSAGE }
     : undefined
 
 /** list-records body; every field optional. */
@@ -57,7 +63,7 @@ export const CreateRecordInput = openStruct({
   allDay: Schema.optional(Schema.Boolean),
   assigneeIds: Schema.optional(Ids),
   tagIds: Schema.optional(Ids)
-}).pipe(Schema.filter((input) => oneDescription(input), { identifier: "CreateRecordInput" }))
+}).check(Schema.makeFilter((input) => oneDescription(input), { identifier: "CreateRecordInput" }))
 export type CreateRecordInput = typeof CreateRecordInput.Type
 
 /** update-record body; omitted fields are unchanged, `null` dates clear them. */
@@ -75,7 +81,7 @@ export const UpdateRecordInput = openStruct({
   allDay: Schema.optional(Schema.Boolean),
   color: Schema.optional(Schema.String),
   assigneeIds: Schema.optional(Ids)
-}).pipe(Schema.filter((input) => oneDescription(input), { identifier: "UpdateRecordInput" }))
+}).check(Schema.makeFilter((input) => oneDescription(input), { identifier: "UpdateRecordInput" }))
 export type UpdateRecordInput = typeof UpdateRecordInput.Type
 
 export const MoveRecordInput = openStruct({ workspaceId: Id, recordId: Id, listId: Id })

@@ -31,7 +31,7 @@ export const RecordsPage = openStruct({
 export type RecordsPage = typeof RecordsPage.Type
 
 /** `{items, totalCount}`: list-workspaces, list-record-activity, list-tags, list-lists. */
-export const ItemsWithTotal = <A, I, R>(item: Schema.Schema<A, I, R>) =>
+export const ItemsWithTotal = <S extends Schema.Top>(item: S) =>
   openStruct({ items: Schema.Array(item), totalCount: Schema.Number })
 
 /** list-users response (R-REST-PAGE-10). */

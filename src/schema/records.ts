@@ -2,10 +2,10 @@
  * Record shapes of the REST interface: list-records summary, search result,
  * get-record detail, and the small responses of record writes.
  */
-import { Either, Option, Schema } from "effect"
+import { Option, Schema, SchemaTransformation } from "effect"
 import { CUSTOM_FIELD_TYPES } from "./assumptions.ts"
 import { IsoTimestamp } from "./dates.ts"
-import { answerIfShaped, openStruct, refIdOf, tolerant, undocumented } from "./open.ts"
+import { answerIfShaped, openStruct, refIdOf, tolerant, undocumented, UnknownValue } from "./open.ts"
 
 export const ListRef = openStruct({ id: Schema.String, title: Schema.String })
 export type ListRef = typeof ListRef.Type
@@ -86,7 +86,7 @@ export const Checklist = openStruct({
 export type Checklist = typeof Checklist.Type
 
 /** The custom field types the emulator knows (see assumptions.ts); reads accept any string. */
-export const CustomFieldType = Schema.Literal(...CUSTOM_FIELD_TYPES)
+export const CustomFieldType = Schema.Literals(CUSTOM_FIELD_TYPES)
 export type CustomFieldType = typeof CustomFieldType.Type
 
 export const CustomFieldOption = openStruct({
@@ -99,7 +99,7 @@ export type CustomFieldOption = typeof CustomFieldOption.Type
 /** Table contents as the emulator writes them (assumptions.ts); reads keep whatever arrives. */
 export const TableColumn = openStruct({ id: Schema.String, name: Schema.String, type: Schema.String })
 export type TableColumn = typeof TableColumn.Type
-export const TableCell = openStruct({ columnId: Schema.String, value: Schema.Unknown })
+export const TableCell = openStruct({ columnId: Schema.String, value: UnknownValue })
 export type TableCell = typeof TableCell.Type
 
 export const TableRow = openStruct({
@@ -111,7 +111,7 @@ export type TableRow = typeof TableRow.Type
 /**
  * A record's custom field. Every key is named by the documents, but not the types of the
  * values (`text`, `number`, `checked`), nor what the table keys hold, nor every `type`
- * value: those are present and kept as sent, whatever their type.
+ * value: those are kept as sent, whatever their type (a missing one reads as undefined).
  */
 export const CustomField = openStruct({
   id: Schema.String,
@@ -153,7 +153,7 @@ export const CreateRecordResponse = openStruct({
   id: Schema.String,
   uid: Schema.String,
   title: Schema.String,
-  rank: undocumented(Schema.Union(Schema.Number, Schema.String)),
+  rank: undocumented(Schema.Union([Schema.Number, Schema.String])),
   list: undocumented(ListRef),
   position: undocumented(Schema.Number),
   todoList: undocumented(ListRef)
@@ -167,30 +167,29 @@ export const createdListId = (r: CreateRecordResponse): string | undefined => re
 export const SuccessResponse = openStruct({ success: Schema.Literal(true) })
 export type SuccessResponse = typeof SuccessResponse.Type
 
-const decodeOptions = { onExcessProperty: "preserve", errors: "all" } as const
-
 /** The forms of a count answer read so far (assumptions.ts COUNT_RECORDS_RESPONSE and its alternatives). */
-const CountForms = Schema.Union(
+const CountForms = Schema.Union([
   Schema.Number,
   openStruct({ count: Schema.Number }),
   openStruct({ totalCount: Schema.Number })
-)
-const decodeCountForms = Schema.decodeUnknownEither(CountForms, decodeOptions)
+])
+const decodeCountForms = Schema.decodeUnknownOption(CountForms)
 
 /**
  * count-records response (not shown by the documents): `{count}`, `{totalCount}` or a
  * bare number, decoded to the count; any other answer decodes to none (a caller then
  * works without a total) and never fails.
  */
-export const CountRecordsAnswer = Schema.transform(Schema.Unknown, Schema.OptionFromSelf(Schema.Number), {
-  strict: true,
-  decode: (u) =>
-    Option.map(
-      Either.getRight(decodeCountForms(u)),
-      (c) => (typeof c === "number" ? c : "count" in c ? c.count : c.totalCount)
-    ),
-  encode: (count) => Option.match(count, { onNone: () => ({}), onSome: (n) => ({ count: n }) })
-})
+export const CountRecordsAnswer = Schema.Unknown.pipe(
+  Schema.decodeTo(
+    Schema.Option(Schema.Number),
+    SchemaTransformation.transform<Option.Option<number>, unknown>({
+      decode: (u) =>
+        Option.map(decodeCountForms(u), (c) => (typeof c === "number" ? c : "count" in c ? c.count : c.totalCount)),
+      encode: (count) => Option.match(count, { onNone: () => ({}), onSome: (n) => ({ count: n }) })
+    })
+  )
+)
 export type CountRecordsAnswer = typeof CountRecordsAnswer.Type
 
 /**

@@ -1,13 +1,36 @@
 /**
  * The presigned upload flow: step 1 query and answer, step 3 answer.
  */
-import { Schema } from "effect"
+import { Effect, Number as Num, Option, Schema, SchemaGetter, SchemaIssue } from "effect"
 import { openStruct } from "./open.ts"
+
+/**
+ * A number sent as a string. Effect's `Schema.NumberFromString` coerces with `Number(s)`,
+ * which reads "" and "  " as 0; this one refuses them, so a blank value is an error, not 0
+ * ("NaN" and "Infinity" are numbers, the integer check refuses them).
+ */
+const NumberFromString = Schema.String.pipe(
+  Schema.decodeTo(Schema.Number, {
+    decode: SchemaGetter.transformEffect((s: string) =>
+      Option.match(Num.parse(s), {
+        onNone: () =>
+          Effect.fail(new SchemaIssue.InvalidValue({ message: `Unable to decode ${JSON.stringify(s)} into a number` }, s)),
+        onSome: (n) => Effect.succeed(n)
+      })
+    ),
+    encode: SchemaGetter.String()
+  })
+)
 
 /** `GET /uploads` query (all values arrive as strings). */
 export const PresignQuery = openStruct({
   filename: Schema.String,
-  size: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
+  size: Schema.optional(
+    NumberFromString.check(
+      Schema.isInt({ title: "int" }),
+      Schema.isGreaterThanOrEqualTo(0, { expected: "a non-negative number", title: "nonNegative" })
+    )
+  ),
   key: Schema.optional(Schema.String),
   formId: Schema.optional(Schema.String)
 })

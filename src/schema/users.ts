@@ -6,7 +6,7 @@ import { openStruct, stringOf, undocumented } from "./open.ts"
 
 /** The six access levels in descending capability (R-USER-01). */
 export const ACCESS_LEVELS = ["OWNER", "ADMIN", "MEMBER", "CLIENT", "COMMENT_ONLY", "VIEW_ONLY"] as const
-export const AccessLevel = Schema.Literal(...ACCESS_LEVELS)
+export const AccessLevel = Schema.Literals(ACCESS_LEVELS)
 export type AccessLevel = typeof AccessLevel.Type
 
 /** Rank of a level: 0 is OWNER, higher numbers are less capable. */

@@ -3,7 +3,7 @@
  */
 import { Schema } from "effect"
 import { IsoTimestamp } from "./dates.ts"
-import { openStruct } from "./open.ts"
+import { openStruct, UnknownValue } from "./open.ts"
 
 /** Record group (R-WEBHOOK-EVENT-01). */
 export const RECORD_EVENTS = [
@@ -57,7 +57,7 @@ export const WEBHOOK_EVENTS = [
   ...COMMENT_EVENTS
 ] as const
 
-export const WebhookEvent = Schema.Literal(...WEBHOOK_EVENTS)
+export const WebhookEvent = Schema.Literals(WEBHOOK_EVENTS)
 export type WebhookEvent = typeof WebhookEvent.Type
 
 /** Delivered when a webhook is re-enabled; not a `WebhookEvent`, cannot be subscribed (R-WEBHOOK-EVENT-07). */
@@ -65,7 +65,7 @@ export const WEBHOOK_HEALTH_CHECK = "WEBHOOK_HEALTH_CHECK" as const
 
 export const isWebhookEvent = Schema.is(WebhookEvent)
 
-export const WebhookStatus = Schema.Literal("HEALTHY", "UNHEALTHY")
+export const WebhookStatus = Schema.Literals(["HEALTHY", "UNHEALTHY"])
 export type WebhookStatus = typeof WebhookStatus.Type
 
 /** Scoping data stored on a webhook; an empty array means "all". */
@@ -110,8 +110,8 @@ export type WebhookConfig = typeof WebhookConfig.Type
 export const WebhookDelivery = openStruct({
   event: Schema.String,
   webhook: WebhookConfig,
-  previousValue: Schema.Unknown,
-  currentValue: Schema.Unknown
+  previousValue: UnknownValue,
+  currentValue: UnknownValue
 })
 export type WebhookDelivery = typeof WebhookDelivery.Type
 

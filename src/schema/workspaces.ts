@@ -4,7 +4,7 @@
  * assumptions.ts (WORKSPACE_SHAPE, LIST_SHAPE, TAG_SHAPE), so it is optional and kept
  * raw (docs/architecture.md, "Decoding policy").
  */
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 import { IsoTimestamp } from "./dates.ts"
 import { openStruct, stringOf, undocumented } from "./open.ts"
 import { ItemsWithTotal } from "./paging.ts"
@@ -50,13 +50,17 @@ export type Tag = typeof Tag.Type
  * `{items, totalCount}` or a bare array, decoded to the array. Encoding gives the
  * `{items, totalCount}` form the emulator sends.
  */
-const itemsOrArray = <A, I>(item: Schema.Schema<A, I, never>) => {
-  const envelope = Schema.transform(ItemsWithTotal(item), Schema.Array(Schema.typeSchema(item)), {
-    strict: true,
-    decode: (page) => page.items,
-    encode: (items) => ({ items, totalCount: items.length })
-  })
-  return Schema.Union(envelope, Schema.Array(item))
+const itemsOrArray = <S extends Schema.Codec<any, any, never, never>>(item: S) => {
+  const envelope = ItemsWithTotal(item).pipe(
+    Schema.decodeTo(
+      Schema.Array(Schema.toType(item)),
+      SchemaTransformation.transform({
+        decode: (page: { readonly items: ReadonlyArray<S["Type"]> }) => page.items,
+        encode: (items: ReadonlyArray<S["Type"]>) => ({ items, totalCount: items.length })
+      })
+    )
+  )
+  return Schema.Union([envelope, Schema.Array(item)])
 }
 
 /** list-lists response (unpaged, R-REST-PAGE-11), decoded to the lists. */

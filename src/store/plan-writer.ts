@@ -22,7 +22,10 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
-import { JsonText, type OpState, type PlannedOp, type PlanOp } from "./journal.ts"
+// Not the ./journal.ts barrel: the planning thread loads this module, and the barrel
+// brings the PostgreSQL journal (effect/sql, @effect/sql-pg) into its start.
+import { JsonText } from "./journal/schema.ts"
+import type { OpState, PlannedOp, PlanOp } from "./journal/types.ts"
 
 /** A batch of ops as it crosses to the worker. */
 export interface OpsMessage {

@@ -8,8 +8,18 @@ import { decodeOps, encodePlanned, type FromWorker, type ToWorker, type WorkerSt
 
 const port = parentPort!
 const { file, run } = workerData as WorkerStart
-const db = new JournalDb(file)
-db.joinPlanRun()
+const opened = (): JournalDb => {
+  try {
+    const db = new JournalDb(file)
+    db.joinPlanRun()
+    return db
+  } catch (e) {
+    // Thrown on as a plain Error: the caller gets the thread's uncaught error serialized,
+    // and an Effect error (StoreOpenError) serializes as its fields, without its message.
+    throw new Error(e instanceof Error ? e.message : String(e))
+  }
+}
+const db = opened()
 
 const answer = (m: FromWorker) => port.postMessage(m)
 

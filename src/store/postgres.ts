@@ -5,14 +5,18 @@
  * migrations, and the store's single-writer lock as a session advisory lock, which the
  * server drops when the holder's connection closes, however the holder dies.
  */
-import { PgClient } from "@effect/sql-pg"
-import * as Reactivity from "@effect/experimental/Reactivity"
-import type { SqlError } from "@effect/sql/SqlError"
+import { PgClient, PgTypes } from "@effect/sql-pg"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import Pg from "pg"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { STORE_LOCK_WAIT_MS, StoreBusy, StoreLockError } from "./file-lock.ts"
 import { StoreOpenError } from "./sqlite.ts"
 
@@ -65,20 +69,154 @@ export interface PostgresStore {
   readonly store: string
 }
 
-/** int8 (counts, sums, identity columns) as a JavaScript number, as SQLite gives them. */
-const INT8_OID = 20
-const NUMERIC_OID = 1700
-const types: Pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === INT8_OID || oid === NUMERIC_OID
-      ? (value: string) => Number(value)
-      : Pg.types.getTypeParser(oid, format ?? "text")) as Pg.CustomTypesConfig["getTypeParser"]
+/**
+ * int8 (counts, sums, identity columns) and numeric as JavaScript numbers, as SQLite gives
+ * them (the driver's own codecs answer bigint and decimal strings). A registry per client,
+ * so nothing else in the process is affected.
+ */
+const storeTypes = (): PgTypes.Registry => {
+  const registry = PgTypes.makeRegistry()
+  registry.register<number | bigint>(PgTypes.OID.int8, {
+    decode: (bytes) => Result.map(PgTypes.decode(bytes, PgTypes.OID.int8, 1), Number),
+    encode: (value) => PgTypes.encode(typeof value === "bigint" ? value : BigInt(value), PgTypes.OID.int8)
+  })
+  registry.register<number | string>(PgTypes.OID.numeric, {
+    decode: (bytes) => Result.map(PgTypes.decode(bytes, PgTypes.OID.numeric, 1), Number),
+    encode: (value) => PgTypes.encode(String(value), PgTypes.OID.numeric)
+  })
+  return registry
 }
 
-const detailOf = (e: unknown): string => {
+/**
+ * The words of a failure for messages. A SqlError's reason (ConnectionError,
+ * SqlSyntaxError, ...) carries the driver's error, whose message is the server's (or the
+ * socket's); the reason's own message only names the driver's step.
+ */
+export const pgErrorDetail = (e: unknown): string => {
+  if (isSqlError(e)) {
+    const inner = e.reason.cause
+    return inner instanceof Error ? inner.message : e.reason.message ?? e.message
+  }
   const cause = (e as { cause?: unknown }).cause
   const inner = cause instanceof Error ? cause.message : undefined
   return inner ?? (e instanceof Error ? e.message : String(e))
+}
+
+const detailOf = pgErrorDetail
+
+/**
+ * The statements of a script, for a driver that runs one statement per query (the
+ * extended protocol): split at the semicolons outside quotes, dollar quotes and comments.
+ */
+export const statementsOf = (script: string): Array<string> => {
+  const out: Array<string> = []
+  let start = 0
+  let i = 0
+  while (i < script.length) {
+    const c = script[i]!
+    if (c === "'" || c === "\"") {
+      const end = script.indexOf(c, i + 1)
+      i = end === -1 ? script.length : end + 1
+    } else if (c === "-" && script[i + 1] === "-") {
+      const end = script.indexOf("\n", i)
+      i = end === -1 ? script.length : end + 1
+    } else if (c === "/" && script[i + 1] === "*") {
+      const end = script.indexOf("*/", i + 2)
+      i = end === -1 ? script.length : end + 2
+    } else if (c === "$") {
+      const tag = /^\$[A-Za-z_]*\$/.exec(script.slice(i))?.[0]
+      if (tag === undefined) {
+        i++
+      } else {
+        const end = script.indexOf(tag, i + tag.length)
+        i = end === -1 ? script.length : end + tag.length
+      }
+    } else if (c === ";") {
+      out.push(script.slice(start, i))
+      start = ++i
+    } else {
+      i++
+    }
+  }
+  out.push(script.slice(start))
+  return out.map((statement) => statement.trim()).filter((statement) => statement.length > 0)
+}
+
+/**
+ * The user and password libpq (and node-postgres) would take for `url` when it carries
+ * none: PGUSER, then PGPASSWORD or the password file (PGPASSFILE or ~/.pgpass, owner-only).
+ * The docs tell users of the pool to give passwords this way; `@effect/sql-pg`'s driver
+ * reads neither.
+ */
+export const libpqCredentials = (
+  url: string,
+  env: NodeJS.ProcessEnv = process.env
+): { readonly username?: string; readonly password?: Redacted.Redacted } => {
+  const u = new URL(url)
+  const decoded = (text: string) => {
+    try {
+      return decodeURIComponent(text)
+    } catch {
+      return text
+    }
+  }
+  const urlUser = decoded(u.username)
+  const username = urlUser !== "" ? undefined : env.PGUSER
+  if (u.password !== "") return username === undefined ? {} : { username }
+  const user = urlUser !== "" ? urlUser : env.PGUSER ?? env.USER ?? ""
+  const password = env.PGPASSWORD ?? pgPassFile({
+    host: u.hostname !== "" ? u.hostname.replace(/^\[(.*)\]$/, "$1") : env.PGHOST ?? "localhost",
+    port: u.port !== "" ? u.port : env.PGPORT ?? "5432",
+    database: decoded(u.pathname.replace(/^\//, "")) || (env.PGDATABASE ?? user),
+    user
+  }, env)
+  return {
+    ...(username === undefined ? {} : { username }),
+    ...(password === undefined ? {} : { password: Redacted.make(password) })
+  }
+}
+
+/** The password file's entry for a connection, as libpq reads it (`*` matches anything). */
+const pgPassFile = (
+  want: { readonly host: string; readonly port: string; readonly database: string; readonly user: string },
+  env: NodeJS.ProcessEnv
+): string | undefined => {
+  const file = env.PGPASSFILE ?? path.join(env.HOME ?? os.homedir(), ".pgpass")
+  let text: string
+  try {
+    const stat = fs.statSync(file)
+    // libpq ignores a file others may read (and says so).
+    if (!stat.isFile()) return undefined
+    if (process.platform !== "win32" && (stat.mode & 0o077) !== 0) {
+      process.stderr.write(`WARNING: password file "${file}" has group or world access; permissions should be u=rw (0600) or less\n`)
+      return undefined
+    }
+    text = fs.readFileSync(file, "utf8")
+  } catch {
+    return undefined
+  }
+  const wanted = [want.host, want.port, want.database, want.user]
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === "" || line.trimStart().startsWith("#")) continue
+    // Fields split at unescaped colons; `\:` and `\\` stand for `:` and `\`.
+    const fields: Array<string> = []
+    let field = ""
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i]!
+      if (c === "\\" && i + 1 < line.length) {
+        field += line[++i]
+      } else if (c === ":" && fields.length < 4) {
+        fields.push(field)
+        field = ""
+      } else {
+        field += c
+      }
+    }
+    fields.push(field)
+    if (fields.length !== 5 || fields[4] === "") continue
+    if (wanted.every((value, i) => fields[i] === "*" || fields[i] === value)) return fields[4]
+  }
+  return undefined
 }
 
 /** Two-key advisory lock ids: one namespace for worksync, one key per store and schema. */
@@ -102,24 +240,15 @@ export const openPostgres = (
       catch: (e) => e instanceof StoreOpenError ? e : new StoreOpenError({ file: redactUrl(location), reason: "io", detail: String(e) })
     })
     const fail = (e: unknown) => new StoreOpenError({ file: where.display, reason: "io", detail: detailOf(e) })
-    const sql = yield* PgClient.fromPool({
-      acquire: Effect.acquireRelease(
-        Effect.sync(() => {
-          const pool = new Pg.Pool({
-            connectionString: where.url,
-            options: `-c search_path=${where.schema}`,
-            max: options.maxConnections ?? 8,
-            connectionTimeoutMillis: 10_000,
-            application_name: `worksync ${store}`,
-            types
-          })
-          // An idle connection the server ends (a restart, an administrator, a dropped
-          // database) must not take the process down: the next query reports it.
-          pool.on("error", () => undefined)
-          return pool
-        }),
-        (pool) => Effect.promise(() => pool.end().catch(() => undefined))
-      )
+    const sql = yield* PgClient.make({
+      url: Redacted.make(where.url),
+      ...libpqCredentials(where.url),
+      // Every connection works in the store's schema.
+      startupParameters: { search_path: where.schema },
+      maxConnections: options.maxConnections ?? 8,
+      connectTimeout: Duration.seconds(10),
+      applicationName: `worksync ${store}`,
+      types: storeTypes()
     }).pipe(Effect.provide(Reactivity.layer), Effect.mapError(fail))
     const newest = migrations.reduce((max, m) => Math.max(max, m.version), 0)
     yield* sql.withTransaction(Effect.gen(function*() {
@@ -145,7 +274,8 @@ export const openPostgres = (
       }
       for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
         if (m.version <= current) continue
-        yield* sql.unsafe(m.up)
+        // One statement per query: the driver speaks the extended protocol only.
+        for (const statement of statementsOf(m.up)) yield* sql.unsafe(statement)
       }
       if (newest > current) {
         yield* sql.unsafe(
@@ -179,7 +309,7 @@ export const lockPostgresWriter = (
     yield* tryLock.pipe(
       Effect.retry({
         while: (e) => e._tag === "StoreBusy",
-        schedule: Schedule.spaced(Duration.millis(100)).pipe(Schedule.upTo(Duration.millis(waitMs)))
+        schedule: Schedule.spaced(Duration.millis(100)).pipe(Schedule.upTo({ duration: Duration.millis(waitMs) }))
       })
     )
     yield* Effect.addFinalizer(() =>

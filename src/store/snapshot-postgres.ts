@@ -4,11 +4,11 @@
  * many machines. Each write method is one transaction; the single-writer lock is a
  * session advisory lock (postgres.ts).
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import type { SqlError } from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
-import { dollarParams, lockPostgresWriter, openPostgres } from "./postgres.ts"
+import { dollarParams, lockPostgresWriter, openPostgres, pgErrorDetail } from "./postgres.ts"
 import { contentHash } from "./snapshot-hash.ts"
 import { SNAPSHOT_PG_MIGRATIONS } from "./snapshot-schema-postgres.ts"
 import type { PlainEntity } from "./snapshot-schema.ts"
@@ -49,9 +49,9 @@ export const openPostgresSnapshot = (
     const { sql } = pg
     const file = pg.location.display
     const fail = (operation: string) => (e: SqlError | Error) =>
-      new SnapshotError({ file, operation, detail: e.cause instanceof Error ? e.cause.message : e.message })
+      new SnapshotError({ file, operation, detail: pgErrorDetail(e) })
     const q = <A = Record<string, unknown>>(text: string, params: ReadonlyArray<Param> = []) =>
-      sql.unsafe<A & object>(dollarParams(text), params as Array<Param>)
+      sql.unsafe<A & object>(dollarParams(text), params)
     /** One operation: its statements in one transaction, failures named by `operation`. */
     const tx = <A>(operation: string, body: Effect.Effect<A, SqlError | Error>): Effect.Effect<A, SnapshotError> =>
       sql.withTransaction(body).pipe(Effect.mapError(fail(operation)))
@@ -283,7 +283,7 @@ export const openPostgresSnapshot = (
       note: (runId, n: RunNote) =>
         // Notes of one run are numbered max + 1: concurrent notes of a backup would take the
         // same number, so they queue on a per-run transaction lock (SQLite serializes writers).
-        tx("write run note", Effect.zipRight(q("SELECT pg_advisory_xact_lock(hashtext('worksync-notes'), ?::int)", [runId]), q(
+        tx("write run note", Effect.andThen(q("SELECT pg_advisory_xact_lock(hashtext('worksync-notes'), ?::int)", [runId]), q(
           `INSERT INTO run_notes (run_id, seq, workspace_id, kind, subject, detail)
            VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM run_notes WHERE run_id = ?), ?, ?, ?, ?)`,
           [runId, runId, n.workspaceId, n.kind, n.subject ?? null, n.detail === undefined ? null : JSON.stringify(n.detail)]
@@ -298,7 +298,7 @@ export const openPostgresSnapshot = (
         ),
       copyMembership: (from, to) =>
         tx("copy run membership", Effect.forEach(MEMBERSHIP, (t) =>
-          Effect.zipRight(
+          Effect.andThen(
             q(`DELETE FROM run_${t} WHERE run_id = ?`, [to]),
             q(`INSERT INTO run_${t} (run_id, id, vid) SELECT ?, id, vid FROM run_${t} WHERE run_id = ?`, [to, from])
           ), { discard: true })),

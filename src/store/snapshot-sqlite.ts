@@ -4,9 +4,8 @@
  * the file lock of file-lock.ts.
  */
 import type Database from "better-sqlite3"
-import * as Chunk from "effect/Chunk"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { lockStore } from "./file-lock.ts"
 import { contentHash } from "./snapshot-hash.ts"
@@ -312,14 +311,15 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
     select: <A>(operation: string, query: SnapshotQuery) =>
       run(operation, () => db.prepare(query.sql).all(...(query.params ?? [])) as Array<A>),
     stream: <A>(operation: string, query: SnapshotQuery) =>
-      Stream.unwrapScoped(Effect.map(
+      Stream.unwrap(Effect.map(
         Effect.acquireRelease(
           run(operation, () => db.prepare(query.sql).iterate(...(query.params ?? [])) as IterableIterator<A>),
           (rows) => Effect.sync(() => rows.return?.())
         ),
         (rows) =>
-          // One bounded batch per pull: the fiber can be interrupted between batches.
-          Stream.repeatEffectChunkOption(
+          // One bounded batch per pull: the fiber can be interrupted between batches. An
+          // empty batch ends the stream (Cause.done).
+          Stream.fromIterableEffectRepeat(
             run(operation, () => {
               const batch: Array<A> = []
               for (let i = 0; i < STREAM_BATCH; i++) {
@@ -328,10 +328,7 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
                 batch.push(next.value)
               }
               return batch
-            }).pipe(
-              Effect.mapError(Option.some),
-              Effect.flatMap((batch) => batch.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(batch)))
-            )
+            }).pipe(Effect.flatMap((batch) => batch.length === 0 ? Cause.done() : Effect.succeed(batch)))
           )
       ))
   }

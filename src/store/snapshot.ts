@@ -45,10 +45,10 @@ export const openSnapshot = (
 ): Effect.Effect<SnapshotStoreService, StoreOpenError, Scope.Scope> =>
   isPostgresUrl(location) ? openPostgresSnapshot(location, options) : openSqliteSnapshot(location, options)
 
-export class SnapshotStore extends Context.Tag("worksync/SnapshotStore")<SnapshotStore, SnapshotStoreService>() {
+export class SnapshotStore extends Context.Service<SnapshotStore, SnapshotStoreService>()("worksync/SnapshotStore") {
   /** Opens (creating when missing) the store at `location` for the life of the layer. */
   static readonly layer = (location: string, options: SnapshotOpenOptions = {}) =>
-    Layer.scoped(SnapshotStore, openSnapshot(location, options))
+    Layer.effect(SnapshotStore, openSnapshot(location, options))
 }
 
 /**

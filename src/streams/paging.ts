@@ -11,7 +11,6 @@
  * - with a known total, the remaining pages are fetched concurrently (ordered output,
  *   bounded buffer), every request still passing the client's shared limiter.
  */
-import * as Chunk from "effect/Chunk"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -107,9 +106,9 @@ export const clampLimit = (requested: number | undefined, max: number): number =
 
 /** Pages one after another from `start`, until the end signal. */
 export const sequentialPages = <A, E, R>(fetch: FetchPage<A, E, R>, limit: number, start = 0): Stream.Stream<A, E, R> =>
-  Stream.paginateChunkEffect(start, (skip: number) =>
+  Stream.paginate(start, (skip: number) =>
     Effect.map(fetch(skip, limit), (page) => [
-      Chunk.fromIterable(page.items),
+      page.items,
       // An empty page ends paging even if it claims more: nothing to advance by.
       page.more && page.items.length > 0 ? Option.some(skip + page.items.length) : Option.none<number>()
     ] as const))
@@ -120,7 +119,7 @@ export const sequentialPages = <A, E, R>(fetch: FetchPage<A, E, R>, limit: numbe
  * (users, workspaces).
  */
 export const allPages = <A, E, R>(fetch: FetchPage<A, E, R>, limit: number): Effect.Effect<Array<A>, E, R> =>
-  Effect.map(Stream.runCollect(sequentialPages(fetch, limit)), (c) => Chunk.toArray(c))
+  Stream.runCollect(sequentialPages(fetch, limit))
 
 /** Items read from `skip`, and whether the listing goes on after them. */
 export interface Window<A> {
@@ -174,7 +173,8 @@ const windowsFrom = <A, E, R>(
       const windows = Stream.fromIterable(skips).pipe(
         Stream.mapEffect((skip) => readWindow(fetch, skip, size), { concurrency }),
         Stream.tap((w) => Ref.set(last, w)),
-        Stream.mapConcat((w) => w.items)
+        Stream.map((w) => w.items),
+        Stream.flattenIterable
       )
       const tail = Stream.unwrap(
         Effect.map(Ref.get(last), (w) =>

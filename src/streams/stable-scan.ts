@@ -356,7 +356,7 @@ export const stableScan = <A extends Scannable>(
         Stream.fromIterable(skips).pipe(Stream.mapEffect(readPage, { concurrency }))
       ).pipe(
         Stream.mapEffect(stitch),
-        Stream.mapConcat((items) => items)
+        Stream.flattenIterable
       )
 
       // Items past the planned windows (the list grew, or the last window ended early).

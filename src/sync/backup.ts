@@ -306,7 +306,7 @@ export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult,
           Effect.flatMap(
             backupWorkspace(store, runId, workspace, options, counters, vanishedIds, total),
             (scans) =>
-              Effect.zipRight(
+              Effect.andThen(
                 Ref.update(reports, (r) => [...r, ...scans]),
                 Effect.forEach(scans, (report) => store.note(runId, { workspaceId: workspace.id, kind: "scan", detail: report }))
               )
@@ -342,7 +342,7 @@ export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult,
 
 const failureText = (exit: Exit.Exit<unknown, unknown>): string => {
   if (Exit.isSuccess(exit)) return ""
-  if (Cause.isInterruptedOnly(exit.cause)) return "interrupted"
+  if (Cause.hasInterruptsOnly(exit.cause)) return "interrupted"
   const failure = Cause.squash(exit.cause)
   if (typeof failure === "object" && failure !== null && "message" in failure) {
     return String((failure as { message: unknown }).message)

@@ -4,7 +4,6 @@
  * content before and after. Read from the store in id-ordered pages (keyset paging), so
  * memory stays flat whatever the size of the diff.
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -75,7 +74,7 @@ export const changeStream = (
   fromId: number,
   toId: number
 ): Stream.Stream<Change, SnapshotError> =>
-  Stream.paginateChunkEffect(
+  Stream.paginate(
     "",
     (after: string) =>
       store.select<Row>(`read ${entity} changes`, {
@@ -86,7 +85,7 @@ export const changeStream = (
         .pipe(Effect.map((rows) => {
           const last = rows[rows.length - 1]
           return [
-            Chunk.fromIterable(rows.map((r) => toChange(entity, r))),
+            rows.map((r) => toChange(entity, r)),
             rows.length === PAGE && last !== undefined ? Option.some(last.id) : Option.none<string>()
           ] as const
         }))

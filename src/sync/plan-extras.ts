@@ -35,7 +35,7 @@ export const checklistNamespace = (workspaceId: string) => `checklist:${workspac
 export const commentNamespace = (workspaceId: string) => `comment:${workspaceId}`
 
 const Str = Schema.String
-const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optional(s)
+const opt = <S extends Schema.Constraint>(s: S) => Schema.optional(s)
 
 /** The record a follow-up belongs to: the source key of its create op (the op's key). */
 const Target = { workspaceId: Str, recordRef: Str, origin: opt(Str) }
@@ -57,10 +57,10 @@ export const CommentCreatePayload = Schema.Struct({
 export type CommentCreatePayload = typeof CommentCreatePayload.Type
 
 /** Where an attachment's bytes come from: a URL fetched without credentials, or a file under `--attachments`. */
-export const FileSource = Schema.Union(
+export const FileSource = Schema.Union([
   Schema.Struct({ url: Str }),
   Schema.Struct({ dirName: Str })
-)
+])
 export type FileSource = typeof FileSource.Type
 
 /** One attachment: fetched, uploaded to the workspace; the comment embedding it follows. */
@@ -68,10 +68,10 @@ export const FileUploadPayload = Schema.Struct({ ...Target, name: Str, sources: 
 export type FileUploadPayload = typeof FileUploadPayload.Type
 
 /** What a `file.upload` op ends with: the uploaded file, or why it could not be fetched. */
-export const FileUploadResult = Schema.Union(
+export const FileUploadResult = Schema.Union([
   Schema.Struct({ uid: Str, name: Str, size: Schema.Number, type: Str, extension: Str }),
   Schema.Struct({ notFetched: Str, name: Str })
-)
+])
 export type FileUploadResult = typeof FileUploadResult.Type
 
 export const ChecklistCreatePayload = Schema.Struct({ ...Target, title: Str })

@@ -38,7 +38,7 @@ export const listNamespace = (workspaceId: string) => `list:${workspaceId}`
 export const tagNamespace = (workspaceId: string) => `tag:${workspaceId}`
 
 const Str = Schema.String
-const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optional(s)
+const opt = <S extends Schema.Constraint>(s: S) => Schema.optional(s)
 
 /** Create one record. A list or tags not on the service at planning time are named by title. */
 export const RecordCreatePayload = Schema.Struct({

@@ -63,7 +63,7 @@ const uploadedFile = (journal: JournalApi, key: string) =>
   Effect.gen(function*() {
     const op = yield* journal.get(key).pipe(Effect.mapError(journalFailure))
     if (Option.isNone(op) || op.value.state !== "done") return yield* Effect.fail(unresolved(`the upload ${key} is not done`))
-    return yield* Schema.decodeUnknown(FileUploadResult)(op.value.result).pipe(
+    return yield* Schema.decodeUnknownEffect(FileUploadResult)(op.value.result).pipe(
       Effect.mapError((e) => unresolved(`the upload ${key} has an unreadable result: ${e.message}`))
     )
   })

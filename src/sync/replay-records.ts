@@ -50,8 +50,8 @@ const badPayload = (op: Op, detail: string): ExecFailure => ({
   message: `journal op ${op.key} (${op.kind}) has an unreadable payload: ${detail}`
 })
 
-export const decode = <A, I>(schema: Schema.Schema<A, I>, op: Op, payload: unknown = op.payload): Effect.Effect<A, ExecFailure> =>
-  Schema.decodeUnknown(schema)(payload).pipe(Effect.mapError((e) => badPayload(op, e.message)))
+export const decode = <A>(schema: Schema.ConstraintDecoder<A>, op: Op, payload: unknown = op.payload): Effect.Effect<A, ExecFailure> =>
+  Schema.decodeUnknownEffect(schema)(payload).pipe(Effect.mapError((e) => badPayload(op, e.message)))
 
 /**
  * A create's payload: unpacked when stored packed (import-csv, see `packRecordCreate`),
@@ -202,7 +202,7 @@ const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
       // yet as a whole; the resend repeats only the update (see `setDone`).
       if (Option.isSome(yield* mappedByEarlierAttempt(op, p, journal))) return Option.none()
       // A list.ensure that never completed means the create cannot have been sent with it.
-      const listId = yield* targetListId(p, journal).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
+      const listId = yield* targetListId(p, journal).pipe(Effect.catch(() => Effect.succeed(undefined)))
       const attemptedAt = op.attemptedAt === null ? 0 : Date.parse(op.attemptedAt)
       const since = attemptedAt - skewMs
       const matches = (r: { title: string; createdAt: string; todoList: { id: string } }) =>
@@ -351,7 +351,7 @@ const ensureExecutor = (
   leftOut: (e: { readonly operation: string }) => void
 ): Executor => {
   const findExisting = (p: EnsurePayload) =>
-    list(p.workspaceId).pipe(Effect.map((items) => Option.fromNullable(items.find((i) => i.title === p.title))))
+    list(p.workspaceId).pipe(Effect.map((items) => Option.fromNullishOr(items.find((i) => i.title === p.title))))
   const outcome = (p: EnsurePayload, item: { id: string }, existed: boolean): OpOutcome => ({
     result: { id: item.id, title: p.title, existed },
     mappings: [{ namespace: namespace(p.workspaceId), sourceKey: p.title, targetId: item.id }]

@@ -168,8 +168,8 @@ export const replay = <R>(
         const sentAt = op.attemptedAt === null ? 0 : Date.parse(op.attemptedAt)
         let gap = settleMs
         for (;;) {
-          const found = yield* Effect.either(reconcile(op, executorJournal))
-          if (found._tag === "Left" || Option.isSome(found.right)) return found
+          const found = yield* Effect.result(reconcile(op, executorJournal))
+          if (found._tag === "Failure" || Option.isSome(found.success)) return found
           // Found and recorded as a first step (see `resumable`): nothing left to look for.
           if (yield* isResumable(op, executor)) return found
           const left = sentAt + windowMs - (yield* Clock.currentTimeMillis)
@@ -188,15 +188,15 @@ export const replay = <R>(
         for (let round = 0;; round++) {
           if (uncertain && executor.reconcile) {
             const found = yield* lookUntilSettled(current, executor, executor.reconcile)
-            if (found._tag === "Left") {
+            if (found._tag === "Failure") {
               // Cannot tell whether it was applied: keep it uncertain for the next run.
-              yield* tx.fail(op.key, `could not check whether it was applied: ${found.left.message}`, {
+              yield* tx.fail(op.key, `could not check whether it was applied: ${found.failure.message}`, {
                 outcomeUnknown: true
               })
               return yield* ended(op, "unknown")
             }
-            if (Option.isSome(found.right)) {
-              const o = found.right.value
+            if (Option.isSome(found.success)) {
+              const o = found.success.value
               yield* tx.complete(op.key, o.result, o.mappings, o.followUps)
               return yield* ended(op, "reconciled")
             }
@@ -211,12 +211,12 @@ export const replay = <R>(
             yield* tx.markResolved(op.key)
           }
           current = yield* tx.claim(op.key)
-          const exit = yield* Effect.either(executor.execute(current, executorJournal))
-          if (exit._tag === "Right") {
-            yield* tx.complete(op.key, exit.right.result, exit.right.mappings, exit.right.followUps)
+          const exit = yield* Effect.result(executor.execute(current, executorJournal))
+          if (exit._tag === "Success") {
+            yield* tx.complete(op.key, exit.success.result, exit.success.mappings, exit.success.followUps)
             return yield* ended(op, "sent")
           }
-          const error = exit.left
+          const error = exit.failure
           if (abortOn.has(error._tag)) {
             yield* tx.release(op.key, error.message)
             return yield* Effect.fail(new ReplayAborted({ key: op.key, reason: error.message }))

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Context, Data, Effect, Either, Layer, Queue, Redacted, Runtime, type Scope } from "effect"
+import { Context, Data, Effect, Layer, Queue, Redacted, Result, type Scope } from "effect"
 import { decodeUnknownEither, describeParseError } from "../schema/decode.ts"
 import { WebhookDelivery } from "../schema/webhooks.ts"
 import { SIGNATURE_HEADER, verifySignature } from "./signature.ts"
@@ -80,7 +80,7 @@ export const serveWebhooks = <E, R>(
   onDelivery: (received: ReceivedDelivery) => Effect.Effect<void, E, R>
 ): Effect.Effect<WebhookReceiver, WebhookReceiverError, R | Scope.Scope> =>
   Effect.gen(function* () {
-    const runtime = yield* Effect.runtime<R>()
+    const services = yield* Effect.context<R>()
     const given = options.secret
     const secrets = (): ReadonlyArray<string | Redacted.Redacted<string>> =>
       typeof given === "function" ? given() : Array.isArray(given) ? given : [given as string | Redacted.Redacted<string>]
@@ -105,14 +105,14 @@ export const serveWebhooks = <E, R>(
         return answer(res, 400, "body is not JSON")
       }
       const decoded = decodeUnknownEither(WebhookDelivery)(json)
-      if (Either.isLeft(decoded)) return answer(res, 400, `not a webhook delivery: ${describeParseError(decoded.left)}`)
-      const exit = await Runtime.runPromiseExit(runtime)(onDelivery({ delivery: decoded.right, rawBody: raw }))
+      if (Result.isFailure(decoded)) return answer(res, 400, `not a webhook delivery: ${describeParseError(decoded.failure)}`)
+      const exit = await Effect.runPromiseExitWith(services)(onDelivery({ delivery: decoded.success, rawBody: raw }))
       if (exit._tag === "Failure") return answer(res, 500, "delivery handler failed")
       answer(res, 200, "ok")
     }
 
     const server = yield* Effect.acquireRelease(
-      Effect.async<Server, WebhookReceiverError>((resume) => {
+      Effect.callback<Server, WebhookReceiverError>((resume) => {
         const s = createServer((req, res) => {
           handle(req, res).catch(() => {
             if (!res.headersSent) answer(res, 500, "receiver error")
@@ -125,7 +125,7 @@ export const serveWebhooks = <E, R>(
         s.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resume(Effect.succeed(s)))
       }),
       (s) =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           s.close(() => resume(Effect.void))
           s.closeAllConnections()
         })
@@ -150,11 +150,11 @@ export const webhookQueue = (
   })
 
 /** A running queue receiver as a service: its URL and the verified deliveries. */
-export class WebhookDeliveries extends Context.Tag("worksync/WebhookDeliveries")<
+export class WebhookDeliveries extends Context.Service<
   WebhookDeliveries,
   WebhookReceiver & { readonly deliveries: Queue.Dequeue<ReceivedDelivery> }
->() {}
+>()("worksync/WebhookDeliveries") {}
 
 /** Starts a queue receiver with the layer and stops it when the layer is released. */
 export const WebhookDeliveriesLive = (options: WebhookReceiverOptions): Layer.Layer<WebhookDeliveries, WebhookReceiverError> =>
-  Layer.scoped(WebhookDeliveries, webhookQueue(options))
+  Layer.effect(WebhookDeliveries, webhookQueue(options))

@@ -78,14 +78,14 @@ const main = async () => {
     const c0 = process.cpuUsage()
     const reader = await openCsv({ file: csv }, 2000)
     const m = resolveMapping(reader.header, { preset: "generic" })
-    if (m._tag === "Left") throw new Error(m.left.message)
-    const extract = makeExtractor(reader.header, m.right.mapping, m.right.transforms)
+    if (m._tag === "Failure") throw new Error(m.failure.message)
+    const extract = makeExtractor(reader.header, m.success.mapping, m.success.transforms)
     let n = 0
     let bad = 0
     for await (const batch of reader.batches) {
       for (const r of batch) {
         n++
-        if (extract(r).row._tag === "Left") bad++
+        if (extract(r).row._tag === "Failure") bad++
       }
     }
     const s = (performance.now() - t0) / 1000

@@ -151,7 +151,7 @@ const sendAll = (url: string, deliveries: ReadonlyArray<{ readonly body: Uint8Ar
 interface Started {
   readonly url: string
   readonly runId: number
-  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  readonly fiber: Fiber.Fiber<unknown, unknown>
   /** list-record-activity answers the mirror received since it was ready (one per reread). */
   readonly activityReads: () => number
 }
@@ -178,9 +178,10 @@ const startMirror = (
           const rest: RestClientApi = {
             ...base,
             listRecordActivity: (input) =>
-              Effect.tap(base.listRecordActivity(input), () => {
-                if (ready) activityReads++
-              })
+              Effect.tap(base.listRecordActivity(input), () =>
+                Effect.sync(() => {
+                  if (ready) activityReads++
+                }))
           }
           const port = yield* Effect.promise(freePort)
           const publicUrl = `http://127.0.0.1:${port}/hooks`

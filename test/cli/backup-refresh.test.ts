@@ -10,7 +10,7 @@ import { cli } from "./cli-effect.ts"
 // The CLI runs as a child process against the emulator: real time, so the layer's tests
 // run on the live clock (`excludeTestServices`).
 layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("worksync backup --refresh-every", (it) => {
-  it.scoped("--refresh-every 1 re-reads every record's detail; a negative value is a usage error", () =>
+  it.effect("--refresh-every 1 re-reads every record's detail; a negative value is a usage error", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("ws-cli-refresh-")

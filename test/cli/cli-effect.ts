@@ -9,7 +9,7 @@ import { tempDir } from "../support/effect.ts"
 export const cli = (...args: Parameters<typeof runCli>) => Effect.promise(() => runCli(...args))
 
 /** A working directory shared by the tests of a file (later tests read what earlier ones wrote). */
-export class WorkDir extends Context.Tag("test/cli/WorkDir")<WorkDir, string>() {}
+export class WorkDir extends Context.Service<WorkDir, string>()("test/cli/WorkDir") {}
 
 /** Creates the shared directory when the layer is built and removes it when it is released. */
-export const workDirLayer = (prefix: string): Layer.Layer<WorkDir> => Layer.scoped(WorkDir, tempDir(prefix))
+export const workDirLayer = (prefix: string): Layer.Layer<WorkDir> => Layer.effect(WorkDir, tempDir(prefix))

@@ -6,7 +6,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -16,7 +16,7 @@ import { runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 /** A directory shared by the tests of the file; each test makes its own subdirectory. */
-class ConfigDir extends Context.Tag("test/cli/ConfigDir")<ConfigDir, string>() {}
+class ConfigDir extends Context.Service<ConfigDir, string>()("test/cli/ConfigDir") {}
 
 const unreachable = "http://127.0.0.1:9/rest"
 
@@ -46,7 +46,7 @@ const scopedEmulator = (options: Parameters<typeof startEmulator>[0]) =>
   Effect.acquireRelease(Effect.promise(() => startEmulator(options)), (e) => Effect.promise(() => e.close()))
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
-layer(Layer.merge(emulatorLayer({ seed: "empty" }), Layer.scoped(ConfigDir, tempDir("worksync-config-"))), {
+layer(Layer.merge(emulatorLayer({ seed: "empty" }), Layer.effect(ConfigDir, tempDir("worksync-config-"))), {
   timeout: 30_000,
   excludeTestServices: true
 })((it) => {
@@ -164,7 +164,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), Layer.scoped(ConfigDir, temp
   })
 
   describe("copy-files --to-profile", () => {
-    it.scoped("takes the target account from another profile of the file; an unknown one is a usage error before any URL check", () =>
+    it.effect("takes the target account from another profile of the file; an unknown one is a usage error before any URL check", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const other = yield* scopedEmulator({ seed: "empty" })
@@ -222,14 +222,14 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), Layer.scoped(ConfigDir, temp
       }))
 
     it("rejects unknown keys so a typo does not silently drop a setting", () => {
-      expect(Either.isLeft(parseConfigFile("f.json", JSON.stringify({ profiles: { a: { tokn: "x" } } })))).toBe(true)
-      expect(Either.isRight(parseConfigFile("f.json", JSON.stringify({ profiles: { a: { token: "x" } } })))).toBe(true)
+      expect(Result.isFailure(parseConfigFile("f.json", JSON.stringify({ profiles: { a: { tokn: "x" } } })))).toBe(true)
+      expect(Result.isSuccess(parseConfigFile("f.json", JSON.stringify({ profiles: { a: { token: "x" } } })))).toBe(true)
     })
 
     it("names the first bad field and what was expected, never the value found there (it may be a token)", () => {
       const problem = (json: unknown) => {
         const parsed = parseConfigFile("f.json", JSON.stringify(json))
-        return Either.isLeft(parsed) ? parsed.left : undefined
+        return Result.isFailure(parsed) ? parsed.failure : undefined
       }
       const hint = `; expected {"profiles": {"NAME": {"restUrl": ..., "token": ...}}}`
       expect(problem({ profiles: { prod: { restUrl: "u", resturl: "tok_in_typo" } } })).toBe(
@@ -246,9 +246,9 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), Layer.scoped(ConfigDir, temp
       }
       // A profile named like an Object method is just a name.
       const parsed = parseConfigFile("f.json", JSON.stringify({ profiles: { constructor: { org: "o" } } }))
-      expect(Either.isRight(parsed) && parsed.right.profiles.constructor).toEqual({ org: "o" })
+      expect(Result.isSuccess(parsed) && parsed.success.profiles.constructor).toEqual({ org: "o" })
       const none = parseConfigFile("f.json", JSON.stringify({ profiles: {} }))
-      expect(Either.isRight(none) && none.right.profiles.toString).toBeUndefined()
+      expect(Result.isSuccess(none) && none.success.profiles.toString).toBeUndefined()
     })
   })
 

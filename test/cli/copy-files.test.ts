@@ -65,7 +65,7 @@ const filesOf = (emu: EmulatorHandle, ws: string): Array<Row> =>
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("worksync copy-files", (it) => {
-  it.scoped("R-FILE-SERVE-01, R-FILE-STATUS-07: workspace to dir prints the contract's JSON, writes the manifest, and a rerun copies nothing", () =>
+  it.effect("R-FILE-SERVE-01, R-FILE-STATUS-07: workspace to dir prints the contract's JSON, writes the manifest, and a rerun copies nothing", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const out = path.join(yield* tmp(), "out")
@@ -94,7 +94,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(again.stderr).toBe("")
     }))
 
-  it.scoped("R-UPLOAD-PRESIGN-13: workspace to workspace on a second account (--to-* flags) pipes each file across, CONFIRMED, no credential at storage", () =>
+  it.effect("R-UPLOAD-PRESIGN-13: workspace to workspace on a second account (--to-* flags) pipes each file across, CONFIRMED, no credential at storage", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const [from] = emu.workspaces
@@ -182,13 +182,13 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(JSON.parse(third.stdout)).toMatchObject({ copied: 0, skipped: count })
     })
 
-  it.scoped("SIGKILL mid-copy (presigned uploads), then a rerun resumes: every file exactly once, byte-identical", () =>
+  it.effect("SIGKILL mid-copy (presigned uploads), then a rerun resumes: every file exactly once, byte-identical", () =>
     Effect.flatMap(Emulator, (emu) => killAndResume(emu, "presign", 24, 2, 4)))
 
-  it.scoped("SIGKILL mid-copy (uploadFiles batches), then a rerun resumes: every file exactly once, byte-identical", () =>
+  it.effect("SIGKILL mid-copy (uploadFiles batches), then a rerun resumes: every file exactly once, byte-identical", () =>
     Effect.flatMap(Emulator, (emu) => killAndResume(emu, "auto", 40, 1, 10)))
 
-  it.scoped("R-LIMIT-04: a file over 4.8 GB fails with one line naming it and exit 1; the others are copied", () =>
+  it.effect("R-LIMIT-04: a file over 4.8 GB fails with one line naming it and exit 1; the others are copied", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const src = yield* tmp()
@@ -205,7 +205,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(lines[0]).not.toMatch(/\n\s+at /)
     }))
 
-  it.scoped("dir to dir keeps bytes, flattens paths to safe names, filters by glob", () =>
+  it.effect("dir to dir keeps bytes, flattens paths to safe names, filters by glob", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const src = yield* tmp()
@@ -221,7 +221,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(fs.readFileSync(path.join(out, "a_b_deep.txt"), "utf8")).toBe("deep")
     }))
 
-  it.scoped("bad invocations exit 64 with one line", () =>
+  it.effect("bad invocations exit 64 with one line", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const bad = yield* run(emu, ["copy-files", "--from", "ftp:x", "--to", "dir:/tmp/x", "--journal", path.join(yield* tmp(), "j.sqlite")])
@@ -239,7 +239,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(noUrl.stderr).toMatch(/--base-url/)
     }))
 
-  it.scoped("R-REST-ERR-04: an unknown source workspace is a usage error (exit 64) with one line naming it, like backup and import-csv", () =>
+  it.effect("R-REST-ERR-04: an unknown source workspace is a usage error (exit 64) with one line naming it, like backup and import-csv", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const out = yield* tmp()

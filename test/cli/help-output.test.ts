@@ -1,8 +1,10 @@
 /**
  * Help and usage errors are plain text when the output is not a terminal (or NO_COLOR is
- * set): @effect/cli styles them with ANSI escapes otherwise.
+ * set): effect/cli styles them with ANSI escapes otherwise. The version the CLI prints is
+ * the package's.
  */
 import { spawnSync } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { colourFor, stripStyles } from "../../src/cli/plain-text.ts"
 
@@ -43,5 +45,17 @@ describe("help without a terminal", () => {
 
   it("stripping keeps the text and drops only the styles", () => {
     expect(stripStyles("\u001b[0;1m\u001b[0;37;1mworksync\u001b[0;1m\u001b[0m --help")).toBe("worksync --help")
+  })
+})
+
+describe("version", () => {
+  it("`worksync --version` and `worksync version` print package.json's version", () => {
+    const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string }
+    const flag = run(["--version"])
+    expect(flag.status).toBe(0)
+    expect(flag.stdout.trim()).toBe(version)
+    const command = run(["version"])
+    expect(command.status).toBe(0)
+    expect(command.stdout.trim()).toBe(`worksync ${version}`)
   })
 })

@@ -32,7 +32,7 @@ const titles = (handle: EmulatorHandle, ws: string) =>
 // The CLI runs as a child process against the emulator: real time, so the layer's tests
 // run on the live clock (`excludeTestServices`).
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("import-csv: adoptions reported", (it) => {
-  it.scoped("a create that committed but lost its answer: the record is adopted once, listed in --json and in a --verbose line", () =>
+  it.effect("a create that committed but lost its answer: the record is adopted once, listed in --json and in a --verbose line", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "adopt" }).id
@@ -53,7 +53,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(r.stderr).toContain(`import: adopted record ${adopted!.recordId} for ${adopted!.key} (found by ${adopted!.found})`)
     }))
 
-  it.scoped("--adoption-window must be 0 or more seconds: exit 64, one line", () =>
+  it.effect("--adoption-window must be 0 or more seconds: exit 64, one line", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "adopt bad" }).id

@@ -58,7 +58,7 @@ const noSecrets = (handle: EmulatorHandle, r: Ran) => {
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })((it) => {
   describe("worksync import-csv", () => {
-    it.scoped("R-REST-RECORD-30 R-REST-RECORD-34 R-REST-RECORD-35: a nasty CSV imports its valid rows; bad rows go to the rejects file with their line", () =>
+    it.effect("R-REST-RECORD-30 R-REST-RECORD-34 R-REST-RECORD-35: a nasty CSV imports its valid rows; bad rows go to the rejects file with their line", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "nasty" }).id
@@ -106,7 +106,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect((rec.get(ws, "Last") as { done: number }).done).toBe(1)
       }))
 
-    it.scoped("an unknown column in the mapping is an error before any row is read (exit 64)", () =>
+    it.effect("an unknown column in the mapping is an error before any row is read (exit 64)", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "badmap" }).id
@@ -121,7 +121,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
       }))
 
-    it.scoped("R-REST-ERR-04: an unknown workspace, or a journal of another workspace, is a usage error naming the flag", () =>
+    it.effect("R-REST-ERR-04: an unknown workspace, or a journal of another workspace, is a usage error naming the flag", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "other" }).id
@@ -151,7 +151,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(foreign.stderr).toBe(`worksync: --journal ${restoreJournal} was planned by restore, not by import-csv; use another journal file\n`)
       }))
 
-    it.scoped("R-REST-ERR-03: writes the service refuses end the run with exit 1 and one line naming the row and status; a rerun resumes", () =>
+    it.effect("R-REST-ERR-03: writes the service refuses end the run with exit 1 and one line naming the row and status; a rerun resumes", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "readonly" }).id
@@ -179,7 +179,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(JSON.parse(resumed.stdout)).toEqual({ rows: 2, created: 2, skipped: 0, rejected: 0 })
       }))
 
-    it.scoped("progress without a terminal: each phase ends with one line, the rows read are not reported twice", () =>
+    it.effect("progress without a terminal: each phase ends with one line, the rows read are not reported twice", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "progress" }).id
@@ -197,7 +197,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(dry.stderr.split("\n").filter((l) => l.startsWith("rows read:"))).toHaveLength(1)
       }))
 
-    it.scoped("--dry-run prints the plan and sends nothing", () =>
+    it.effect("--dry-run prints the plan and sends nothing", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "dry" }).id
@@ -218,7 +218,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(fs.existsSync(journal)).toBe(false)
       }))
 
-    it.scoped("SIGKILL at random moments, then resume: every row exists exactly once, none lost", () =>
+    it.effect("SIGKILL at random moments, then resume: every row exists exactly once, none lost", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "kill" }).id
@@ -283,7 +283,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
   })
 
   describe("import-csv of a large file", () => {
-    it.scoped("plans on a second thread from the CLI bundle: a 4 MiB file repeating three keys creates three records, rejects the rest", () =>
+    it.effect("plans on a second thread from the CLI bundle: a 4 MiB file repeating three keys creates three records, rejects the rest", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "cli-plan-thread" }).id
@@ -317,7 +317,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(rejects[1]).toEqual(["k0", "Big 0", filler, "5", "key k0 repeats an earlier row of this file"])
       }), 60_000)
 
-    it.scoped("SIGINT while a large file is planned: exit 130 with one line, the journal holds a planned prefix with its run ended, and nothing of it is planned again", () =>
+    it.effect("SIGINT while a large file is planned: exit 130 with one line, the journal holds a planned prefix with its run ended, and nothing of it is planned again", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "cli-plan-interrupt" }).id

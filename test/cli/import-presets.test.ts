@@ -60,7 +60,7 @@ const writes = (handle: EmulatorHandle) => Object.entries(handle.stats().byRoute
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("import-csv --preset (command line)", (it) => {
-  it.scoped("--dry-run prints the census of a Jira export first and sends nothing", () =>
+  it.effect("--dry-run prints the census of a Jira export first and sends nothing", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "jira dry" }).id
@@ -81,7 +81,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(fs.existsSync(journal)).toBe(false)
     }))
 
-  it.scoped("imports, then a rerun sends nothing; --json carries the contract's fields", () =>
+  it.effect("imports, then a rerun sends nothing; --json carries the contract's fields", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "jira run" }).id
@@ -106,7 +106,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(writes(handle)).toEqual([])
     }))
 
-  it.scoped("SIGKILL while a comment is in flight, then resume: every comment exactly once, and a rerun sends nothing", () =>
+  it.effect("SIGKILL while a comment is in flight, then resume: every comment exactly once, and a rerun sends nothing", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "jira kill" }).id
@@ -141,7 +141,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(writes(handle)).toEqual([])
     }))
 
-  it.scoped("a people file without name,email columns, or a missing attachments directory: one line, exit 64", () =>
+  it.effect("a people file without name,email columns, or a missing attachments directory: one line, exit 64", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "jira bad" }).id

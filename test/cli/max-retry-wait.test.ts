@@ -27,7 +27,7 @@ const noSecrets = (emu: EmulatorHandle, r: CliResult) => {
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(emulatorLayer({ variant: "reference", seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("worksync --max-retry-wait", (it) => {
-  it.scoped("R-REST-ERR-05: backup asked to wait 3 hours exits 1 at once with one line naming the wait; the rerun completes", () =>
+  it.effect("R-REST-ERR-05: backup asked to wait 3 hours exits 1 at once with one line naming the wait; the rerun completes", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const snapshot = path.join(yield* tempDir("ws-max-wait-"), "backup.sqlite")
@@ -44,7 +44,7 @@ layer(emulatorLayer({ variant: "reference", seed: "empty" }), { timeout: 30_000,
       expect(again.code).toBe(0)
     }), QUICK)
 
-  it.scoped("the limit comes from the flag, else the profile (maxRetryWait), else WORKSYNC_MAX_RETRY_WAIT", () =>
+  it.effect("the limit comes from the flag, else the profile (maxRetryWait), else WORKSYNC_MAX_RETRY_WAIT", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("ws-max-wait-")
@@ -66,7 +66,7 @@ layer(emulatorLayer({ variant: "reference", seed: "empty" }), { timeout: 30_000,
       }
     }), QUICK)
 
-  it.scoped("a wait within the limit is waited: Retry-After 1 s, the backup completes", () =>
+  it.effect("a wait within the limit is waited: Retry-After 1 s, the backup completes", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const snapshot = path.join(yield* tempDir("ws-max-wait-"), "backup.sqlite")
@@ -77,7 +77,7 @@ layer(emulatorLayer({ variant: "reference", seed: "empty" }), { timeout: 30_000,
       expect(Object.entries(emu.stats().byRouteStatus).filter(([k]) => k.endsWith(" 429"))).toEqual([[expect.any(String), 1]])
     }), QUICK)
 
-  it.scoped("a value that is not a number of seconds is a usage error (exit 64), from the flag or the environment", () =>
+  it.effect("a value that is not a number of seconds is a usage error (exit 64), from the flag or the environment", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const snapshot = path.join(yield* tempDir("ws-max-wait-"), "backup.sqlite")
@@ -88,7 +88,7 @@ layer(emulatorLayer({ variant: "reference", seed: "empty" }), { timeout: 30_000,
       expect(fromEnv.stderr).toContain("WORKSYNC_MAX_RETRY_WAIT=soon: expected a number of whole seconds")
     }), QUICK)
 
-  it.scoped("an import cut short that way resumes on rerun: every row created exactly once", () =>
+  it.effect("an import cut short that way resumes on rerun: every row created exactly once", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const ws = emu.admin.createWorkspace({ name: "long wait import" }).id

@@ -131,7 +131,7 @@ const until = (condition: () => boolean) =>
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("worksync migrate", (it) => {
-  it.scoped("moves everything with ambiguous writes on, killed twice and resumed: the same result, nothing duplicated, a rerun sends nothing", () =>
+  it.effect("moves everything with ambiguous writes on, killed twice and resumed: the same result, nothing duplicated, a rerun sends nothing", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const s = yield* Effect.promise(() => seedSource(handle))
@@ -232,7 +232,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(contents(handle, t.ws)).toEqual(target)
     }), 120_000)
 
-  it.scoped("inviteUser rules: an ADMIN inviter cannot assign OWNER (the owner comes as ADMIN); a MEMBER inviter's ADMIN invite is refused before sending; the seat limit is reported with its numbers (exit 2)", () =>
+  it.effect("inviteUser rules: an ADMIN inviter cannot assign OWNER (the owner comes as ADMIN); a MEMBER inviter's ADMIN invite is refused before sending; the seat limit is reported with its numbers (exit 2)", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const s = yield* Effect.promise(() => seedSource(handle))

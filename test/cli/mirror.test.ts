@@ -158,7 +158,7 @@ const changeEverything = async (handle: EmulatorHandle, ws: string, tag: string)
 // A hundredth of the documented delays: deliveries 50 ms after a change, retries soon after.
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(emulatorLayer({ seed: "empty", timeScale: 0.01 }), { timeout: 30_000, excludeTestServices: true })("worksync mirror", (it) => {
-  it.scoped("applies every kind of change, duplicated and out of order; survives being down long enough to be disabled; the secret is never printed", () =>
+  it.effect("applies every kind of change, duplicated and out of order; survives being down long enough to be disabled; the secret is never printed", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "mirrored" }).id
@@ -220,7 +220,7 @@ layer(emulatorLayer({ seed: "empty", timeScale: 0.01 }), { timeout: 30_000, excl
       }
     }), 120_000)
 
-  it.scoped("bad invocations are one line and exit 64", () =>
+  it.effect("bad invocations are one line and exit 64", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const dir = yield* tempDir("ws-mirror-")

@@ -29,7 +29,7 @@ const liveIds = (emu: EmulatorHandle, workspaceId: string) =>
 layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-pg-")), { timeout: 60_000, excludeTestServices: true })(
   "worksync with the snapshot on PostgreSQL",
   (it) => {
-    it.scoped("backup, diff and export answer the same on PostgreSQL as on a SQLite file", () =>
+    it.effect("backup, diff and export answer the same on PostgreSQL as on a SQLite file", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const dir = yield* WorkDir
@@ -72,7 +72,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-pg-")), 
         }
       }))
 
-    it.scoped("restore reads its run from PostgreSQL and brings a deleted record back", () =>
+    it.effect("restore reads its run from PostgreSQL and brings a deleted record back", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const dir = yield* WorkDir
@@ -91,7 +91,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-pg-")), 
         expect(liveIds(emu, ws)).toHaveLength(before.length)
       }))
 
-    it.scoped("an empty schema is no snapshot for readers, and a password never reaches output", () =>
+    it.effect("an empty schema is no snapshot for readers, and a password never reaches output", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const pg = yield* freshSchema

@@ -52,7 +52,7 @@ describe("progress without a terminal", () => {
     const progress = Effect.runSync(
       makeProgress({ label: "x", unit: "items", verbosity: "quiet", tty: false, write: (t) => void lines.push(t) })
     )
-    Effect.runSync(Effect.zipRight(progress.advance(5), progress.done()))
+    Effect.runSync(Effect.andThen(progress.advance(5), progress.done()))
     expect(lines).toEqual([])
   })
 })

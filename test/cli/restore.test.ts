@@ -60,7 +60,7 @@ const seedWorkspace = async (handle: EmulatorHandle, name: string) => {
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })((it) => {
   describe("worksync restore", () => {
-    it.scoped("R-REST-RECORD-29: in place: a deleted record comes back once, edits are undone, the rest untouched; a rerun sends nothing", () =>
+    it.effect("R-REST-RECORD-29: in place: a deleted record comes back once, edits are undone, the rest untouched; a rerun sends nothing", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const { ws, ids, listIds } = yield* Effect.promise(() => seedWorkspace(handle, "in place"))
@@ -109,7 +109,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(shape(handle, ws)).toEqual(before)
       }))
 
-    it.scoped("--record: only the named records are restored; an id not in the run is exit 64", () =>
+    it.effect("--record: only the named records are restored; an id not in the run is exit 64", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const { ws, ids } = yield* Effect.promise(() => seedWorkspace(handle, "single"))
@@ -132,7 +132,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(both.code).toBe(64)
       }))
 
-    it.scoped("into another account (WORKSYNC_TARGET_*): created once, then updated; the source is untouched", () =>
+    it.effect("into another account (WORKSYNC_TARGET_*): created once, then updated; the source is untouched", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const { ws } = yield* Effect.promise(() => seedWorkspace(handle, "to other account"))
@@ -162,7 +162,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
       }))
 
-    it.scoped("bad invocations are one line and exit 64: --to without workspace:, an unknown target, a run holding several workspaces", () =>
+    it.effect("bad invocations are one line and exit 64: --to without workspace:, an unknown target, a run holding several workspaces", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const a = yield* Effect.promise(() => seedWorkspace(handle, "multi a"))
@@ -187,7 +187,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
   })
 
   describe("worksync restore, killed and resumed", () => {
-    it.scoped("SIGKILL while a create is in flight, then a rerun: every record restored exactly once, and a third run sends nothing", () =>
+    it.effect("SIGKILL while a create is in flight, then a rerun: every record restored exactly once, and a third run sends nothing", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
         const { ws } = yield* Effect.promise(() => seedWorkspace(handle, "kill source"))

@@ -52,7 +52,7 @@ const copy = (emu: EmulatorHandle, out: string, journal: string): Effect.Effect<
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(emulatorLayer({ variant: "reference", seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("copy-files under stalled download bodies", (it) => {
-  it.scoped("R-FILE-SERVE-02: a download that stalls once is retried; every file lands byte-identical", () =>
+  it.effect("R-FILE-SERVE-02: a download that stalls once is retried; every file lands byte-identical", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const files = confirmed(emu)
@@ -74,7 +74,7 @@ layer(emulatorLayer({ variant: "reference", seed: "demo" }), { timeout: 30_000, 
       }
     }), QUICK)
 
-  it.scoped("R-FILE-SERVE-02: a download that always stalls is reported by name; the other files are copied and the run ends (exit 1)", () =>
+  it.effect("R-FILE-SERVE-02: a download that always stalls is reported by name; the other files are copied and the run ends (exit 1)", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const files = confirmed(emu)

@@ -40,7 +40,7 @@ const runs = (snapshot: string) => {
 // The CLI and the lock holders run as child processes against the emulator: real time, so
 // the layer's tests run on the live clock (`excludeTestServices`).
 layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("one process per snapshot and per journal", (it) => {
-  it.scoped("a backup on a snapshot another process holds exits 1 with one line and adds no run; after the holder's SIGKILL it runs", () =>
+  it.effect("a backup on a snapshot another process holds exits 1 with one line and adds no run; after the holder's SIGKILL it runs", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("ws-cli-lock-")
@@ -60,7 +60,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "complete" }])
     }))
 
-  it.scoped("an import on a journal another process holds exits 1 with one line and sends nothing", () =>
+  it.effect("an import on a journal another process holds exits 1 with one line and sends nothing", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("ws-cli-lock-")

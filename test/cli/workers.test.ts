@@ -12,7 +12,7 @@ import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { cleanEnv, connectionEnv } from "../support/cli.ts"
 import { freshDatabase, pgClient, query, withSchema } from "../support/postgres.ts"
-import PgBoss from "pg-boss"
+import { PgBoss } from "pg-boss"
 import { QUEUE, QUEUE_OPTIONS } from "../../src/engine/engine.ts"
 import { accountKeyOf, type EngineCommand, jobSpecOf } from "../../src/engine/job.ts"
 import { cli } from "./cli-effect.ts"
@@ -119,7 +119,7 @@ const importJob = (emu: EmulatorHandle, dir: string, name: string, rows: number,
 
 layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: true })((it) => {
   describe("worksync worker and --engine", () => {
-    it.scoped("a backup through three workers equals the same backup in one process", () =>
+    it.effect("a backup through three workers equals the same backup in one process", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -141,7 +141,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         }
       }), 180_000)
 
-    it.scoped("a file copy through the pool writes what the same copy in one process writes", () =>
+    it.effect("a file copy through the pool writes what the same copy in one process writes", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -169,7 +169,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(files).toEqual(tree(path.join(dir, "local")))
       }), 180_000)
 
-    it.scoped("a workspace-to-workspace copy is spread: helpers on other workers copy part of it; a helper's worker SIGKILLed mid-copy loses nothing; every file lands once", () =>
+    it.effect("a workspace-to-workspace copy is spread: helpers on other workers copy part of it; a helper's worker SIGKILLed mid-copy loses nothing; every file lands once", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -208,7 +208,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(ops).toEqual([{ state: "done", n: 100 }])
       }), 240_000)
 
-    it.scoped("a migrate's file step is spread: helpers on other workers copy part of its files; the result equals the same migrate in one process", () =>
+    it.effect("a migrate's file step is spread: helpers on other workers copy part of its files; the result equals the same migrate in one process", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -236,7 +236,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(confirmedNames(emu, pooledTarget)).toEqual(confirmedNames(emu, from))
       }), 240_000)
 
-    it.scoped("a worker SIGKILLed mid-job: another takes the job over; every row is imported exactly once", () =>
+    it.effect("a worker SIGKILLed mid-job: another takes the job over; every row is imported exactly once", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -259,7 +259,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(new Set(titles).size).toBe(120)
       }), 180_000)
 
-    it.scoped("two commands for the same job attach to one job; killing the waiting command leaves it running", () =>
+    it.effect("two commands for the same job attach to one job; killing the waiting command leaves it running", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -286,7 +286,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(jobs[0]!.n).toBe(1)
       }), 180_000)
 
-    it.scoped("SIGTERM to a worker hands its job back and exits 0; another worker finishes the job", () =>
+    it.effect("SIGTERM to a worker hands its job back and exits 0; another worker finishes the job", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -309,7 +309,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(new Set(titles).size).toBe(80)
       }), 180_000)
 
-    it.scoped("one job per service account at a time across the pool: a job whose account is busy waits, then runs", () =>
+    it.effect("one job per service account at a time across the pool: a job whose account is busy waits, then runs", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -332,7 +332,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(emu.stats().total).toBeGreaterThan(before)
       }), 180_000)
 
-    it.scoped("SIGTERM to a worker whose job waits for its account: the job goes straight back, and runs on the next worker", () =>
+    it.effect("SIGTERM to a worker whose job waits for its account: the job goes straight back, and runs on the next worker", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -356,7 +356,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(command.stderr()).toMatch(/backup: run 1 complete/)
       }), 180_000)
 
-    it.scoped("a job that outlives pg-boss's expiry: its worker keeps renewing it, so it is neither expired nor run twice", () =>
+    it.effect("a job that outlives pg-boss's expiry: its worker keeps renewing it, so it is neither expired nor run twice", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -371,7 +371,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
             await b.createQueue(QUEUE, { ...QUEUE_OPTIONS, expireInSeconds: 6 })
             return b
           }),
-          (b) => Effect.promise(() => b.stop({ graceful: false, wait: true }))
+          (b) => Effect.promise(() => b.stop({ graceful: false }))
         )
         const { args, ws } = importJob(emu, dir, "outlives its expiry", 200, engine)
         const workers = yield* pool(engine, emu)
@@ -385,7 +385,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const db = yield* pgClient(engine)
         const job = () => query<{ state: string; retry_count: number }>(db, "SELECT state, retry_count FROM worksync_engine.job WHERE name = $1", [QUEUE])
         expect(yield* job()).toEqual([{ state: "active", retry_count: 0 }])
-        yield* Effect.promise(() => boss.maintain())
+        yield* Effect.promise(() => boss.supervise())
         expect(yield* job()).toEqual([{ state: "active", retry_count: 0 }])
         const done = yield* Effect.promise(() => command.exited)
         expect(done.code, command.stderr()).toBe(0)
@@ -395,7 +395,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(new Set(titles).size).toBe(200)
       }), 180_000)
 
-    it.scoped("a job pg-boss expired while its worker still runs it: the next worker waits for that run, which finishes the job, and runs nothing", () =>
+    it.effect("a job pg-boss expired while its worker still runs it: the next worker waits for that run, which finishes the job, and runs nothing", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -407,7 +407,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
             await b.start()
             return b
           }),
-          (b) => Effect.promise(() => b.stop({ graceful: false, wait: true }))
+          (b) => Effect.promise(() => b.stop({ graceful: false }))
         )
         const { args, ws } = importJob(emu, dir, "expired while running", 200, engine)
         const workers = yield* pool(engine, emu)
@@ -419,7 +419,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         // maintenance fails it while it runs and an idle worker fetches it again.
         const db = yield* pgClient(engine)
         yield* query(db, "UPDATE worksync_engine.job SET started_on = now() - interval '1 day' WHERE name = $1", [QUEUE])
-        yield* Effect.promise(() => boss.maintain())
+        yield* Effect.promise(() => boss.supervise())
         const done = yield* Effect.promise(() => command.exited)
         expect(done.code, command.stderr()).toBe(0)
         const retries = yield* query<{ retry_count: number }>(db, "SELECT retry_count FROM worksync_engine.job WHERE name = $1", [QUEUE])
@@ -432,7 +432,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(new Set(titles).size).toBe(200)
       }), 180_000)
 
-    it.scoped("bad invocations: a secret as a flag, a database password in a URL, an engine that is not PostgreSQL (exit 64, one line, nothing queued)", () =>
+    it.effect("bad invocations: a secret as a flag, a database password in a URL, an engine that is not PostgreSQL (exit 64, one line, nothing queued)", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase

@@ -34,12 +34,12 @@ const text = (res: ServerResponse, status: number, body: string) => {
   res.end(body)
 }
 
-const call = <A, E>(layer: Layer.Layer<ClientServices>, f: (c: RestClient["Type"]) => Effect.Effect<A, E>) =>
+const call = <A, E>(layer: Layer.Layer<ClientServices>, f: (c: RestClient["Service"]) => Effect.Effect<A, E>) =>
   withClient(layer, Effect.flatMap(RestClient, f))
 
 describe("update-record: a 2xx is the success, whatever the body", () => {
   // The response body of update-record is "not shown" (rules.md, last section).
-  it.scopedLive.each([
+  it.live.each([
     ["{success: true}", (res: ServerResponse) => json(res, 200, { success: true })],
     ["{}", (res: ServerResponse) => json(res, 200, {})],
     ["an empty body", (res: ServerResponse) => text(res, 200, "")],
@@ -56,7 +56,7 @@ describe("update-record: a 2xx is the success, whatever the body", () => {
 })
 
 describe("count-records: {count}, {totalCount}, a bare number, or no count", () => {
-  it.scopedLive.each([
+  it.live.each([
     ["{count}", { count: 7 }, Option.some(7)],
     ["{totalCount}", { totalCount: 7 }, Option.some(7)],
     ["a bare number", 7, Option.some(7)],
@@ -70,7 +70,7 @@ describe("count-records: {count}, {totalCount}, a bare number, or no count", () 
 })
 
 describe("operations beyond the documents: not available from this service", () => {
-  it.scopedLive.each([
+  it.live.each([
     ["404", (res: ServerResponse) => json(res, 404, { error: "Not Found" })],
     ["405", (res: ServerResponse) => json(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: "no" } })],
     ["400 unknown operation", (res: ServerResponse) => json(res, 400, { error: { code: "BAD_REQUEST", message: "Unknown operation: list-tags" }, issues: [] })]
@@ -83,7 +83,7 @@ describe("operations beyond the documents: not available from this service", () 
       expect(isNotFound(e)).toBe(false)
     }))
 
-  it.scopedLive("R-REST-ERR-02: a 400 about the input of an extra operation stays InvalidInput", () =>
+  it.live("R-REST-ERR-02: a 400 about the input of an extra operation stays InvalidInput", () =>
     Effect.gen(function*() {
       const { layer, server } = yield* serve({
         "list-tags": (_req, res) => json(res, 400, { error: { code: "VALIDATION", message: "invalid", issues: [{ path: ["workspaceId"], message: "required" }] } })
@@ -92,7 +92,7 @@ describe("operations beyond the documents: not available from this service", () 
       expect(e._tag).toBe("InvalidInput")
     }))
 
-  it.scopedLive("R-REST-ERR-04: a documented operation's 404 is not-found, like 422 NOT_FOUND", () =>
+  it.live("R-REST-ERR-04: a documented operation's 404 is not-found, like 422 NOT_FOUND", () =>
     Effect.gen(function*() {
       const { layer, server } = yield* serve({ "get-record": (_req, res) => json(res, 404, { error: "Not Found" }) })
       const e = yield* clientFailure(layer, Effect.flatMap(RestClient, (c) => c.getRecord({ workspaceId: "w", recordId: "gone" })))
@@ -101,7 +101,7 @@ describe("operations beyond the documents: not available from this service", () 
       expect(e.message).toBe("get-record: not found (HTTP 404): Not Found")
     }))
 
-  it.scopedLive("create-list falls back to the documented POST /v1/lists; neither is NotAvailable (create-list)", () =>
+  it.live("create-list falls back to the documented POST /v1/lists; neither is NotAvailable (create-list)", () =>
     Effect.gen(function*() {
       const { layer, server } = yield* serve({ "POST lists": (_req, res) => json(res, 201, { id: "l9", title: "New" }) })
       const list = yield* call(layer, (c) => c.createList({ workspaceId: "w", title: "New" }))
@@ -114,7 +114,7 @@ describe("operations beyond the documents: not available from this service", () 
       expect((e as { operation: string }).operation).toBe("create-list")
     }))
 
-  it.scopedLive("create-tag answering without an id: the tag is found by title", () =>
+  it.live("create-tag answering without an id: the tag is found by title", () =>
     Effect.gen(function*() {
       const { layer, server } = yield* serve({
         "create-tag": (_req, res) => json(res, 200, { success: true }),
@@ -126,7 +126,7 @@ describe("operations beyond the documents: not available from this service", () 
 })
 
 describe("confirm of a file confirmed already (CONFIRM_IDEMPOTENT is not shown)", () => {
-  it.scopedLive("R-UPLOAD-PRESIGN-16: a 400 saying the file is confirmed already is a confirmed file; a size mismatch stays one", () =>
+  it.live("R-UPLOAD-PRESIGN-16: a 400 saying the file is confirmed already is a confirmed file; a size mismatch stays one", () =>
     Effect.gen(function*() {
       const server = yield* recordingServer((req, res) =>
         req.url.includes("/u-done/")
@@ -142,7 +142,7 @@ describe("confirm of a file confirmed already (CONFIRM_IDEMPOTENT is not shown)"
 })
 
 describe("organization headers", () => {
-  it.scopedLive("R-REST-AUTH-02, R-REST-AUTH-03: every REST call carries both svc-org-id and x-svc-company-id", () =>
+  it.live("R-REST-AUTH-02, R-REST-AUTH-03: every REST call carries both svc-org-id and x-svc-company-id", () =>
     Effect.gen(function*() {
       const { layer, server } = yield* serve({
         "list-workspaces": (_req, res) => json(res, 200, { items: [{ id: "w1" }], totalCount: 1 }),

@@ -8,7 +8,7 @@ import { connectionConfigFromEnv, makeConnectionConfig, redact } from "../../src
 import { DEFAULT_HEADER_PREFIX } from "../../src/schema/assumptions.ts"
 
 const fromEnv = (env: Record<string, string>) =>
-  Effect.withConfigProvider(connectionConfigFromEnv, ConfigProvider.fromMap(new Map(Object.entries(env))))
+  Effect.provideService(connectionConfigFromEnv, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
 
 describe("ConnectionConfig", () => {
   it.effect("reads the WORKSYNC_* variables of the CLI contract, secrets Redacted", () =>

@@ -86,7 +86,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         if (e._tag === "TransportError") expect(e.sent).toBe(false)
       }))
 
-    it.scoped("no answer within the per-request timeout is Timeout", () =>
+    it.effect("no answer within the per-request timeout is Timeout", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer(() => undefined) // never answers
@@ -99,7 +99,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
   })
 
   describe("GraphQL error mapping", () => {
-    it.scoped("R-GQL-ERR-01: an errors array becomes GraphqlError with extensions.code, message and path", () =>
+    it.effect("R-GQL-ERR-01: an errors array becomes GraphqlError with extensions.code, message and path", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_r, res) =>
@@ -116,7 +116,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(e.message).toContain("workspaceUserList")
       }))
 
-    it.scoped("R-GQL-ERR-01: a top-level code is read when extensions has none", () =>
+    it.effect("R-GQL-ERR-01: a top-level code is read when extensions has none", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_r, res) => json(res, 200, { errors: [{ message: "no", code: "COMPANY_BANNED" }] }))
@@ -152,7 +152,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
   })
 
   describe("no token in any error message", () => {
-    it.scoped("tokens are absent from every error kind, even when the server echoes them", () =>
+    it.effect("tokens are absent from every error kind, even when the server echoes them", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         // A hostile server that echoes every credential it receives into its answers.

@@ -11,7 +11,7 @@ import { parseAttachments } from "../../src/schema/comments.ts"
 import { Emulator } from "../support/effect.ts"
 import { withClient, layerFor, json, recordingServer, scopedTestEmulator, testEmulatorLayer } from "./helpers.ts"
 
-const gql = <A, E>(f: (c: GraphqlClient["Type"]) => Effect.Effect<A, E>) =>
+const gql = <A, E>(f: (c: GraphqlClient["Service"]) => Effect.Effect<A, E>) =>
   Effect.flatMap(Emulator, (emu) => withClient(layerFor(emu), Effect.flatMap(GraphqlClient, f)))
 
 // Real HTTP to the emulator: the live clock (no TestClock), or the client's timeouts and
@@ -19,7 +19,7 @@ const gql = <A, E>(f: (c: GraphqlClient["Type"]) => Effect.Effect<A, E>) =>
 layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })((it) => {
   describe("GraphQL request form (recorded by a test server)", () => {
     // R-GQL-AUTH-01 R-GQL-AUTH-02 R-GQL-AUTH-04
-    it.scoped("R-GQL-AUTH-01/02/04: POST {baseUrl}/graphql, JSON {query, variables}, token id/secret and org headers", () =>
+    it.effect("R-GQL-AUTH-01/02/04: POST {baseUrl}/graphql, JSON {query, variables}, token id/secret and org headers", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_r, res) => json(res, 200, { data: { webhook: null } }))
@@ -39,7 +39,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(r.headers["authorization"]).toBeUndefined()
       }))
 
-    it.scoped("a data field that does not match is a DecodeError naming data.<path>", () =>
+    it.effect("a data field that does not match is a DecodeError naming data.<path>", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_r, res) => json(res, 200, { data: { currentUser: { id: 1 } } }))
@@ -161,10 +161,10 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
 
   describe("GraphQL against the emulator's alt variant (the other reading of what the documents leave open)", () => {
     // R-WEBHOOK-01 R-WEBHOOK-08 R-WEBHOOK-11 R-WEBHOOK-13 R-ROLE-02 R-ROLE-05
-    it.scoped("R-WEBHOOK-01/08/11/13, R-ROLE-02/05: webhook and role operations whose returns are not shown work as scalars too", () =>
+    it.effect("R-WEBHOOK-01/08/11/13, R-ROLE-02/05: webhook and role operations whose returns are not shown work as scalars too", () =>
       Effect.gen(function*() {
         const alt = yield* scopedTestEmulator({ seed: "demo", variant: "alt" })
-        const g = <A, E>(f: (c: GraphqlClient["Type"]) => Effect.Effect<A, E>) => withClient(layerFor(alt), Effect.flatMap(GraphqlClient, f))
+        const g = <A, E>(f: (c: GraphqlClient["Service"]) => Effect.Effect<A, E>) => withClient(layerFor(alt), Effect.flatMap(GraphqlClient, f))
         const hook = Option.getOrThrow(yield* g((c) => c.createWebhook({ url: "http://127.0.0.1:9/hook" })))
         expect(typeof hook.secret).toBe("string")
         // disableWebhook returns Boolean in this reading: the selection is dropped, the call done.

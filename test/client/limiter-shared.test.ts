@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { connectionConfigFromEnv, connectionLayer, DEFAULT_LIMITER, type LimiterSettings, makeConnectionConfig } from "../../src/client/config.ts"
 import { accountKey, initialBucket, Limiter, limiterLayer, makeLimiter } from "../../src/client/limiter.ts"
 import { decodeBucket, encodeBucket, postgresBucketStore } from "../../src/client/limiter-postgres.ts"
@@ -39,7 +39,7 @@ const drain = (l: { withPermit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effec
   Effect.forEach(Array.from({ length: n }), () => l.withPermit(Effect.void), { discard: true })
 
 describe("shared rate limiter (PostgreSQL)", () => {
-  it.scopedLive("a 429 reported to one process cuts the rate the other sees; its Retry-After pauses the other", () =>
+  it.live("a 429 reported to one process cuts the rate the other sees; its Retry-After pauses the other", () =>
     Effect.gen(function*() {
       const url = yield* freshSchema
       const settings: LimiterSettings = { ...DEFAULT_LIMITER, initialRps: 10, increasePerSuccess: 1 }
@@ -66,7 +66,7 @@ describe("shared rate limiter (PostgreSQL)", () => {
       const pausedUntil = (yield* b.store.get).pausedUntil
       expect(pausedUntil).toBeGreaterThan(yield* serverNow(url))
       const startedAt = yield* Ref.make<number | null>(null)
-      const fiber = yield* Effect.fork(b.limiter.withPermit(Effect.flatMap(serverNow(url), (t) => Ref.set(startedAt, t))))
+      const fiber = yield* Effect.forkChild(b.limiter.withPermit(Effect.flatMap(serverNow(url), (t) => Ref.set(startedAt, t))))
       yield* Effect.sleep(50)
       expect(yield* Ref.get(startedAt)).toBeNull()
       yield* Fiber.join(fiber)
@@ -74,7 +74,7 @@ describe("shared rate limiter (PostgreSQL)", () => {
       expect((yield* b.limiter.stats).sent).toBe(1)
     }))
 
-  it.scopedLive("tokens are shared: five calls through A take the burst, a sixth through B waits for the refill", () =>
+  it.live("tokens are shared: five calls through A take the burst, a sixth through B waits for the refill", () =>
     Effect.gen(function*() {
       const url = yield* freshSchema
       // A known ceiling of 5 rps, fixed: a burst of 5, then one token each 200 ms.
@@ -88,7 +88,7 @@ describe("shared rate limiter (PostgreSQL)", () => {
       expect((yield* Ref.get(order)).length).toBe(5)
       expect((yield* b.store.get).tokens).toBeLessThan(1)
 
-      const sixth = yield* Effect.fork(b.limiter.withPermit(mark("b")))
+      const sixth = yield* Effect.forkChild(b.limiter.withPermit(mark("b")))
       yield* Effect.sleep(20)
       // A's calls have run, B's has not: the burst was A's, and B sees it spent.
       expect(yield* Ref.get(order)).not.toContain("b")
@@ -101,7 +101,7 @@ describe("shared rate limiter (PostgreSQL)", () => {
       expect((yield* b.limiter.stats).sent).toBe(1)
     }))
 
-  it.scopedLive("another account has a bucket of its own", () =>
+  it.live("another account has a bucket of its own", () =>
     Effect.gen(function*() {
       const url = yield* freshSchema
       const settings: LimiterSettings = { ...DEFAULT_LIMITER, initialRps: 10, increasePerSuccess: 1 }
@@ -122,7 +122,7 @@ describe("shared rate limiter (PostgreSQL)", () => {
       expect((yield* other.limiter.stats).sent).toBe(10)
     }))
 
-  it.scopedLive("a process keeps to its own maxRps over a bucket left at a higher rate", () =>
+  it.live("a process keeps to its own maxRps over a bucket left at a higher rate", () =>
     Effect.gen(function*() {
       const url = yield* freshSchema
       const fast = yield* limiterOver(url, "account-1", { ...DEFAULT_LIMITER, initialRps: 40 })
@@ -134,7 +134,7 @@ describe("shared rate limiter (PostgreSQL)", () => {
       expect(after.tokens).toBeLessThanOrEqual(4.5)
     }))
 
-  it.scopedLive("the table: created in the URL's schema by two processes at once, one row per account, no secret in it", () =>
+  it.live("the table: created in the URL's schema by two processes at once, one row per account, no secret in it", () =>
     Effect.gen(function*() {
       const url = yield* freshSchema
       const settings: LimiterSettings = { ...DEFAULT_LIMITER }
@@ -156,21 +156,22 @@ describe("shared rate limiter (PostgreSQL)", () => {
       expect(decodeBucket("{\"tokens\": \"x\"}")).toBeUndefined()
     }))
 
-  it.scopedLive("the layer: WORKSYNC_SHARED_LIMITER puts the limiter's state in the default schema under a hash of the account", () =>
+  it.live("the layer: WORKSYNC_SHARED_LIMITER puts the limiter's state in the default schema under a hash of the account", () =>
     Effect.gen(function*() {
       const dbUrl = yield* freshDatabase
       const token = "secret-token-for-shared-limiter"
-      const config = yield* Effect.withConfigProvider(
+      const config = yield* Effect.provideService(
         connectionConfigFromEnv,
-        ConfigProvider.fromMap(
-          new Map([
-            ["WORKSYNC_REST_URL", "http://service.invalid/rest"],
-            ["WORKSYNC_BASE_URL", "http://service.invalid"],
-            ["WORKSYNC_TOKEN", token],
-            ["WORKSYNC_ORG", "acme"],
-            ["WORKSYNC_SHARED_LIMITER", dbUrl]
-          ])
-        )
+        ConfigProvider.ConfigProvider,
+        ConfigProvider.fromEnv({
+          env: {
+            WORKSYNC_REST_URL: "http://service.invalid/rest",
+            WORKSYNC_BASE_URL: "http://service.invalid",
+            WORKSYNC_TOKEN: token,
+            WORKSYNC_ORG: "acme",
+            WORKSYNC_SHARED_LIMITER: dbUrl
+          }
+        })
       )
       expect(config.sharedLimiter).toBe(dbUrl)
       const key = accountKey(config)
@@ -192,14 +193,15 @@ describe("shared rate limiter (PostgreSQL)", () => {
       expect(decodeBucket(rows[0]!.bucket)?.rate).toBe(DEFAULT_LIMITER.initialRps)
 
       // Unset, the limiter is local as before.
-      const local = yield* Effect.withConfigProvider(
+      const local = yield* Effect.provideService(
         connectionConfigFromEnv,
-        ConfigProvider.fromMap(new Map([["WORKSYNC_REST_URL", "http://h"], ["WORKSYNC_BASE_URL", "http://h"], ["WORKSYNC_SHARED_LIMITER", ""]]))
+        ConfigProvider.ConfigProvider,
+        ConfigProvider.fromEnv({ env: { WORKSYNC_REST_URL: "http://h", WORKSYNC_BASE_URL: "http://h", WORKSYNC_SHARED_LIMITER: "" } })
       )
       expect(local.sharedLimiter).toBeUndefined()
     }))
 
-  it.scopedLive("a database it cannot reach is a defect naming the URL without its password", () =>
+  it.live("a database it cannot reach is a defect naming the URL without its password", () =>
     Effect.gen(function*() {
       const password = "pg-password-not-to-show"
       const url = `postgres://someone:${password}@127.0.0.1:1/nowhere?schema=limits`
@@ -217,7 +219,7 @@ describe("local limiter (no store given)", () => {
     Effect.gen(function*() {
       const l = yield* makeLimiter({ ...DEFAULT_LIMITER, adaptive: false, initialRps: 5, maxRps: 5 })
       yield* drain(l, 5)
-      const sixth = yield* Effect.fork(l.withPermit(Effect.void))
+      const sixth = yield* Effect.forkChild(l.withPermit(Effect.void))
       yield* TestClock.adjust(199)
       expect((yield* l.stats).sent).toBe(5)
       yield* TestClock.adjust(1)

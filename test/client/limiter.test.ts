@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { Limiter, type LimiterApi, makeLimiter } from "../../src/client/limiter.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { DEFAULT_LIMITER } from "../../src/client/config.ts"
@@ -12,7 +12,7 @@ const fakeEmu = (url: string) => ({ restUrl: url, baseUrl: url, token: "t0ken-fo
 
 describe("Limiter", () => {
   // Real HTTP: the live clock, since a TestClock would freeze the client's timeouts and retries.
-  it.scopedLive("keeps requests in flight at or below maxInFlight across fibers (counted server-side)", () =>
+  it.live("keeps requests in flight at or below maxInFlight across fibers (counted server-side)", () =>
     Effect.gen(function*() {
       const server = yield* recordingServer((_r, res) => {
         setTimeout(() => json(res, 200, EMPTY_PAGE), 40)
@@ -34,7 +34,7 @@ describe("Limiter", () => {
     }))
 
   // Server-side timestamps measure the pause in real time.
-  it.scopedLive("AIMD: 429s halve the rate and Retry-After pauses every caller", () =>
+  it.live("AIMD: 429s halve the rate and Retry-After pauses every caller", () =>
     Effect.gen(function*() {
       const server = yield* recordingServer((_r, res, i) =>
         i === 0 ? json(res, 429, { error: { code: "RATE_LIMITED", message: "x" } }, { "retry-after": "1" }) : json(res, 200, EMPTY_PAGE)
@@ -127,7 +127,7 @@ describe("Limiter", () => {
     }))
 
   // The emulator's rate limit counts real time, so the limiter must run on the live clock.
-  it.scopedLive("R-REST-ERR-05: against a rate-limited emulator, a few hundred requests with no ceiling configured get at most 2% 429s (counted server-side)", () =>
+  it.live("R-REST-ERR-05: against a rate-limited emulator, a few hundred requests with no ceiling configured get at most 2% 429s (counted server-side)", () =>
     Effect.gen(function*() {
       const emu = yield* scopedTestEmulator({ seed: "empty", faults: { rateLimit: 50 } })
       // The defaults (start at 20 rps, no maxRps), as a user would run it.
@@ -151,7 +151,7 @@ describe("Limiter", () => {
     }))
 
   // The spacing is measured by the server's wall clock, so it runs in real time.
-  it.scopedLive("the token bucket spaces requests at the configured rate (server-side timestamps)", () =>
+  it.live("the token bucket spaces requests at the configured rate (server-side timestamps)", () =>
     Effect.gen(function*() {
       const server = yield* recordingServer((_r, res) => json(res, 200, EMPTY_PAGE))
       const layer = layerFor(fakeEmu(server.url), { limiter: { maxInFlight: 8, initialRps: 5, adaptive: false } })
@@ -167,10 +167,10 @@ describe("Limiter", () => {
   // The sleep and the timeout run on the TestClock: adjusting it past both fires them without waiting.
   it.effect("waiting for a slot is interruptible", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Effect.gen(function*() {
           const l = yield* makeLimiter({ ...DEFAULT_LIMITER, maxInFlight: 1 })
-          yield* Effect.fork(l.withPermit(Effect.never))
+          yield* Effect.forkChild(l.withPermit(Effect.never))
           yield* Effect.sleep(10)
           return yield* l.withPermit(Effect.succeed(1)).pipe(Effect.timeout(50))
         })

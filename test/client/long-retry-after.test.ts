@@ -56,7 +56,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(e.message).toMatch(/^list-workspaces: the service asked to wait (1 d 23 h|2 d 0 h) \(Retry-After\)/)
       }), QUICK)
 
-    it.scoped("the emulator's rate limit with a chosen Retry-After (FaultOptions.retryAfter, HTTP-date form) ends the run at once", () =>
+    it.effect("the emulator's rate limit with a chosen Retry-After (FaultOptions.retryAfter, HTTP-date form) ends the run at once", () =>
       Effect.gen(function*() {
         const limited = yield* scopedTestEmulator({
           seed: "empty",

@@ -4,7 +4,7 @@
  * nothing, and the REST, GraphQL and upload clients all pass the one limiter.
  */
 import * as Effect from "effect/Effect"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
@@ -17,9 +17,9 @@ import { ServerError } from "../../src/client/errors.ts"
 import { json, layerFor, type RecordingServer, recordingServer, withClient } from "./helpers.ts"
 
 /** One recording server for the file: every test reads the headers it received. */
-class Server extends Context.Tag("test/Server")<Server, RecordingServer>() {}
+class Server extends Context.Service<Server, RecordingServer>()("test/Server") {}
 
-const serverLayer = Layer.scoped(
+const serverLayer = Layer.effect(
   Server,
   recordingServer((req, res) => {
     if (req.url.startsWith("/graphql")) return json(res, 200, { data: { currentUser: { id: "u", fullName: "U", email: "u@x", image: null } } })

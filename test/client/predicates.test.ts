@@ -64,9 +64,9 @@ describe("one vocabulary of failures", () => {
 })
 
 /** The client of a server answering get-record and move-record with 422s and the rest with 404. */
-class Client extends Context.Tag("test/Client")<Client, ReturnType<typeof layerFor>>() {}
+class Client extends Context.Service<Client, ReturnType<typeof layerFor>>()("test/Client") {}
 
-const clientOfServer = Layer.scoped(
+const clientOfServer = Layer.effect(
   Client,
   Effect.map(
     recordingServer((req, res) => {

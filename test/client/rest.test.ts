@@ -7,7 +7,7 @@ import { RestClient } from "../../src/client/rest-client.ts"
 import { Emulator } from "../support/effect.ts"
 import { clientFailure, withClient, layerFor, json, recordingServer, scopedTestEmulator, testEmulatorLayer } from "./helpers.ts"
 
-const rest = <A, E>(f: (c: RestClient["Type"]) => Effect.Effect<A, E>) =>
+const rest = <A, E>(f: (c: RestClient["Service"]) => Effect.Effect<A, E>) =>
   Effect.flatMap(Emulator, (emu) => withClient(layerFor(emu), Effect.flatMap(RestClient, f)))
 
 // Real HTTP to the emulator: the live clock (no TestClock), or the client's timeouts and
@@ -29,7 +29,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(typeof page.pageInfo.hasNextPage).toBe("boolean")
       }))
 
-    it.scoped("R-REST-PAGE-03: a limit of 500 is capped silently to 100 items, no error", () =>
+    it.effect("R-REST-PAGE-03: a limit of 500 is capped silently to 100 items, no error", () =>
       Effect.gen(function*() {
         const big = yield* scopedTestEmulator({ seed: { workspaces: 1, recordsPerWorkspace: 130 } })
         const page = yield* withClient(layerFor(big), Effect.flatMap(RestClient, (c) => c.listRecords({ limit: 500 })))
@@ -152,7 +152,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(newList.workspaceId).toBe(newWs.id)
       }))
 
-    it.scoped("R-REST-RECORD-16: array arguments travel as repeated query parameters", () =>
+    it.effect("R-REST-RECORD-16: array arguments travel as repeated query parameters", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_req, res) =>
@@ -171,7 +171,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
 
   describe("RestClient request form (recorded by a test server)", () => {
     // R-REST-CALL-04 R-REST-CALL-05 R-REST-CALL-06 R-REST-AUTH-01 R-REST-AUTH-02 R-REST-AUTH-04 R-REST-AUTH-05
-    it.scoped("R-REST-CALL-04/05/06, R-REST-AUTH-01/02/04/05: POST /v1/<op>, JSON body {} when no input, bearer and org headers", () =>
+    it.effect("R-REST-CALL-04/05/06, R-REST-AUTH-01/02/04/05: POST /v1/<op>, JSON body {} when no input, bearer and org headers", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_req, res) => json(res, 200, { items: [], totalCount: 0 }))
@@ -189,7 +189,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(r.headers["b3"]).toBeUndefined()
       }))
 
-    it.scoped("R-REST-CALL-05: inputs travel only in the body, undefined fields are not sent", () =>
+    it.effect("R-REST-CALL-05: inputs travel only in the body, undefined fields are not sent", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_req, res) =>
@@ -202,7 +202,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(JSON.parse(r.body.toString())).toEqual({ workspaceId: "w1", limit: 500 })
       }))
 
-    it.scoped("R-REST-RECORD-41: extra keys in a create answer are kept; a bad field is a DecodeError naming its path", () =>
+    it.effect("R-REST-RECORD-41: extra keys in a create answer are kept; a bad field is a DecodeError naming its path", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((req, res) =>
@@ -221,7 +221,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         }
       }))
 
-    it.scoped("R-REST-RECORD-33: description with descriptionHtml fails with ConflictingInput before sending", () =>
+    it.effect("R-REST-RECORD-33: description with descriptionHtml fails with ConflictingInput before sending", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_req, res) => json(res, 200, {}))
@@ -240,7 +240,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
       }))
 
     // R-REST-RECORD-34 R-REST-RECORD-35
-    it.scoped("R-REST-RECORD-34/35: dates must be bare (all-day) or ISO with a zone; bad ones never leave the client", () =>
+    it.effect("R-REST-RECORD-34/35: dates must be bare (all-day) or ISO with a zone; bad ones never leave the client", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_req, res) => json(res, 200, { id: "r", uid: "u", title: "t", rank: 1, list: { id: "l", title: "L" } }))
@@ -261,7 +261,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
 
   describe("RestClient against the emulator's alt variant (the other reading of what the documents leave open)", () => {
     // R-REST-CALL-11
-    it.scoped("R-REST-CALL-11: PATCH /v1/records/{id} updates whether the service reads the workspace from the body or the query", () =>
+    it.effect("R-REST-CALL-11: PATCH /v1/records/{id} updates whether the service reads the workspace from the body or the query", () =>
       Effect.gen(function*() {
         const alt = yield* scopedTestEmulator({ seed: "demo", variant: "alt" })
         const w = alt.workspaces[0]!

@@ -13,7 +13,7 @@ const EMPTY_PAGE = { items: [], totalCount: 0 }
 // retries would never fire.
 layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })((it) => {
   describe("Retry-After is honoured (server-side timestamps)", () => {
-    it.scoped("R-REST-ERR-05: Retry-After in whole seconds delays the retry at least that long", () =>
+    it.effect("R-REST-ERR-05: Retry-After in whole seconds delays the retry at least that long", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const server = yield* recordingServer((_r, res, i) =>
@@ -24,7 +24,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(server.requests[1]!.at - server.requests[0]!.at).toBeGreaterThanOrEqual(1000)
       }))
 
-    it.scoped("R-REST-ERR-05: Retry-After as an HTTP-date delays the retry until that date", () =>
+    it.effect("R-REST-ERR-05: Retry-After as an HTTP-date delays the retry until that date", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         let until = 0
@@ -38,7 +38,7 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(server.requests[1]!.at).toBeGreaterThanOrEqual(until)
       }))
 
-    it.scoped("R-REST-ERR-05: the emulator's 429 (HTTP-date form) is retried and the call succeeds", () =>
+    it.effect("R-REST-ERR-05: the emulator's 429 (HTTP-date form) is retried and the call succeeds", () =>
       Effect.gen(function*() {
         const limited = yield* scopedTestEmulator({ seed: "empty", faults: { retryAfterForm: "http-date" } })
         limited.faults.inject({ route: "list-workspaces", kind: "429", retryAfter: 1 })

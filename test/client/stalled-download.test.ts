@@ -4,7 +4,6 @@
  * naming the file; callers retry it like any timeout. A wrong client waits forever: the
  * small test timeout is the check, no time is measured.
  */
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -19,12 +18,12 @@ import { clientFailure, withClient, layerFor, testEmulatorLayer } from "./helper
 
 const QUICK = { timeout: 10_000 }
 const collect = (s: Stream.Stream<Uint8Array, unknown>) =>
-  Effect.map(Stream.runCollect(s), (chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks).map((c) => Buffer.from(c))))
+  Effect.map(Stream.runCollect(s), (chunks) => Buffer.concat(chunks.map((c) => Buffer.from(c))))
 
 const bytes = Buffer.from("0123456789".repeat(1000))
 
 /** The file every test downloads, uploaded once when the file's emulator starts. */
-class Stalls extends Context.Tag("test/Stalls")<Stalls, { readonly uid: string }>() {}
+class Stalls extends Context.Service<Stalls, { readonly uid: string }>()("test/Stalls") {}
 
 const stallsLayer = Layer.effect(
   Stalls,

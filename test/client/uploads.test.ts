@@ -1,5 +1,4 @@
 import { describe, expect, layer } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -14,7 +13,7 @@ import { clientFailure, withClient, layerFor, json, recordingServer, testEmulato
 
 const enc = new TextEncoder()
 const collect = (s: Stream.Stream<Uint8Array, unknown>) =>
-  Effect.map(Stream.runCollect(s), (chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks).map((c) => Buffer.from(c))))
+  Effect.map(Stream.runCollect(s), (chunks) => Buffer.concat(chunks.map((c) => Buffer.from(c))))
 
 /** Header names a request to storage may carry: the signed ones and what HTTP itself needs. */
 const TRANSPORT_HEADERS = new Set(["host", "connection", "content-length", "transfer-encoding", "keep-alive", "accept", "accept-encoding", "user-agent", "accept-language", "sec-fetch-mode"])
@@ -23,9 +22,9 @@ const TRANSPORT_HEADERS = new Set(["host", "connection", "content-length", "tran
  * A stand-in service and storage for the tests that check what goes on the wire: the
  * service presigns to the storage, which takes PUTs and serves GETs.
  */
-class WireServers extends Context.Tag("test/WireServers")<WireServers, { readonly service: RecordingServer; readonly storage: RecordingServer }>() {}
+class WireServers extends Context.Service<WireServers, { readonly service: RecordingServer; readonly storage: RecordingServer }>()("test/WireServers") {}
 
-const wireServersLayer = Layer.scoped(
+const wireServersLayer = Layer.effect(
   WireServers,
   Effect.gen(function*() {
     const storage = yield* recordingServer((req, res) => {

@@ -5,7 +5,6 @@
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Runtime from "effect/Runtime"
 import * as fc from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -42,8 +41,8 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       })
       const file = fc.array(row, { minLength: 1, maxLength: 60 })
       const before = scratchFiles()
-      // fast-check drives the property with promises: each run goes through this test's runtime.
-      const run = Runtime.runPromise(yield* Effect.runtime<never>())
+      // fast-check drives the property with promises: each run goes through this test's services.
+      const run = Effect.runPromiseWith(yield* Effect.context<never>())
       yield* Effect.promise(() => fc.assert(
         fc.asyncProperty(file, fc.array(row, { maxLength: 30 }), fc.boolean(), async (rows, appended, withKeys) => {
           const dir = tmpDir("ws-dry-run-")

@@ -37,7 +37,7 @@ const payloadsOf = (journalFile: string, kind: string): Array<unknown> => {
 
 // Imports talk to the emulator over real HTTP: the layer's tests run on the live clock.
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("import-csv journal payloads", (it) => {
-  it.scoped("R-REST-RECORD-27: creates are planned without workspaceId (held once in the journal) and replay sends it", () =>
+  it.effect("R-REST-RECORD-27: creates are planned without workspaceId (held once in the journal) and replay sends it", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "compact" }).id
@@ -67,7 +67,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(done.done).toBe(1)
     }))
 
-  it.scoped("R-REST-RECORD-27: every field of a row is packed at its position, as packRecordCreate packs it", () =>
+  it.effect("R-REST-RECORD-27: every field of a row is packed at its position, as packRecordCreate packs it", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "packed-fields" }).id
@@ -110,7 +110,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(stored).toEqual(creates.map((c) => packRecordCreate(c as Parameters<typeof packRecordCreate>[0])))
     }))
 
-  it.scoped("R-REST-RECORD-27: a create payload without workspaceId in a journal that names no workspace fails as unreadable, sending nothing", () =>
+  it.effect("R-REST-RECORD-27: a create payload without workspaceId in a journal that names no workspace fails as unreadable, sending nothing", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "no-meta" }).id
@@ -153,7 +153,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
     expect(unpackRecordCreate({ workspaceId: "w", title: "x" })).toEqual({ workspaceId: "w", title: "x" })
   })
 
-  it.scoped("R-REST-RECORD-27: a create payload that names its workspace (older journals, restore) is sent as it is", () =>
+  it.effect("R-REST-RECORD-27: a create payload that names its workspace (older journals, restore) is sent as it is", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "full" }).id

@@ -56,7 +56,7 @@ const startChild = (handle: EmulatorHandle, args: ReadonlyArray<string>) =>
 // The planning children and the kills run in real time against a real emulator: the
 // layer's tests run on the live clock (`excludeTestServices`), never a TestClock.
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("import-csv planning on two threads, killed", (it) => {
-  it.scoped("SIGKILL at random moments of a threaded plan, then a rerun: every row's op once, in file order, as one uninterrupted thread plans it", () =>
+  it.effect("SIGKILL at random moments of a threaded plan, then a rerun: every row's op once, in file order, as one uninterrupted thread plans it", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "plan-thread-kill" }).id

@@ -49,7 +49,7 @@ const writeCsv = (file: string, rows: ReadonlyArray<string>) =>
 // Planning threads and HTTP to the emulator run in real time: the layer's tests run on
 // the live clock (`excludeTestServices`).
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("import-csv planning on a second thread", (it) => {
-  it.scoped("R-REST-RECORD-27: plans the same journal, rejects and counts as one thread, also when a rerun appends rows", () =>
+  it.effect("R-REST-RECORD-27: plans the same journal, rejects and counts as one thread, also when a rerun appends rows", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "plan-thread" }).id
@@ -93,7 +93,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(second!.plan?.ops["record.create"]).toBe(2300 - 1800 - (second!.rejected - first!.rejected))
     }), 60_000)
 
-  it.scoped("a journal the planning thread cannot write fails the import as a journal error, and a rerun plans it all", () =>
+  it.effect("a journal the planning thread cannot write fails the import as a journal error, and a rerun plans it all", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "plan-thread-locked" }).id
@@ -140,7 +140,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(journalOps(journal).map((r) => (r as { key: string }).key)).toEqual(all)
     }))
 
-  it.scoped("a small file is planned on the caller's thread unless asked", () =>
+  it.effect("a small file is planned on the caller's thread unless asked", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "plan-thread-small" }).id

@@ -51,7 +51,7 @@ const tableCount = (location: string) =>
 const figures = ({ rejectsFile: _, ...rest }: ImportResult) => rest
 
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("import-csv with a PostgreSQL journal", (it) => {
-  it.scoped("plans what a journal file gets, the dry run predicts it, and a rerun of the import sends nothing", () =>
+  it.effect("plans what a journal file gets, the dry run predicts it, and a rerun of the import sends nothing", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "csv-postgres" }).id

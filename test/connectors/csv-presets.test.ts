@@ -52,7 +52,7 @@ const records = (handle: EmulatorHandle, ws: string): Map<string, Rec> =>
 // The demo seed has the users the Asana sample assigns (ada@, grace@acme.test). Imports
 // talk to the emulator over real HTTP: the layer's tests run on the live clock.
 layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("presets on sample exports (examples/data)", (it) => {
-  it.scoped("R-REST-RECORD-38 R-REST-RECORD-39: asana: sections become lists, Assignee Email assigns, Completed At means done", () =>
+  it.effect("R-REST-RECORD-38 R-REST-RECORD-39: asana: sections become lists, Assignee Email assigns, Completed At means done", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { ws, result } = yield* importSample("asana", "asana-export.csv")
@@ -63,7 +63,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(r.get("Tag the release")).toMatchObject({ list: "Done", done: 1, assignees: "grace@acme.test" })
     }))
 
-  it.scoped("trello: List Name, label colours dropped, Due Complete means done", () =>
+  it.effect("trello: List Name, label colours dropped, Due Complete means done", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { ws, result } = yield* importSample("trello", "trello-export.csv")
@@ -74,7 +74,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(r.get("Pick a domain")).toMatchObject({ list: "Done", done: 1 })
     }))
 
-  it.scoped("jira: repeated Labels columns, Jira dates, a Resolved date means done", () =>
+  it.effect("jira: repeated Labels columns, Jira dates, a Resolved date means done", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { ws, result } = yield* importSample("jira", "jira-export.csv")
@@ -87,7 +87,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(r.get("Upgrade the database")).toMatchObject({ dued_all_day: 0 })
     }))
 
-  it.scoped("generic: our own field names", () =>
+  it.effect("generic: our own field names", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { ws, result } = yield* importSample("generic", "generic.csv")

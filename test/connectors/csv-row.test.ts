@@ -1,4 +1,4 @@
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { parseMapFlag, parseMappingFile, resolveMapping } from "../../src/connectors/csv/mapping.ts"
@@ -6,9 +6,9 @@ import { trelloLabels } from "../../src/connectors/presets/trello.ts"
 import { decodeRowWithSchema, fastDecodeRow, normalizeDate, parseDone, validateRow } from "../../src/connectors/csv/row.ts"
 import { contentKey, makeExtractor } from "../../src/connectors/csv/rows.ts"
 
-const ok = <A>(e: Either.Either<A, unknown>): A => {
-  if (Either.isLeft(e)) throw new Error(`expected Right, got ${JSON.stringify(e.left)}`)
-  return e.right
+const ok = <A>(e: Result.Result<A, unknown>): A => {
+  if (Result.isFailure(e)) throw new Error(`expected Success, got ${JSON.stringify(e.failure)}`)
+  return e.success
 }
 
 describe("row validation", () => {
@@ -72,7 +72,7 @@ describe("row validation", () => {
   it("R-REST-RECORD-33: description and descriptionHtml together are rejected, as are bad cells, with readable errors", () => {
     const err = (raw: Record<string, string>) => {
       const r = validateRow({ title: "t", ...raw })
-      return Either.isLeft(r) ? r.left : "valid"
+      return Result.isFailure(r) ? r.failure : "valid"
     }
     expect(err({ description: "a", descriptionHtml: "<p>b</p>" })).toMatch(/description and descriptionHtml/)
     expect(err({ assignees: "not-an-email" })).toBe("assignees: \"not-an-email\" is not an e-mail address")
@@ -99,8 +99,8 @@ describe("row validation", () => {
       fc.property(raw, (r) => {
         const fast = fastDecodeRow(r)
         const slow = decodeRowWithSchema(r)
-        if (fast !== undefined) expect(Either.getOrThrow(slow)).toStrictEqual(fast)
-        expect(Either.isRight(validateRow(r))).toBe(Either.isRight(slow))
+        if (fast !== undefined) expect(Result.getOrThrow(slow)).toStrictEqual(fast)
+        expect(Result.isSuccess(validateRow(r))).toBe(Result.isSuccess(slow))
       }),
       { numRuns: 500 }
     )
@@ -110,7 +110,7 @@ describe("row validation", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 30 }), (title) => {
         const r = validateRow({ title })
-        if (title.trim() === "") expect(Either.isLeft(r)).toBe(true)
+        if (title.trim() === "") expect(Result.isFailure(r)).toBe(true)
         else expect(ok(r).title).toBe(title.trim())
       })
     )
@@ -120,11 +120,11 @@ describe("row validation", () => {
 describe("mapping", () => {
   it("--map FIELD=COLUMN and --mapping files are checked; the column may contain '='", () => {
     expect(ok(parseMapFlag("title=A=B"))).toEqual(["title", "A=B"])
-    expect(Either.isLeft(parseMapFlag("titel=Name"))).toBe(true)
-    expect(Either.isLeft(parseMapFlag("title="))).toBe(true)
+    expect(Result.isFailure(parseMapFlag("titel=Name"))).toBe(true)
+    expect(Result.isFailure(parseMapFlag("title="))).toBe(true)
     expect(ok(parseMappingFile("m.json", "{\"title\":\"Name\",\"done\":\"Status\"}"))).toEqual({ title: "Name", done: "Status" })
-    expect(Either.isLeft(parseMappingFile("m.json", "{\"owner\":\"x\"}"))).toBe(true)
-    expect(Either.isLeft(parseMappingFile("m.json", "{"))).toBe(true)
+    expect(Result.isFailure(parseMappingFile("m.json", "{\"owner\":\"x\"}"))).toBe(true)
+    expect(Result.isFailure(parseMappingFile("m.json", "{"))).toBe(true)
   })
 
   it("property: explicit columns resolve to their index; a column not in the header is an error", () => {
@@ -142,7 +142,7 @@ describe("mapping", () => {
           expect(m.mapping.title?.indexes).toEqual([header.indexOf(column)])
           const missing = `${column}\u0001`
           const bad = resolveMapping(header, { flags: [["title", column], ["tags", missing]] })
-          expect(Either.isLeft(bad) && bad.left.message).toMatch(/unknown column in the mapping/)
+          expect(Result.isFailure(bad) && bad.failure.message).toMatch(/unknown column in the mapping/)
         }
       )
     )
@@ -154,7 +154,7 @@ describe("mapping", () => {
     expect(g.mapping.assignees?.name).toBe("assignee email")
     expect(g.mapping.key?.name).toBe("id")
     expect(g.mapping.description?.name).toBe("Section")
-    expect(Either.isLeft(resolveMapping(["Foo"], { preset: "generic" }))).toBe(true)
+    expect(Result.isFailure(resolveMapping(["Foo"], { preset: "generic" }))).toBe(true)
     expect(trelloLabels("Bug (red), Urgent (orange), (green)")).toEqual(["Bug", "Urgent", "green"])
   })
 
@@ -171,6 +171,6 @@ describe("mapping", () => {
     expect(h.key).toBe(contentKey(["x"]))
     expect(h.occurrence).toBe(true)
     const tooWide = noKey({ line: 3, values: ["a", "b"] })
-    expect(Either.isLeft(tooWide.row) && tooWide.row.left).toMatch(/2 fields but the header has 1/)
+    expect(Result.isFailure(tooWide.row) && tooWide.row.failure).toMatch(/2 fields but the header has 1/)
   })
 })

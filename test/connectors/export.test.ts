@@ -30,7 +30,7 @@ const fill = (store: SnapshotStoreService) =>
   })
 
 describe("export", () => {
-  it.scoped("ndjson lines parse back to the stored rows, in id order", () =>
+  it.effect("ndjson lines parse back to the stored rows, in id order", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir("ws-export-")
       const out = path.join(dir, "out")
@@ -57,7 +57,7 @@ describe("export", () => {
       expect(fs.readdirSync(out).sort()).toEqual(["activity.ndjson", "files.ndjson", "records.ndjson", "workspaces.ndjson"])
     }))
 
-  it.scoped("csv parses back with csv-parse: one row per record, flattened columns, assignees and tags joined", () =>
+  it.effect("csv parses back with csv-parse: one row per record, flattened columns, assignees and tags joined", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir("ws-export-")
       const out = path.join(dir, "out")
@@ -86,7 +86,7 @@ describe("export", () => {
       expect(files.map((f) => [f.id, f.userEmail, f.size])).toEqual([["f1", "ada@example.com", "10"], ["f2", "ada@example.com", "10"]])
     }))
 
-  it.scoped("guards spreadsheet formula injection in csv cells when asked (strings only, numbers untouched)", () =>
+  it.effect("guards spreadsheet formula injection in csv cells when asked (strings only, numbers untouched)", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir("ws-export-")
       const out = path.join(dir, "out")
@@ -104,7 +104,7 @@ describe("export", () => {
       expect(toCells(RECORD_COLUMNS.slice(3, 4), { title: "-1" }, true)).toEqual(["'-1"])
     }))
 
-  it.scoped("is deterministic: two exports of one run are byte-identical", () =>
+  it.effect("is deterministic: two exports of one run are byte-identical", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir("ws-export-")
       yield* withStore(path.join(dir, "s.sqlite"), (store) =>
@@ -119,7 +119,7 @@ describe("export", () => {
       }
     }))
 
-  it.scoped("fails with a clear error when the snapshot has no complete run", () =>
+  it.effect("fails with a clear error when the snapshot has no complete run", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir("ws-export-")
       const error = yield* withStore(path.join(dir, "s.sqlite"), (store) =>

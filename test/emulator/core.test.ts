@@ -19,7 +19,7 @@ const ownEmulator = (options: EmulatorOptions) => Effect.map(Layer.build(emulato
 
 describe("startEmulator", () => {
   // Real HTTP: the live clock (no TestClock), and each test's emulator lives in the test's scope.
-  it.scopedLive("the default seed is one organization, one OWNER with tokens, one workspace with one list", () =>
+  it.live("the default seed is one organization, one OWNER with tokens, one workspace with one list", () =>
     Effect.gen(function* () {
       const h = yield* ownEmulator({ variant: "reference" })
       yield* Effect.promise(async () => {
@@ -35,7 +35,7 @@ describe("startEmulator", () => {
       })
     }))
 
-  it.scopedLive("describe() gives exactly the CLI contract's JSON line", () =>
+  it.live("describe() gives exactly the CLI contract's JSON line", () =>
     Effect.gen(function* () {
       const h = yield* ownEmulator({ variant: "reference" })
       const line = describeHandle(h)
@@ -44,7 +44,7 @@ describe("startEmulator", () => {
       expect(JSON.parse(JSON.stringify(line))).toEqual(line)
     }))
 
-  it.scopedLive("seeds are deterministic: the same options give the same ids and content", () =>
+  it.live("seeds are deterministic: the same options give the same ids and content", () =>
     Effect.gen(function* () {
       const a = yield* ownEmulator({ variant: "reference", seed: "demo", clockStart: Date.UTC(2025, 0, 1) })
       const b = yield* ownEmulator({ variant: "reference", seed: "demo", clockStart: Date.UTC(2025, 0, 1) })
@@ -61,7 +61,7 @@ describe("startEmulator", () => {
       })
     }))
 
-  it.scopedLive("sized seeds: N is 3 workspaces of N records, WxN is W workspaces of N", () =>
+  it.live("sized seeds: N is 3 workspaces of N records, WxN is W workspaces of N", () =>
     Effect.gen(function* () {
       expect(parseSeed(40)).toEqual({ kind: "sized", workspaces: 3, recordsPerWorkspace: 40 })
       expect(parseSeed("2x7")).toEqual({ kind: "sized", workspaces: 2, recordsPerWorkspace: 7 })
@@ -74,7 +74,7 @@ describe("startEmulator", () => {
       })
     }))
 
-  it.scopedLive("a database file keeps its data and tokens across restarts", () =>
+  it.live("a database file keeps its data and tokens across restarts", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir("emulator-db-")
       const dbFile = path.join(dir, "state.sqlite")
@@ -124,7 +124,7 @@ describe("startEmulator", () => {
 })
 
 describe("admin helpers", () => {
-  it.scopedLive("createUser, setWorkspaceLevel, touchRecords, deleteRecords, banOrganization, setSeatLimit", () =>
+  it.live("createUser, setWorkspaceLevel, touchRecords, deleteRecords, banOrganization, setSeatLimit", () =>
     Effect.gen(function* () {
       const h = yield* ownEmulator({ variant: "reference", seed: { workspaces: 1, recordsPerWorkspace: 10 } })
       yield* Effect.promise(async () => {

@@ -833,9 +833,9 @@ describe("assumptions.ts CHOICES", () => {
 })
 
 /** The two emulators the probes compare, both on the demo seed, shared by every probe. */
-class Reference extends Context.Tag("test/variant-alt/Reference")<Reference, EmulatorHandle>() {}
-class Alt extends Context.Tag("test/variant-alt/Alt")<Alt, EmulatorHandle>() {}
-const emulatorAs = <I>(tag: Context.Tag<I, EmulatorHandle>, options: EmulatorOptions) =>
+class Reference extends Context.Service<Reference, EmulatorHandle>()("test/variant-alt/Reference") {}
+class Alt extends Context.Service<Alt, EmulatorHandle>()("test/variant-alt/Alt") {}
+const emulatorAs = <I>(tag: Context.Key<I, EmulatorHandle>, options: EmulatorOptions) =>
   Layer.effect(tag, Emulator).pipe(Layer.provide(emulatorLayer(options)))
 const variants = Layer.merge(
   emulatorAs(Reference, { seed: "demo", variant: "reference" }),

@@ -20,7 +20,7 @@ describe("emulator variant option", () => {
   })
 
   // The emulator (started by emulatorLayer with startEmulator) is closed when the test's scope closes.
-  it.scopedLive("startEmulator({ variant }) serves that variant", () =>
+  it.live("startEmulator({ variant }) serves that variant", () =>
     Effect.gen(function* () {
       const h = yield* Effect.map(Layer.build(emulatorLayer({ variant: "alt" })), Context.get(Emulator))
       expect(h.variant).toBe("alt")

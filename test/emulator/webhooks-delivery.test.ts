@@ -68,7 +68,7 @@ layer(fileLayer, { timeout: 30_000, excludeTestServices: true })((it) => {
   let recv: Awaited<ReturnType<typeof receiver>>
 
   // One TAG_CREATED and one TODO_CREATED delivered to a receiver, which closes after the group's last test.
-  const delivered = Layer.scopedDiscard(
+  const delivered = Layer.effectDiscard(
     Effect.gen(function* () {
       ws = workspace()
       recv = yield* Effect.acquireRelease(Effect.promise(() => receiver()), (r) => Effect.promise(() => r.close()))
@@ -235,7 +235,7 @@ layer(fileLayer, { timeout: 30_000, excludeTestServices: true })((it) => {
     let recv: Awaited<ReturnType<typeof receiver>>
     let hook: { id: string }
     // A webhook whose receiver answers 503 to every attempt, until its delivery is FAILED.
-    const failing = Layer.scopedDiscard(
+    const failing = Layer.effectDiscard(
       Effect.gen(function* () {
         const ws = workspace()
         recv = yield* Effect.acquireRelease(Effect.promise(() => receiver(() => 503)), (r) => Effect.promise(() => r.close()))

@@ -16,7 +16,7 @@ const lines = (file: string) => fs.readFileSync(file, "utf8").trim().split("\n")
 
 // Real HTTP to the emulator and real child processes: the live clock (no TestClock).
 layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("examples", (it) => {
-  it.scoped("change-stream-to-ndjson: the first run writes every record and file as created, the next only what changed", () =>
+  it.effect("change-stream-to-ndjson: the first run writes every record and file as created, the next only what changed", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-examples-")
@@ -35,7 +35,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(lines(out).every((l) => typeof l.title === "string" || l.title === null)).toBe(true)
     }))
 
-  it.scoped("R-REST-RECORD-14: paging-transform counts open records per list and assignee, from done=false pages only", () =>
+  it.effect("R-REST-RECORD-14: paging-transform counts open records per list and assignee, from done=false pages only", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const workspaceId = emu.workspaces[1]!
@@ -53,7 +53,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       for (const r of rows) expect(r.overdue).toBeLessThanOrEqual(r.open)
     }))
 
-  it.scoped("promise-facade: a nightly job in plain async code (backup, changes, overdue records to JSON)", () =>
+  it.effect("promise-facade: a nightly job in plain async code (backup, changes, overdue records to JSON)", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-examples-")
@@ -71,7 +71,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(yield* Effect.promise(() => nightly(connection, emu.workspaces[1]!, snapshot, overdueFile))).toMatchObject({ runId: "2", changed: 1 })
     }))
 
-  it.scoped("promise-facade as a script: a refused token is recognised by its tag and ends with exit 1", () =>
+  it.effect("promise-facade as a script: a refused token is recognised by its tag and ends with exit 1", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-examples-")

@@ -35,11 +35,11 @@ const connectionOf = (e: EmulatorHandle) => ({
 })
 
 /** The facade connected to the file's emulator, closed before the emulator is. */
-class Facade extends Context.Tag("test/facade/Facade")<Facade, Worksync>() {}
+class Facade extends Context.Service<Facade, Worksync>()("test/facade/Facade") {}
 /** A directory shared by the tests of the file. */
-class Dir extends Context.Tag("test/facade/Dir")<Dir, string>() {}
+class Dir extends Context.Service<Dir, string>()("test/facade/Dir") {}
 
-const facadeLayer = Layer.scoped(
+const facadeLayer = Layer.effect(
   Facade,
   Effect.acquireRelease(
     Effect.map(Emulator, (emu) => connect(connectionOf(emu))),
@@ -49,7 +49,7 @@ const facadeLayer = Layer.scoped(
 
 const testLayer = Layer.merge(
   Layer.provideMerge(facadeLayer, emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 230 } })),
-  Layer.scoped(Dir, tempDir("worksync-facade-"))
+  Layer.effect(Dir, tempDir("worksync-facade-"))
 )
 
 const collect = async <A>(it: AsyncIterable<A>): Promise<Array<A>> => {

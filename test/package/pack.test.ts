@@ -13,6 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
+/** The README's library example, the code block that starts with its marker comment, as written. */
+const readmeLibraryExample = (): string => {
+  const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+  const block = /```ts\n(\/\/ readme-library-example[\s\S]*?)```/.exec(readme)
+  if (block === null) throw new Error("README.md has no code block marked readme-library-example")
+  return block[1]!
+}
+
 interface Run {
   readonly code: number | null
   readonly stdout: string
@@ -69,6 +77,15 @@ let project: string
 let pack: PackEntry
 let installed: string
 
+/** A strict TypeScript project over the consumer's files, library declarations checked too. */
+const writeStrictTsconfig = () =>
+  fs.writeFileSync(
+    path.join(project, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", noEmit: true, skipLibCheck: false }
+    })
+  )
+
 // `--no` so that npx never downloads a package of the same name when the local bin is
 // missing; `--` so that the command's own flags (`--help`, `-p`) are not taken as npx's.
 const npx = (args: ReadonlyArray<string>, extraEnv: NodeJS.ProcessEnv = {}) => run("npx", ["--no", "--", ...args], project, extraEnv)
@@ -85,7 +102,8 @@ beforeAll(async () => {
   ok(
     await run(
       "npm",
-      ["install", path.join(packDir, pack.filename), "typescript@~5.9.3", "@types/node@^20", "--no-audit", "--no-fund", "--prefer-offline"],
+      // What a new user has today: the newest effect and TypeScript, Node 22's types.
+      ["install", path.join(packDir, pack.filename), "effect@latest", "typescript@latest", "@types/node@^22", "--no-audit", "--no-fund", "--prefer-offline"],
       project
     ),
     "npm install <tarball>"
@@ -216,12 +234,7 @@ try {
   }, 600_000)
 
   it("a strict TypeScript project type-checks against the three entry points, library declarations included", async () => {
-    fs.writeFileSync(
-      path.join(project, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", noEmit: true, skipLibCheck: false }
-      })
-    )
+    writeStrictTsconfig()
     fs.writeFileSync(
       path.join(project, "consumer.ts"),
       `import { Effect, Layer, Stream } from "effect"
@@ -261,5 +274,20 @@ export const wrong: string = await connect({ restUrl: "", baseUrl: "" }).backup(
     const tsc = await npx(["tsc", "-p", "."])
     expect(tsc.stdout + tsc.stderr).toBe("")
     expect(tsc.code).toBe(0)
+  }, 600_000)
+
+  it("the README's library example type-checks under strict TypeScript with effect@latest and runs against the emulator", async () => {
+    writeStrictTsconfig()
+    fs.writeFileSync(path.join(project, "readme-example.ts"), readmeLibraryExample())
+    const tsc = await npx(["tsc", "-p", "."])
+    expect(tsc.stdout + tsc.stderr).toBe("")
+    expect(tsc.code).toBe(0)
+    // Node runs the TypeScript file itself (type stripping, on by default from 22.18).
+    const out = ok(await run(process.execPath, ["readme-example.ts"], project), "readme-example.ts")
+    const said = /(\d+) records backed up; (\d+) open in the first workspace/.exec(out.stdout)
+    expect(said, out.stdout.slice(-400)).not.toBeNull()
+    expect(Number(said![1])).toBeGreaterThan(0)
+    expect(Number(said![2])).toBeGreaterThan(0)
+    expect(fs.existsSync(path.join(project, "backup.sqlite"))).toBe(true)
   }, 600_000)
 })

@@ -1,4 +1,6 @@
 /** Shared by the pipeline tests: an emulator's client layer and running pipeline scripts. */
+import * as Cause from "effect/Cause"
+import * as Exit from "effect/Exit"
 import { spawn } from "node:child_process"
 import { clientLayer } from "../../src/client/layer.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
@@ -14,6 +16,13 @@ export const emulatorClient = (emu: EmulatorHandle, options: { readonly fast?: b
     org: emu.org,
     ...(options.fast === true ? { retry: { maxRetries: 0, baseDelayMs: 1, capDelayMs: 1 } } : {})
   })
+
+/** The error of an exit that failed with one typed error and nothing else; otherwise undefined. */
+export const soleError = <E>(exit: Exit.Exit<unknown, E>): E | undefined => {
+  if (!Exit.isFailure(exit) || exit.cause.reasons.length !== 1) return undefined
+  const reason = exit.cause.reasons[0]!
+  return Cause.isFailReason(reason) ? reason.error : undefined
+}
 
 export const emulatorEnv = (emu: EmulatorHandle, prefix = "WORKSYNC_"): Record<string, string> => ({
   [`${prefix}REST_URL`]: emu.restUrl,

@@ -3,7 +3,6 @@
  * dry run first; against the emulator.
  */
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
@@ -12,7 +11,7 @@ import { expect, layer } from "@effect/vitest"
 import { migrate } from "../../pipelines/migrate.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
-import { emulatorClient, emulatorEnv, runScript } from "./helpers.ts"
+import { emulatorClient, emulatorEnv, runScript, soleError } from "./helpers.ts"
 
 const ROOT = new URL("../..", import.meta.url).pathname
 const TRELLO = path.join(ROOT, "examples", "data", "trello-export.csv")
@@ -21,9 +20,9 @@ const filesIn = (emu: EmulatorHandle, workspaceId: string) =>
   (emu.ctx.db.prepare("SELECT name FROM files WHERE workspace_id = ? AND status = 'CONFIRMED' ORDER BY name").pluck().all(workspaceId) as Array<string>)
 
 /** The file's working directory (removed at the end) with a directory of attachments to upload. */
-class Workdir extends Context.Tag("test/Workdir")<Workdir, { readonly dir: string; readonly attachments: string }>() {}
+class Workdir extends Context.Service<Workdir, { readonly dir: string; readonly attachments: string }>()("test/Workdir") {}
 
-const workdirLayer = Layer.scoped(
+const workdirLayer = Layer.effect(
   Workdir,
   Effect.map(tempDir("worksync-migrate-"), (dir) => {
     const attachments = path.join(dir, "attachments")
@@ -77,13 +76,13 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), workdirLayer), { timeout: 30
       const base = { workspaceId, csv, preset: "generic" as const, stateDir }
 
       const stopped = yield* Effect.exit(migrate(base).pipe(Effect.provide(client)))
-      const error = Exit.isFailure(stopped) && stopped.cause._tag === "Fail" ? stopped.cause.error : undefined
+      const error = soleError(stopped)
       expect(error?._tag).toBe("PipelineRejected")
       expect(error?.message).toMatch(/^the dry run rejects 1 of 2 row\(s\); nothing was sent/)
       expect(emu.admin.countRecords(workspaceId)).toBe(0)
 
       const accepted = yield* Effect.exit(migrate({ ...base, acceptRejects: true }).pipe(Effect.provide(client)))
-      const rejected = Exit.isFailure(accepted) && accepted.cause._tag === "Fail" ? accepted.cause.error : undefined
+      const rejected = soleError(accepted)
       expect(rejected?._tag).toBe("PipelineRejected")
       expect(rejected?.message).toMatch(/^imported 1 record\(s\); 1 row\(s\) rejected, see .*import\.rejects\.csv$/)
       expect(emu.admin.countRecords(workspaceId)).toBe(1)

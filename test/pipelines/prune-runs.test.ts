@@ -34,7 +34,7 @@ const backupRun = (store: SnapshotStoreService, scope: string, v: number, end: "
 const count = (store: SnapshotStoreService, sql: string) => (sqliteOf(store).prepare(sql).get() as { n: number }).n
 
 describe("SnapshotStore.pruneRuns", () => {
-  it.scoped("keeps the last N complete runs per scope, drops older runs and the versions only they held, with their activity", () =>
+  it.effect("keeps the last N complete runs per scope, drops older runs and the versions only they held, with their activity", () =>
     Effect.gen(function*() {
       const out = yield* withStore((store) =>
         Effect.gen(function*() {
@@ -75,7 +75,7 @@ describe("SnapshotStore.pruneRuns", () => {
       expect(out.counts).toMatchObject({ records: 2, files: 1, workspaces: 1 })
     }))
 
-  it.scoped("never removes the latest complete state (keep below 1 counts as 1), running runs, or any run of a scope with no complete run", () =>
+  it.effect("never removes the latest complete state (keep below 1 counts as 1), running runs, or any run of a scope with no complete run", () =>
     Effect.gen(function*() {
       const out = yield* withStore((store) =>
         Effect.gen(function*() {
@@ -97,7 +97,7 @@ describe("SnapshotStore.pruneRuns", () => {
       expect(out.records).toEqual(["a", "b"])
     }))
 
-  it.scoped("a run still marked running is kept even when older than the kept complete runs", () =>
+  it.effect("a run still marked running is kept even when older than the kept complete runs", () =>
     Effect.gen(function*() {
       const out = yield* withStore((store) =>
         Effect.gen(function*() {
@@ -114,7 +114,7 @@ describe("SnapshotStore.pruneRuns", () => {
       expect(out.runs).toEqual([out.running, out.later])
     }))
 
-  it.scoped("its orphan deletes read each membership table once (no correlated scan per stored version)", () =>
+  it.effect("its orphan deletes read each membership table once (no correlated scan per stored version)", () =>
     Effect.gen(function*() {
       const plans = yield* withStore((store) =>
         Effect.gen(function*() {

@@ -9,7 +9,7 @@ import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { scheduledBackup } from "../../pipelines/scheduled-backup.ts"
-import { emulatorClient, emulatorEnv, runScript } from "./helpers.ts"
+import { emulatorClient, emulatorEnv, runScript, soleError } from "./helpers.ts"
 
 const runs = (file: string) => {
   const db = new Database(file, { readonly: true })
@@ -33,7 +33,7 @@ const versionsOnlyIn = (file: string) => {
 
 // Real HTTP to the emulator and real child processes: the live clock (no TestClock).
 layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { timeout: 30_000, excludeTestServices: true })("scheduled backup pipeline", (it) => {
-  it.scoped("backs up, mirrors files per workspace incrementally and keeps the last N complete runs", () =>
+  it.effect("backs up, mirrors files per workspace incrementally and keeps the last N complete runs", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-sched-")
@@ -66,7 +66,7 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { time
       expect(changed).toBeDefined()
     }))
 
-  it.scoped("a failed backup ends incomplete with one line and prunes nothing, keeping the latest complete state", () =>
+  it.effect("a failed backup ends incomplete with one line and prunes nothing, keeping the latest complete state", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-sched-")
@@ -80,14 +80,14 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { time
       emu.faults.reset()
       expect(Exit.isFailure(exit)).toBe(true)
       if (Exit.isFailure(exit)) {
-        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        const error = soleError(exit)
         expect(error?._tag).toBe("PipelineIncomplete")
         expect(error?.message).toMatch(/^backup incomplete: .*HTTP 500.*nothing was pruned, a rerun resumes$/)
       }
       expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "failed" }])
     }))
 
-  it.scoped("a file that cannot be downloaded makes the run incomplete, naming the first file, and prunes nothing", () =>
+  it.effect("a file that cannot be downloaded makes the run incomplete, naming the first file, and prunes nothing", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-sched-")
@@ -100,13 +100,13 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { time
       emu.faults.inject({ route: /\/pixel\.png$/, kind: "500", times: 1000 })
       const exit = yield* Effect.exit(once(filesDir))
       emu.faults.reset()
-      const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+      const error = soleError(exit)
       expect(error?._tag).toBe("PipelineIncomplete")
       expect(error?.message).toMatch(/^2 of 10 file\(s\) not copied \(first: pixel\.png: .*\); backup run 2 is complete, nothing was pruned, a rerun copies the rest$/)
       expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "complete" }])
     }))
 
-  it.scoped("as a script, a wrong token ends with exit 1 and one line naming HTTP 401, without the token", () =>
+  it.effect("as a script, a wrong token ends with exit 1 and one line naming HTTP 401, without the token", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-sched-")
@@ -122,7 +122,7 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { time
       expect(r.stderr).not.toContain("pat_not_a_real_token_0123456789")
     }))
 
-  it.scoped("runs as a script: --json result on stdout, one summary line on stderr, exit 0; missing flags exit 64", () =>
+  it.effect("runs as a script: --json result on stdout, one summary line on stderr, exit 0; missing flags exit 64", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-sched-")

@@ -19,8 +19,8 @@ const files = (emu: EmulatorHandle, workspaceId: string) =>
   emu.ctx.db.prepare("SELECT name || ':' || size FROM files WHERE workspace_id = ? AND status = 'CONFIRMED' ORDER BY name, size").pluck().all(workspaceId) as Array<string>
 
 /** Two accounts, each its own emulator: nothing is shared but the pipeline. */
-class Source extends Context.Tag("test/Source")<Source, EmulatorHandle>() {}
-class Target extends Context.Tag("test/Target")<Target, EmulatorHandle>() {}
+class Source extends Context.Service<Source, EmulatorHandle>()("test/Source") {}
+class Target extends Context.Service<Target, EmulatorHandle>()("test/Target") {}
 
 const emulatorsLayer = Layer.merge(
   Layer.effect(Source, Emulator).pipe(Layer.provide(emulatorLayer({ seed: "demo" }))),
@@ -29,7 +29,7 @@ const emulatorsLayer = Layer.merge(
 
 // Real HTTP to the emulators and real child processes: the live clock (no TestClock).
 layer(emulatorsLayer, { timeout: 30_000, excludeTestServices: true })("workspace to workspace copy pipeline", (it) => {
-  it.scoped("the dry run plans every record and writes nothing to the target", () =>
+  it.effect("the dry run plans every record and writes nothing to the target", () =>
     Effect.gen(function*() {
       const source = yield* Source
       const target = yield* Target
@@ -43,7 +43,7 @@ layer(emulatorsLayer, { timeout: 30_000, excludeTestServices: true })("workspace
       expect(files(target, to)).toEqual([])
     }))
 
-  it.scoped("runs as a script between two accounts (WORKSYNC_* and WORKSYNC_TARGET_*), then a rerun sends nothing", () =>
+  it.effect("runs as a script between two accounts (WORKSYNC_* and WORKSYNC_TARGET_*), then a rerun sends nothing", () =>
     Effect.gen(function*() {
       const source = yield* Source
       const target = yield* Target
@@ -84,7 +84,7 @@ layer(emulatorsLayer, { timeout: 30_000, excludeTestServices: true })("workspace
       expect(titles(target, to)).toHaveLength(29)
     }))
 
-  it.scoped("an unknown source workspace is a usage error naming --from", () =>
+  it.effect("an unknown source workspace is a usage error naming --from", () =>
     Effect.gen(function*() {
       const source = yield* Source
       const target = yield* Target

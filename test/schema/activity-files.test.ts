@@ -1,4 +1,4 @@
-import { Either, ParseResult } from "effect"
+import { Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   ActivityItem,
@@ -12,9 +12,9 @@ import {
   RecordsPageInfo
 } from "../../src/schema/index.ts"
 
-const left = <A>(r: Either.Either<A, ParseResult.ParseError>): ParseResult.ParseError => {
-  if (Either.isRight(r)) throw new Error("expected a decode failure")
-  return r.left
+const left = <A>(r: Result.Result<A, Schema.SchemaError>): Schema.SchemaError => {
+  if (Result.isSuccess(r)) throw new Error("expected a decode failure")
+  return r.failure
 }
 
 const comment = () => ({
@@ -51,14 +51,14 @@ const action = () => ({
 
 describe("activity items", () => {
   it("R-REST-ACTIVITY-10: comments and actions decode with all keys present", () => {
-    const page = Either.getOrThrow(decodeUnknownEither(ActivityPage)({ items: [comment(), action()], totalCount: 2 }))
+    const page = Result.getOrThrow(decodeUnknownEither(ActivityPage)({ items: [comment(), action()], totalCount: 2 }))
     expect(page.totalCount).toBe(2)
     expect(page.items.map((i) => i.__typename)).toEqual(["Comment", "Action"])
     expect(Object.keys(page.items[0]!).sort()).toEqual(Object.keys(comment()).sort())
   })
 
   it("R-REST-ACTIVITY-11: commentUser, actionUser and affectedBy are {id, fullName}", () => {
-    const a = Either.getOrThrow(decodeUnknownEither(ActivityItem)(action()))
+    const a = Result.getOrThrow(decodeUnknownEither(ActivityItem)(action()))
     expect(a.actionUser).toEqual({ id: "u2", fullName: "Grace Hopper" })
     const bad = { ...action(), affectedBy: { id: "u1" } }
     expect(describeParseError(left(decodeUnknownEither(ActivityItem)(bad)))).toBe("affectedBy.fullName: is missing")
@@ -78,7 +78,7 @@ describe("activity items", () => {
   })
 
   it("R-REST-ACTIVITY-14: action type is any string (UPDATE_TITLE and kinds the client does not know)", () => {
-    expect(Either.isRight(decodeUnknownEither(ActivityItem)({ ...action(), type: "SOME_FUTURE_KIND" }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(ActivityItem)({ ...action(), type: "SOME_FUTURE_KIND" }))).toBe(true)
   })
 
   it("R-REST-ACTIVITY-09: the page needs totalCount", () => {
@@ -106,13 +106,13 @@ describe("file items", () => {
   const decode = decodeUnknownEither(FileItem)
 
   it("R-REST-FILES-03: a list-files item with every key decodes", () => {
-    expect(Either.getOrThrow(decode(fileItem()))).toEqual(fileItem())
+    expect(Result.getOrThrow(decode(fileItem()))).toEqual(fileItem())
     const { todo: _t, ...noTodo } = fileItem()
     expect(describeParseError(left(decode(noTodo)))).toBe("todo: is missing")
   })
 
   it("R-REST-FILES-04: status is CONFIRMED or PENDING", () => {
-    expect(Either.isRight(decode({ ...fileItem(), status: "PENDING" }))).toBe(true)
+    expect(Result.isSuccess(decode({ ...fileItem(), status: "PENDING" }))).toBe(true)
     const issues = formatIssues(left(decode({ ...fileItem(), status: "DELETED" })))
     expect(issues).toEqual([{ path: ["status"], message: 'expected "CONFIRMED" or "PENDING", got string' }])
   })
@@ -123,7 +123,7 @@ describe("file items", () => {
 
   it("R-REST-FILES-06/07: folder and todo may be null or an object, extra keys kept", () => {
     const f = { ...fileItem(), folder: { id: "fo1", name: "Invoices" }, todo: { id: "r1", title: "Prepare" } }
-    expect(Either.getOrThrow(decode(f))).toEqual(f)
+    expect(Result.getOrThrow(decode(f))).toEqual(f)
   })
 
   it("R-REST-FILES-08: user is {id, fullName, email}", () => {
@@ -133,7 +133,7 @@ describe("file items", () => {
 
   it("R-REST-PAGE-08: list-files pageInfo carries totalItems and hasNextPage", () => {
     const page = { items: [fileItem()], pageInfo: { totalItems: 1, hasNextPage: false } }
-    expect(Either.getOrThrow(decodeUnknownEither(FilesPage)(page)).pageInfo).toEqual({ totalItems: 1, hasNextPage: false })
+    expect(Result.getOrThrow(decodeUnknownEither(FilesPage)(page)).pageInfo).toEqual({ totalItems: 1, hasNextPage: false })
     const bad = { items: [], pageInfo: { hasNextPage: false } }
     expect(describeParseError(left(decodeUnknownEither(FilesPage)(bad)))).toBe("pageInfo.totalItems: is missing")
   })
@@ -152,7 +152,7 @@ describe("file items", () => {
       project: { id: "w1", name: "Team" },
       folder: null
     }
-    expect(Either.getOrThrow(decodeUnknownEither(GraphqlFile)(file))).toEqual(file)
+    expect(Result.getOrThrow(decodeUnknownEither(GraphqlFile)(file))).toEqual(file)
     expect(describeParseError(left(decodeUnknownEither(GraphqlFile)({ ...file, project: null })))).toBe(
       "project: expected { readonly id: string }, got null"
     )
@@ -162,7 +162,7 @@ describe("file items", () => {
 describe("records page info", () => {
   it("R-REST-PAGE-07: pageInfo carries hasNextPage, hasPreviousPage, startCursor and endCursor", () => {
     const info = { hasNextPage: true, hasPreviousPage: false, startCursor: "0", endCursor: null }
-    expect(Either.getOrThrow(decodeUnknownEither(RecordsPageInfo)(info))).toEqual(info)
+    expect(Result.getOrThrow(decodeUnknownEither(RecordsPageInfo)(info))).toEqual(info)
     const { endCursor: _e, ...missing } = info
     expect(describeParseError(left(decodeUnknownEither(RecordsPageInfo)(missing)))).toBe("endCursor: is missing")
   })

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
@@ -18,19 +18,19 @@ const pdf: AttachmentElement = { uid: "abc123", name: "report.pdf", size: 2048, 
 describe("comments", () => {
   it("R-COMMENT-01/02: createComment input takes html, text, category, categoryId, tiptap, parentId", () => {
     const input = { html: "<p>hi</p>", text: "hi", category: "TODO", categoryId: "r1", tiptap: true, parentId: "c0" }
-    expect(Either.getOrThrow(decodeUnknownEither(CreateCommentInput)(input))).toEqual(input)
+    expect(Result.getOrThrow(decodeUnknownEither(CreateCommentInput)(input))).toEqual(input)
     for (const category of ["TODO", "DISCUSSION", "STATUS_UPDATE"]) {
-      expect(Either.isRight(decodeUnknownEither(CreateCommentInput)({ ...input, category }))).toBe(true)
+      expect(Result.isSuccess(decodeUnknownEither(CreateCommentInput)({ ...input, category }))).toBe(true)
     }
     const bad = decodeUnknownEither(CreateCommentInput)({ ...input, category: "RECORD" })
-    expect(Either.isLeft(bad)).toBe(true)
+    expect(Result.isFailure(bad)).toBe(true)
   })
 
   it("R-COMMENT-06: createComment returns id, html, text and createdAt", () => {
     const c = { id: "c1", html: "<p>hi</p>", text: "hi", createdAt: "2024-05-01T10:00:00.000Z" }
-    expect(Either.getOrThrow(decodeUnknownEither(Comment)(c))).toEqual(c)
+    expect(Result.getOrThrow(decodeUnknownEither(Comment)(c))).toEqual(c)
     const r = decodeUnknownEither(Comment)({ id: "c1", html: "<p>hi</p>", createdAt: c.createdAt })
-    expect(Either.isLeft(r) && describeParseError(r.left)).toBe("text: is missing")
+    expect(Result.isFailure(r) && describeParseError(r.failure)).toBe("text: is missing")
   })
 })
 

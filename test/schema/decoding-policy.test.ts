@@ -4,7 +4,7 @@
  * documents do not name may be missing or of any type; answers the documents do not
  * show are read for what they offer and never fail.
  */
-import { Either, Option, ParseResult } from "effect"
+import { Result, Option, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   ActivityPage,
@@ -23,9 +23,9 @@ import {
   WorkspacesPage
 } from "../../src/schema/index.ts"
 
-const failure = <A>(r: Either.Either<A, ParseResult.ParseError>): string => {
-  if (Either.isRight(r)) throw new Error("expected a decode failure")
-  return describeParseError(r.left)
+const failure = <A>(r: Result.Result<A, Schema.SchemaError>): string => {
+  if (Result.isSuccess(r)) throw new Error("expected a decode failure")
+  return describeParseError(r.failure)
 }
 
 const without = <T extends object, K extends keyof T>(o: T, key: K): Omit<T, K> => {
@@ -35,11 +35,11 @@ const without = <T extends object, K extends keyof T>(o: T, key: K): Omit<T, K> 
 
 describe("decoding policy: documented fields required, the rest optional and raw", () => {
   it("R-REST-PAGE-09: a workspace of only `id` decodes; a slug is used when it is a string", () => {
-    const page = Either.getOrThrow(decodeUnknownEither(WorkspacesPage)({ items: [{ id: "w1" }], totalCount: 1 }))
+    const page = Result.getOrThrow(decodeUnknownEither(WorkspacesPage)({ items: [{ id: "w1" }], totalCount: 1 }))
     expect(page.items[0]).toEqual({ id: "w1" })
     expect(workspaceSlug(page.items[0]!)).toBeUndefined()
     expect(failure(decodeUnknownEither(WorkspacesPage)({ items: [{ name: "Team" }], totalCount: 1 }))).toBe("items[0].id: is missing")
-    const odd = Either.getOrThrow(
+    const odd = Result.getOrThrow(
       decodeUnknownEither(WorkspacesPage)({ items: [{ id: "w1", slug: 7, name: null, createdAt: "yesterday" }], totalCount: 1 })
     )
     // Kept as sent, never used as a slug.
@@ -49,23 +49,23 @@ describe("decoding policy: documented fields required, the rest optional and raw
   })
 
   it("R-REST-PAGE-11: lists of {id, title} decode (bare array too); position and workspaceId may be anything", () => {
-    expect(Either.getOrThrow(decodeUnknownEither(ListsResponse)([{ id: "l1", title: "Backlog" }]))).toEqual([{ id: "l1", title: "Backlog" }])
+    expect(Result.getOrThrow(decodeUnknownEither(ListsResponse)([{ id: "l1", title: "Backlog" }]))).toEqual([{ id: "l1", title: "Backlog" }])
     const odd = [{ id: "l1", title: "Backlog", position: "first", workspaceId: 3 }]
-    expect(Either.getOrThrow(decodeUnknownEither(ListsResponse)({ items: odd, totalCount: 1 }))).toEqual(odd)
+    expect(Result.getOrThrow(decodeUnknownEither(ListsResponse)({ items: odd, totalCount: 1 }))).toEqual(odd)
     expect(failure(decodeUnknownEither(ListsResponse)([{ id: "l1" }]))).toBe("[0].title: is missing")
   })
 
   it("tags: {id, title} decode without color; a color of another type is kept", () => {
-    expect(Either.getOrThrow(decodeUnknownEither(TagsResponse)([{ id: "t1", title: "urgent" }]))).toEqual([{ id: "t1", title: "urgent" }])
-    expect(Either.isRight(decodeUnknownEither(TagsResponse)([{ id: "t1", title: "urgent", color: 255 }]))).toBe(true)
+    expect(Result.getOrThrow(decodeUnknownEither(TagsResponse)([{ id: "t1", title: "urgent" }]))).toEqual([{ id: "t1", title: "urgent" }])
+    expect(Result.isSuccess(decodeUnknownEither(TagsResponse)([{ id: "t1", title: "urgent", color: 255 }]))).toBe(true)
   })
 
   it("R-REST-PAGE-10: a list-users user of only {id, email, fullName}, or only {id}, decodes", () => {
-    const page = Either.getOrThrow(
+    const page = Result.getOrThrow(
       decodeUnknownEither(UsersPage)({ users: [{ id: "u1", email: "Ada@Example.com", fullName: "Ada" }, { id: "u2" }], totalCount: 2 })
     )
     expect(page.users.map(restUserEmail)).toEqual(["ada@example.com", undefined])
-    const odd = Either.getOrThrow(decodeUnknownEither(UsersPage)({ users: [{ id: "u3", email: 42, accessLevel: "ROOT" }], totalCount: 1 }))
+    const odd = Result.getOrThrow(decodeUnknownEither(UsersPage)({ users: [{ id: "u3", email: 42, accessLevel: "ROOT" }], totalCount: 1 }))
     expect(restUserEmail(odd.users[0]!)).toBeUndefined()
     expect(failure(decodeUnknownEither(UsersPage)({ users: [{ email: "a@b.c" }], totalCount: 1 }))).toBe("users[0].id: is missing")
   })
@@ -87,7 +87,7 @@ describe("decoding policy: documented fields required, the rest optional and raw
       user: { id: "u1", fullName: "Ada", email: "ada@example.com" }
     }
     const page = { items: [item], pageInfo: { totalItems: 1, hasNextPage: false } }
-    expect(Either.getOrThrow(decodeUnknownEither(FilesPage)(page))).toEqual(page)
+    expect(Result.getOrThrow(decodeUnknownEither(FilesPage)(page))).toEqual(page)
     expect(failure(decodeUnknownEither(FilesPage)({ ...page, items: [without(item, "uid")] }))).toBe("items[0].uid: is missing")
   })
 
@@ -107,7 +107,7 @@ describe("decoding policy: documented fields required, the rest optional and raw
       affectedBy: null,
       customField: null
     }
-    expect(Either.getOrThrow(decodeUnknownEither(ActivityPage)({ items: [item], totalCount: 1 })).items[0]).toEqual(item)
+    expect(Result.getOrThrow(decodeUnknownEither(ActivityPage)({ items: [item], totalCount: 1 })).items[0]).toEqual(item)
     expect(failure(decodeUnknownEither(ActivityPage)({ items: [without(item, "automated")], totalCount: 1 }))).toBe(
       "items[0].automated: is missing"
     )
@@ -116,15 +116,15 @@ describe("decoding policy: documented fields required, the rest optional and raw
 
 describe("decoding policy: create-record answers of both readings", () => {
   it("R-REST-RECORD-40/41: {id, uid, title, rank, list} and {id, uid, title, position, todoList} both decode", () => {
-    const documented = Either.getOrThrow(
+    const documented = Result.getOrThrow(
       decodeUnknownEither(CreateRecordResponse)({ id: "r1", uid: "u", title: "T", rank: 1, list: { id: "l1", title: "A" } })
     )
     expect(createdListId(documented)).toBe("l1")
-    const other = Either.getOrThrow(
+    const other = Result.getOrThrow(
       decodeUnknownEither(CreateRecordResponse)({ id: "r2", uid: "u", title: "T", position: 3, todoList: { id: "l2", title: "B" } })
     )
     expect(createdListId(other)).toBe("l2")
-    const bare = Either.getOrThrow(decodeUnknownEither(CreateRecordResponse)({ id: "r3", uid: "u", title: "T", list: "l3" }))
+    const bare = Result.getOrThrow(decodeUnknownEither(CreateRecordResponse)({ id: "r3", uid: "u", title: "T", list: "l3" }))
     expect(createdListId(bare)).toBeUndefined()
     expect(failure(decodeUnknownEither(CreateRecordResponse)({ uid: "u", title: "T" }))).toBe("id: is missing")
   })
@@ -132,7 +132,7 @@ describe("decoding policy: create-record answers of both readings", () => {
 
 describe("decoding policy: answers the documents do not show", () => {
   it("count-records: {count}, {totalCount} or a bare number give the count; anything else none, never a failure", () => {
-    const decode = (u: unknown) => Either.getOrThrow(decodeUnknownEither(CountRecordsAnswer)(u))
+    const decode = (u: unknown) => Result.getOrThrow(decodeUnknownEither(CountRecordsAnswer)(u))
     expect(decode({ count: 12 })).toEqual(Option.some(12))
     expect(decode({ totalCount: 7 })).toEqual(Option.some(7))
     expect(decode(5)).toEqual(Option.some(5))
@@ -142,7 +142,7 @@ describe("decoding policy: answers the documents do not show", () => {
   })
 
   it("update-record: the record detail when it is one; {success: true}, {} or anything else is none", () => {
-    const decode = (u: unknown) => Either.getOrThrow(decodeUnknownEither(UpdateRecordAnswer)(u))
+    const decode = (u: unknown) => Result.getOrThrow(decodeUnknownEither(UpdateRecordAnswer)(u))
     expect(decode({ success: true })).toEqual(Option.none())
     expect(decode({})).toEqual(Option.none())
     expect(decode(null)).toEqual(Option.none())

@@ -1,4 +1,4 @@
-import { Either, ParseResult } from "effect"
+import { Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   CountRecordsInput,
@@ -27,9 +27,9 @@ import {
   UpdateRecordInput
 } from "../../src/schema/index.ts"
 
-const left = <A>(r: Either.Either<A, ParseResult.ParseError>): ParseResult.ParseError => {
-  if (Either.isRight(r)) throw new Error("expected a decode failure")
-  return r.left
+const left = <A>(r: Result.Result<A, Schema.SchemaError>): Schema.SchemaError => {
+  if (Result.isSuccess(r)) throw new Error("expected a decode failure")
+  return r.failure
 }
 
 const create = decodeUnknownEither(CreateRecordInput)
@@ -37,7 +37,7 @@ const update = decodeUnknownEither(UpdateRecordInput)
 
 describe("create-record and update-record inputs", () => {
   it("R-REST-RECORD-27: create-record requires workspaceId and title", () => {
-    expect(Either.isRight(create({ workspaceId: "w1", title: "T" }))).toBe(true)
+    expect(Result.isSuccess(create({ workspaceId: "w1", title: "T" }))).toBe(true)
     expect(describeParseError(left(create({ workspaceId: "w1" })))).toBe("title: is missing")
     expect(describeParseError(left(create({ title: "T", workspaceId: 5 })))).toBe("workspaceId: expected string, got number")
   })
@@ -49,12 +49,12 @@ describe("create-record and update-record inputs", () => {
     expect(describeParseError(left(update({ workspaceId: "w1", recordId: "r1", description: "a", descriptionHtml: "b" })))).toBe(
       `descriptionHtml: ${DESCRIPTION_CONFLICT_MESSAGE}`
     )
-    expect(Either.isRight(create({ workspaceId: "w1", title: "T", description: "a" }))).toBe(true)
-    expect(Either.isRight(create({ workspaceId: "w1", title: "T", descriptionHtml: "<p>a</p>" }))).toBe(true)
+    expect(Result.isSuccess(create({ workspaceId: "w1", title: "T", description: "a" }))).toBe(true)
+    expect(Result.isSuccess(create({ workspaceId: "w1", title: "T", descriptionHtml: "<p>a</p>" }))).toBe(true)
   })
 
   it("R-REST-RECORD-34: a bare YYYY-MM-DD is accepted and names an all-day date", () => {
-    const r = Either.getOrThrow(create({ workspaceId: "w", title: "T", startedAt: "2024-02-29", duedAt: "2024-03-01" }))
+    const r = Result.getOrThrow(create({ workspaceId: "w", title: "T", startedAt: "2024-02-29", duedAt: "2024-03-01" }))
     expect(r.startedAt).toBe("2024-02-29")
     expect(isAllDayInput("2024-02-29")).toBe(true)
     expect(isAllDayInput("2024-02-29T10:00:00Z")).toBe(false)
@@ -71,7 +71,7 @@ describe("create-record and update-record inputs", () => {
   it("R-REST-RECORD-35: ISO 8601 timestamps with a zone are accepted as timed dates", () => {
     const decode = decodeUnknownEither(DateInput)
     for (const ok of ["2024-05-01T09:30:00Z", "2024-05-01T09:30:00.123Z", "2024-05-01T09:30+02:00", "2024-05-01T23:59:59-0530"]) {
-      expect(Either.isRight(decode(ok))).toBe(true)
+      expect(Result.isSuccess(decode(ok))).toBe(true)
     }
     for (const bad of ["2024-05-01T09:30:00", "2024-05-01 09:30:00Z", "tomorrow", "2024-05-01T25:00:00Z", ""]) {
       expect(describeParseError(left(decode(bad)))).toContain("ISO 8601 timestamp")
@@ -91,7 +91,7 @@ describe("create-record and update-record inputs", () => {
       color: "green",
       assigneeIds: ["u1", "u2"]
     }
-    expect(Either.getOrThrow(update(body))).toEqual(body)
+    expect(Result.getOrThrow(update(body))).toEqual(body)
     expect(describeParseError(left(update({ workspaceId: "w", recordId: "r", duedAt: "05/01/2024" })))).toContain("duedAt: ")
   })
 
@@ -101,14 +101,14 @@ describe("create-record and update-record inputs", () => {
 
   it("encoding an input keeps exactly what the caller set", () => {
     const input: CreateRecordInput = { workspaceId: "w", title: "T", tagIds: ["t1"] }
-    expect(Either.getOrThrow(encodeEither(CreateRecordInput)(input))).toEqual(input)
+    expect(Result.getOrThrow(encodeEither(CreateRecordInput)(input))).toEqual(input)
   })
 })
 
 describe("other record operation inputs", () => {
   it("R-REST-RECORD-11..18: list-records takes only optional filters, {} is valid", () => {
     const decode = decodeUnknownEither(ListRecordsInput)
-    expect(Either.getOrThrow(decode({}))).toEqual({})
+    expect(Result.getOrThrow(decode({}))).toEqual({})
     const full = {
       workspaceId: "w",
       listId: "l",
@@ -120,7 +120,7 @@ describe("other record operation inputs", () => {
       skip: 0,
       limit: 500
     }
-    expect(Either.getOrThrow(decode(full))).toEqual(full)
+    expect(Result.getOrThrow(decode(full))).toEqual(full)
   })
 
   it("R-REST-PAGE-01/03: skip is an integer >= 0; limit an integer >= 1 (above the max is not an error)", () => {
@@ -128,11 +128,11 @@ describe("other record operation inputs", () => {
     expect(formatIssues(left(decode({ skip: -1 })))[0]?.path).toEqual(["skip"])
     expect(formatIssues(left(decode({ skip: 1.5 })))[0]?.path).toEqual(["skip"])
     expect(formatIssues(left(decode({ limit: 0 })))[0]?.path).toEqual(["limit"])
-    expect(Either.isRight(decode({ limit: 101 }))).toBe(true)
+    expect(Result.isSuccess(decode({ limit: 101 }))).toBe(true)
   })
 
   it("R-REST-RECORD-19/49/52: get, move and delete take their required ids", () => {
-    expect(Either.isRight(decodeUnknownEither(GetRecordInput)({ workspaceId: "w", recordId: "r" }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(GetRecordInput)({ workspaceId: "w", recordId: "r" }))).toBe(true)
     expect(describeParseError(left(decodeUnknownEither(MoveRecordInput)({ workspaceId: "w", recordId: "r" })))).toBe(
       "listId: is missing"
     )
@@ -142,20 +142,20 @@ describe("other record operation inputs", () => {
   })
 
   it("R-REST-RECORD-55: count-records accepts {}", () => {
-    expect(Either.isRight(decodeUnknownEither(CountRecordsInput)({}))).toBe(true)
-    expect(Either.isLeft(decodeUnknownEither(CountRecordsInput)({ done: "yes" }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(CountRecordsInput)({}))).toBe(true)
+    expect(Result.isFailure(decodeUnknownEither(CountRecordsInput)({ done: "yes" }))).toBe(true)
   })
 
   it("R-REST-SEARCH-01: search-records requires workspaceId and query", () => {
     const decode = decodeUnknownEither(SearchRecordsInput)
-    expect(Either.isRight(decode({ workspaceId: "team-slug", query: "report", limit: 100, archived: true }))).toBe(true)
+    expect(Result.isSuccess(decode({ workspaceId: "team-slug", query: "report", limit: 100, archived: true }))).toBe(true)
     expect(describeParseError(left(decode({ workspaceId: "w" })))).toBe("query: is missing")
   })
 
   it("R-REST-ACTIVITY-01/02: list-record-activity requires ids; type is all, comments or actions", () => {
     const decode = decodeUnknownEither(ListRecordActivityInput)
     for (const type of ["all", "comments", "actions"]) {
-      expect(Either.isRight(decode({ workspaceId: "w", recordId: "r", type }))).toBe(true)
+      expect(Result.isSuccess(decode({ workspaceId: "w", recordId: "r", type }))).toBe(true)
     }
     expect(formatIssues(left(decode({ workspaceId: "w", recordId: "r", type: "everything" })))[0]?.path).toEqual(["type"])
     expect(describeParseError(left(decode({ workspaceId: "w" })))).toBe("recordId: is missing")
@@ -163,23 +163,23 @@ describe("other record operation inputs", () => {
 
   it("R-REST-FILES-01: list-files takes workspaceId, skip and limit", () => {
     const decode = decodeUnknownEither(ListFilesInput)
-    expect(Either.isRight(decode({ workspaceId: "w", skip: 50, limit: 50 }))).toBe(true)
+    expect(Result.isSuccess(decode({ workspaceId: "w", skip: 50, limit: 50 }))).toBe(true)
     expect(formatIssues(left(decode({ workspaceId: "w", skip: "50" })))[0]?.path).toEqual(["skip"])
-    expect(Either.isRight(decode({}))).toBe(true)
+    expect(Result.isSuccess(decode({}))).toBe(true)
     expect(formatIssues(left(decode({ workspaceId: 1 })))[0]?.path).toEqual(["workspaceId"])
   })
 
   it("R-REST-CALL-06: list-workspaces and list-users accept {}", () => {
-    expect(Either.isRight(decodeUnknownEither(ListWorkspacesInput)({}))).toBe(true)
-    expect(Either.isRight(decodeUnknownEither(ListUsersInput)({}))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(ListWorkspacesInput)({}))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(ListUsersInput)({}))).toBe(true)
   })
 
   it("lists, tags and workspaces inputs follow assumptions.ts", () => {
-    expect(Either.isRight(decodeUnknownEither(ListListsInput)({ workspaceId: "w" }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(ListListsInput)({ workspaceId: "w" }))).toBe(true)
     expect(describeParseError(left(decodeUnknownEither(CreateListInput)({ workspaceId: "w" })))).toBe("title: is missing")
-    expect(Either.isRight(decodeUnknownEither(ListTagsInput)({ workspaceId: "w" }))).toBe(true)
-    expect(Either.isRight(decodeUnknownEither(CreateTagInput)({ workspaceId: "w", title: "t", color: "red" }))).toBe(true)
-    expect(Either.isRight(decodeUnknownEither(CreateWorkspaceInput)({ name: "Team" }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(ListTagsInput)({ workspaceId: "w" }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(CreateTagInput)({ workspaceId: "w", title: "t", color: "red" }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(CreateWorkspaceInput)({ name: "Team" }))).toBe(true)
     expect(describeParseError(left(decodeUnknownEither(CreateWorkspaceInput)({ slug: "team" })))).toBe("name: is missing")
   })
 })

@@ -1,4 +1,4 @@
-import { Either, Option } from "effect"
+import { Result, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   CountRecordsAnswer,
@@ -97,16 +97,16 @@ const detail = () => ({
 const decodeSummary = decodeUnknownEither(RecordSummary)
 const decodeDetail = decodeUnknownEither(RecordDetail)
 
-const failure = <A>(r: Either.Either<A, import("effect").ParseResult.ParseError>) => {
-  if (Either.isRight(r)) throw new Error("expected a decode failure")
-  return r.left
+const failure = <A>(r: Result.Result<A, import("effect").Schema.SchemaError>) => {
+  if (Result.isSuccess(r)) throw new Error("expected a decode failure")
+  return r.failure
 }
 
 describe("record summary", () => {
   it("R-REST-RECORD-02..10: a realistic list-records item decodes with every field typed", () => {
     const r = decodeSummary(summary())
-    expect(Either.isRight(r)).toBe(true)
-    const s = Either.getOrThrow(r)
+    expect(Result.isSuccess(r)).toBe(true)
+    const s = Result.getOrThrow(r)
     expect(s.todoList).toEqual({ id: "6650a1b2c3d4e5f607180001", title: "Backlog" })
     expect(s.users[0]?.email).toBe("ada@example.com")
     expect(s.tags[0]?.color).toBe("#ff0000")
@@ -129,14 +129,14 @@ describe("record summary", () => {
   })
 
   it("R-REST-RECORD-05: startedAt and duedAt are ISO 8601 timestamps or null", () => {
-    expect(Either.isRight(decodeSummary({ ...summary(), startedAt: null, duedAt: "2024-06-01T17:00:00+02:00" }))).toBe(true)
+    expect(Result.isSuccess(decodeSummary({ ...summary(), startedAt: null, duedAt: "2024-06-01T17:00:00+02:00" }))).toBe(true)
     const issues = formatIssues(failure(decodeSummary({ ...summary(), duedAt: "next tuesday" })))
     expect(issues[0]?.path).toEqual(["duedAt"])
     expect(issues[0]?.message).toContain("ISO 8601")
   })
 
   it("R-REST-RECORD-06: color is a string or null", () => {
-    expect(Either.isRight(decodeSummary({ ...summary(), color: "blue" }))).toBe(true)
+    expect(Result.isSuccess(decodeSummary({ ...summary(), color: "blue" }))).toBe(true)
     expect(describeParseError(failure(decodeSummary({ ...summary(), color: 3 })))).toBe(
       "color: expected string or null, got number"
     )
@@ -174,7 +174,7 @@ describe("record summary", () => {
 
   it("R-REST-CALL-17: extra keys are kept at every level", () => {
     const input = { ...summary(), extraTop: 1, todoList: { id: "l", title: "L", color: "x" } }
-    const s = Either.getOrThrow(decodeSummary(input)) as Record<string, unknown>
+    const s = Result.getOrThrow(decodeSummary(input)) as Record<string, unknown>
     expect(s["extraTop"]).toBe(1)
     expect(s["todoList"]).toEqual({ id: "l", title: "L", color: "x" })
   })
@@ -188,11 +188,11 @@ describe("search result", () => {
 
   it("R-REST-SEARCH-10: a search result decodes without position, startedAt, duedAt and color", () => {
     const r = decodeUnknownEither(SearchResults)([result()])
-    expect(Either.isRight(r)).toBe(true)
+    expect(Result.isSuccess(r)).toBe(true)
   })
 
   it("R-REST-SEARCH-11: search result users are {id, fullName}", () => {
-    const s = Either.getOrThrow(decodeUnknownEither(SearchResult)(result()))
+    const s = Result.getOrThrow(decodeUnknownEither(SearchResult)(result()))
     expect(s.users).toEqual([{ id: "u1", fullName: "Ada Lovelace" }])
     const bad = { ...result(), users: [{ id: "u1", firstName: "Ada", lastName: "L", email: "a@x" }] }
     expect(describeParseError(failure(decodeUnknownEither(SearchResult)(bad)))).toBe("users[0].fullName: is missing")
@@ -201,7 +201,7 @@ describe("search result", () => {
 
 describe("record detail", () => {
   it("R-REST-RECORD-20..26: a realistic get-record answer decodes", () => {
-    const d = Either.getOrThrow(decodeDetail(detail()))
+    const d = Result.getOrThrow(decodeDetail(detail()))
     expect(d.title).toBe("Prepare quarterly report")
     expect(d.html).toBe("<p>Numbers for Q2</p>")
     expect(d.checklists[0]?.checklistItems[0]?.done).toBe(true)
@@ -217,7 +217,7 @@ describe("record detail", () => {
   })
 
   it("R-REST-RECORD-22: timezone and cover are strings (null also accepted)", () => {
-    expect(Either.isRight(decodeDetail({ ...detail(), timezone: "Europe/Paris", cover: null }))).toBe(true)
+    expect(Result.isSuccess(decodeDetail({ ...detail(), timezone: "Europe/Paris", cover: null }))).toBe(true)
     expect(formatIssues(failure(decodeDetail({ ...detail(), cover: 1 })))[0]?.path).toEqual(["cover"])
   })
 
@@ -249,18 +249,18 @@ describe("record detail", () => {
   })
 
   it("R-CUSTOMFIELD-04: customFields carry id, name, type, text, number, checked and the option/table arrays", () => {
-    const d = Either.getOrThrow(decodeDetail(detail()))
+    const d = Result.getOrThrow(decodeDetail(detail()))
     expect(d.customFields.map((f) => f.name)).toEqual(["Approved", "Priority", "Costs"])
     const field = detail().customFields[0]!
     // The documents name the keys but not the types of the values: any value is kept.
-    const odd = Either.getOrThrow(decodeDetail({ ...detail(), customFields: [{ ...field, number: "1" }] }))
+    const odd = Result.getOrThrow(decodeDetail({ ...detail(), customFields: [{ ...field, number: "1" }] }))
     expect(odd.customFields[0]?.number).toBe("1")
     const { name: _n, ...noName } = field
     expect(describeParseError(failure(decodeDetail({ ...detail(), customFields: [noName] })))).toBe("customFields[0].name: is missing")
   })
 
   it("R-CUSTOMFIELD-05: an option is {id, title, color}", () => {
-    const d = Either.getOrThrow(decodeDetail(detail()))
+    const d = Result.getOrThrow(decodeDetail(detail()))
     expect(d.customFields[1]?.customFieldOptions).toEqual([{ id: "o1", title: "High", color: "red" }])
     const f = { ...detail().customFields[1]!, customFieldOptions: [{ id: "o1", color: "red" }] }
     expect(describeParseError(failure(decodeDetail({ ...detail(), customFields: [f] })))).toBe(
@@ -269,29 +269,29 @@ describe("record detail", () => {
   })
 
   it("R-CUSTOMFIELD-06: a table row is {position, cells}; cell contents are kept as sent", () => {
-    const d = Either.getOrThrow(decodeDetail(detail()))
+    const d = Result.getOrThrow(decodeDetail(detail()))
     expect(d.customFields[2]?.tableRows).toEqual([{ position: 1, cells: [{ columnId: "col1", value: 12.5 }] }])
     // Table contents are not shown by the documents: a row of another shape is kept as sent.
     const f = { ...detail().customFields[2]!, tableRows: [{ cells: [] }] }
-    expect(Either.getOrThrow(decodeDetail({ ...detail(), customFields: [f] })).customFields[0]?.tableRows).toEqual([{ cells: [] }])
+    expect(Result.getOrThrow(decodeDetail({ ...detail(), customFields: [f] })).customFields[0]?.tableRows).toEqual([{ cells: [] }])
   })
 
   it("R-CUSTOMFIELD-07: CHECKBOX is a custom field type; unknown types are still read", () => {
     expect(CUSTOM_FIELD_TYPES).toContain("CHECKBOX")
-    expect(Either.isRight(decodeUnknownEither(CustomFieldType)("CHECKBOX"))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(CustomFieldType)("CHECKBOX"))).toBe(true)
     const f = { ...detail().customFields[0]!, type: "RATING" }
-    expect(Either.isRight(decodeDetail({ ...detail(), customFields: [f] }))).toBe(true)
+    expect(Result.isSuccess(decodeDetail({ ...detail(), customFields: [f] }))).toBe(true)
   })
 })
 
 describe("write responses", () => {
   it("R-REST-RECORD-40: create-record answers {id, uid, title, rank, list}; only id, uid, title are required", () => {
     const body = { id: "r1", uid: "abc", title: "T", rank: "0|hzzzzz:", list: { id: "l1", title: "Backlog" } }
-    expect(Either.getOrThrow(decodeUnknownEither(CreateRecordResponse)(body))).toEqual(body)
-    expect(Either.isRight(decodeUnknownEither(CreateRecordResponse)({ ...body, rank: 3 }))).toBe(true)
+    expect(Result.getOrThrow(decodeUnknownEither(CreateRecordResponse)(body))).toEqual(body)
+    expect(Result.isSuccess(decodeUnknownEither(CreateRecordResponse)({ ...body, rank: 3 }))).toBe(true)
     // The other example of the documents has no `list` (it shows position and todoList).
     const { list: _l, ...noList } = body
-    expect(Either.isRight(decodeUnknownEither(CreateRecordResponse)(noList))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(CreateRecordResponse)(noList))).toBe(true)
     const { uid: _u, ...noUid } = body
     expect(describeParseError(failure(decodeUnknownEither(CreateRecordResponse)(noUid)))).toBe("uid: is missing")
   })
@@ -306,17 +306,17 @@ describe("write responses", () => {
       position: 65535,
       todoList: { id: "l1", title: "Backlog" }
     }
-    const decoded = Either.getOrThrow(decodeUnknownEither(CreateRecordResponse)(body))
+    const decoded = Result.getOrThrow(decodeUnknownEither(CreateRecordResponse)(body))
     expect(decoded).toEqual(body)
     expect(createdListId(decoded)).toBe("l1")
   })
 
   it("R-REST-RECORD-51/54: move-record and delete-record answer {success: true}", () => {
-    expect(Either.isRight(decodeUnknownEither(SuccessResponse)({ success: true }))).toBe(true)
-    expect(Either.isLeft(decodeUnknownEither(SuccessResponse)({ success: false }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(SuccessResponse)({ success: true }))).toBe(true)
+    expect(Result.isFailure(decodeUnknownEither(SuccessResponse)({ success: false }))).toBe(true)
   })
 
   it("count-records answers {count} (assumptions COUNT_RECORDS_RESPONSE)", () => {
-    expect(Either.getOrThrow(decodeUnknownEither(CountRecordsAnswer)({ count: 12 }))).toEqual(Option.some(12))
+    expect(Result.getOrThrow(decodeUnknownEither(CountRecordsAnswer)({ count: 12 }))).toEqual(Option.some(12))
   })
 })

@@ -1,4 +1,4 @@
-import { Either, ParseResult } from "effect"
+import { Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   CHECKLIST_EVENTS,
@@ -29,14 +29,14 @@ import {
   WebhooksPage
 } from "../../src/schema/index.ts"
 
-const left = <A>(r: Either.Either<A, ParseResult.ParseError>): ParseResult.ParseError => {
-  if (Either.isRight(r)) throw new Error("expected a decode failure")
-  return r.left
+const left = <A>(r: Result.Result<A, Schema.SchemaError>): Schema.SchemaError => {
+  if (Result.isSuccess(r)) throw new Error("expected a decode failure")
+  return r.failure
 }
 
 describe("webhook events", () => {
   const accepts = (values: ReadonlyArray<string>) => {
-    for (const v of values) expect(Either.isRight(decodeUnknownEither(WebhookEvent)(v))).toBe(true)
+    for (const v of values) expect(Result.isSuccess(decodeUnknownEither(WebhookEvent)(v))).toBe(true)
   }
 
   it("R-WEBHOOK-EVENT-01: the Record group values are subscribable", () => {
@@ -100,25 +100,25 @@ const webhook = () => ({
 
 describe("webhooks", () => {
   it("R-WEBHOOK-01: a Webhook has id, uid, name, url, secret, status, events, projectIds, enabled, metadata, createdAt, updatedAt", () => {
-    expect(Either.getOrThrow(decodeUnknownEither(Webhook)(webhook()))).toEqual(webhook())
+    expect(Result.getOrThrow(decodeUnknownEither(Webhook)(webhook()))).toEqual(webhook())
     const { metadata: _m, ...noMetadata } = webhook()
     expect(describeParseError(left(decodeUnknownEither(Webhook)(noMetadata)))).toBe("metadata: is missing")
   })
 
   it("R-WEBHOOK-05: status is HEALTHY or UNHEALTHY", () => {
-    expect(Either.isRight(decodeUnknownEither(Webhook)({ ...webhook(), status: "UNHEALTHY", enabled: false }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(Webhook)({ ...webhook(), status: "UNHEALTHY", enabled: false }))).toBe(true)
     expect(formatIssues(left(decodeUnknownEither(Webhook)({ ...webhook(), status: "SICK" })))[0]?.path).toEqual(["status"])
   })
 
   it("R-WEBHOOK-08: webhooks answers an object with items", () => {
-    expect(Either.getOrThrow(decodeUnknownEither(WebhooksPage)({ items: [webhook()] })).items).toHaveLength(1)
+    expect(Result.getOrThrow(decodeUnknownEither(WebhooksPage)({ items: [webhook()] })).items).toHaveLength(1)
   })
 
   it("R-WEBHOOK-DELIVERY-02/03/18: a delivery body decodes, unknown event strings included", () => {
     const { secret: _s, name: _n, events: _e, projectIds: _p, createdAt: _c, updatedAt: _u, ...config } = webhook()
     for (const event of ["TODO_CREATED", WEBHOOK_HEALTH_CHECK, "SOMETHING_NEW"]) {
       const body = { event, webhook: config, previousValue: null, currentValue: { id: "r1", title: "T" } }
-      expect(Either.getOrThrow(decodeUnknownEither(WebhookDelivery)(body))).toEqual(body)
+      expect(Result.getOrThrow(decodeUnknownEither(WebhookDelivery)(body))).toEqual(body)
     }
     const bad = { event: "TODO_CREATED", webhook: { ...config, url: 1 }, previousValue: null, currentValue: null }
     expect(describeParseError(left(decodeUnknownEither(WebhookDelivery)(bad)))).toBe("webhook.url: expected string, got number")
@@ -134,7 +134,7 @@ describe("presigned uploads", () => {
   })
 
   it("R-UPLOAD-PRESIGN-06/07: the answer has url, method, headers and fields", () => {
-    expect(Either.getOrThrow(decodeUnknownEither(PresignResponse)(presign()))).toEqual(presign())
+    expect(Result.getOrThrow(decodeUnknownEither(PresignResponse)(presign()))).toEqual(presign())
     const { url: _u, ...noUrl } = presign()
     expect(describeParseError(left(decodeUnknownEither(PresignResponse)(noUrl)))).toBe("url: is missing")
   })
@@ -156,16 +156,16 @@ describe("presigned uploads", () => {
     const bad = { ...p, fields: { "Content-Type": "application/pdf", Key: "k" } }
     expect(describeParseError(left(decodeUnknownEither(PresignResponse)(bad)))).toBe('fields["X-Key"]: is missing')
     const extra = { ...p, fields: { ...p.fields, acl: "private" } }
-    expect(Either.getOrThrow(decodeUnknownEither(PresignResponse)(extra)).fields).toEqual(extra.fields)
+    expect(Result.getOrThrow(decodeUnknownEither(PresignResponse)(extra)).fields).toEqual(extra.fields)
   })
 
   it("R-UPLOAD-PRESIGN-16: confirm answers {message, status: CONFIRMED}", () => {
-    expect(Either.isRight(decodeUnknownEither(ConfirmResponse)({ message: "File confirmed", status: "CONFIRMED" }))).toBe(true)
-    expect(Either.isLeft(decodeUnknownEither(ConfirmResponse)({ message: "x", status: "PENDING" }))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(ConfirmResponse)({ message: "File confirmed", status: "CONFIRMED" }))).toBe(true)
+    expect(Result.isFailure(decodeUnknownEither(ConfirmResponse)({ message: "x", status: "PENDING" }))).toBe(true)
   })
 
   it("R-UPLOAD-PRESIGN-27: the presign query reads size as a whole number of bytes", () => {
-    expect(Either.getOrThrow(decodeUnknownEither(PresignQuery)({ filename: "a.pdf", size: "1024" })).size).toBe(1024)
+    expect(Result.getOrThrow(decodeUnknownEither(PresignQuery)({ filename: "a.pdf", size: "1024" })).size).toBe(1024)
     expect(formatIssues(left(decodeUnknownEither(PresignQuery)({ filename: "a.pdf", size: "1.5" })))[0]?.path).toEqual(["size"])
     expect(describeParseError(left(decodeUnknownEither(PresignQuery)({ size: "1" })))).toBe("filename: is missing")
   })
@@ -176,21 +176,21 @@ describe("error bodies", () => {
     const body = {
       error: { code: "BAD_REQUEST", message: "invalid input", issues: [{ path: ["items", 0, "title"], message: "is missing" }] }
     }
-    const decoded = Either.getOrThrow(decodeUnknownEither(RestErrorBody)(body))
+    const decoded = Result.getOrThrow(decodeUnknownEither(RestErrorBody)(body))
     expect(restErrorParts(decoded)).toEqual({
       code: "BAD_REQUEST",
       message: "invalid input",
       issues: [{ path: ["items", 0, "title"], message: "is missing" }]
     })
-    expect(Either.isRight(decodeUnknownEither(ValidationIssue)(body.error.issues[0]))).toBe(true)
+    expect(Result.isSuccess(decodeUnknownEither(ValidationIssue)(body.error.issues[0]))).toBe(true)
   })
 
   it("R-REST-ERR-01: error as a bare string and issues beside it are read too", () => {
-    const decoded = Either.getOrThrow(
+    const decoded = Result.getOrThrow(
       decodeUnknownEither(RestErrorBody)({ error: "Unauthorized", issues: [{ path: "title", message: "Required" }] })
     )
     expect(restErrorParts(decoded)).toEqual({ code: null, message: "Unauthorized", issues: [{ path: "title", message: "Required" }] })
-    expect(Either.isLeft(decodeUnknownEither(RestErrorBody)({ message: "no error key" }))).toBe(true)
+    expect(Result.isFailure(decodeUnknownEither(RestErrorBody)({ message: "no error key" }))).toBe(true)
   })
 
   it("R-GQL-ERR-01: GraphQL errors decode; the code is read from extensions or the entry", () => {
@@ -202,7 +202,7 @@ describe("error bodies", () => {
         { message: "Boom" }
       ]
     }
-    const decoded = Either.getOrThrow(decodeUnknownEither(GraphqlResponse(GraphqlFile))(result))
+    const decoded = Result.getOrThrow(decodeUnknownEither(GraphqlResponse(GraphqlFile))(result))
     expect(decoded.errors?.map(graphqlErrorCode)).toEqual(["BAD_USER_INPUT", "PROJECT_NOT_FOUND", null])
     expect(describeParseError(left(decodeUnknownEither(GraphqlErrorEntry)({ extensions: {} })))).toBe("message: is missing")
   })

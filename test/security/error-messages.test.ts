@@ -34,7 +34,7 @@ interface Setup {
   readonly commands: ReturnType<typeof commandsFor>
   readonly slow: { dead: Promise<Array<Pair>>; deadApp: Promise<Pair>; malformedApp: Promise<Pair> }
 }
-class ErrorsSetup extends Context.Tag("test/security/ErrorsSetup")<ErrorsSetup, Setup>() {}
+class ErrorsSetup extends Context.Service<ErrorsSetup, Setup>()("test/security/ErrorsSetup") {}
 
 const commandsFor = (emu: EmulatorHandle, owner: Canary, dir: string, csv: string, src: string) => {
   const conn = (c: Conn = {}) => [
@@ -52,7 +52,7 @@ const commandsFor = (emu: EmulatorHandle, owner: Canary, dir: string, csv: strin
   }
 }
 
-const setupLayer = Layer.scoped(
+const setupLayer = Layer.effect(
   ErrorsSetup,
   Effect.gen(function*() {
     /** A port nothing listens on: taken from a closed emulator. */

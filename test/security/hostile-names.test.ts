@@ -26,7 +26,7 @@ interface Names {
   readonly emu: EmulatorHandle
   readonly owner: Canary
 }
-class NamesSetup extends Context.Tag("test/security/NamesSetup")<NamesSetup, Names>() {}
+class NamesSetup extends Context.Service<NamesSetup, Names>()("test/security/NamesSetup") {}
 
 const setupLayer = Layer.provideMerge(
   Layer.effect(NamesSetup, Effect.map(Emulator, (emu) => ({ emu, owner: canaryUser(emu, "names") }))),
@@ -116,7 +116,7 @@ const expectSafeManifestPath = (p: string) => {
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("server-supplied names stay inside the target directory", (it) => {
-  it.scoped("R-FILE-SERVE-01: hostile names (traversal, absolute, backslashes, devices, 1000 chars, controls, unicode and case twins) are written as safe files directly inside the target", () =>
+  it.effect("R-FILE-SERVE-01: hostile names (traversal, absolute, backslashes, devices, 1000 chars, controls, unicode and case twins) are written as safe files directly inside the target", () =>
     Effect.gen(function*() {
       const n = yield* NamesSetup
       const { emu } = n
@@ -246,7 +246,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("server-suppli
     return { r, lines, ws, target, journal }
   })
 
-  it.scoped("R-FILE-SERVE-01: names that are only dots and blanks never become `.`/`..` path steps; a rerun copies nothing twice", () =>
+  it.effect("R-FILE-SERVE-01: names that are only dots and blanks never become `.`/`..` path steps; a rerun copies nothing twice", () =>
     Effect.gen(function*() {
       const n = yield* NamesSetup
       const { r, lines, ws, target, journal } = yield* dotCase(n, ["...", " ", ". .", ".. ", "....", "  .  "])
@@ -257,7 +257,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("server-suppli
       expect(JSON.parse(again.stdout)).toMatchObject({ copied: 0, skipped: 6 })
     }))
 
-  it.scoped("R-FILE-SERVE-07: files named `.` and `..` cannot be addressed by the download URL: refused by name, never fetched from a normalized URL, nothing written", () =>
+  it.effect("R-FILE-SERVE-07: files named `.` and `..` cannot be addressed by the download URL: refused by name, never fetched from a normalized URL, nothing written", () =>
     Effect.gen(function*() {
       const n = yield* NamesSetup
       // The safety half (nothing outside, safe manifest paths) is checked inside dotCase.
@@ -270,7 +270,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("server-suppli
       expect(lines).toHaveLength(0)
     }))
 
-  it.scoped("server names never reach the terminal raw: no escape, carriage-return or other control characters on stderr, and no forged `worksync:` line", () =>
+  it.effect("server names never reach the terminal raw: no escape, carriage-return or other control characters on stderr, and no forged `worksync:` line", () =>
     Effect.gen(function*() {
       const n = yield* NamesSetup
       const { emu, owner } = n
@@ -315,7 +315,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("server-suppli
       }
     }))
 
-  it.scoped("R-FILE-SERVE-01: a symbolic link already at a file's name in the target is not written through", () =>
+  it.effect("R-FILE-SERVE-01: a symbolic link already at a file's name in the target is not written through", () =>
     Effect.gen(function*() {
       const n = yield* NamesSetup
       const { emu } = n

@@ -23,7 +23,7 @@ interface Storage {
   readonly second: Canary
   readonly target: string
 }
-class StorageSetup extends Context.Tag("test/security/StorageSetup")<StorageSetup, Storage>() {}
+class StorageSetup extends Context.Service<StorageSetup, Storage>()("test/security/StorageSetup") {}
 
 const setupLayer = Layer.provideMerge(
   Layer.effect(
@@ -58,7 +58,7 @@ const cli = (...args: Parameters<typeof runCli>) => Effect.promise(() => runCli(
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
 layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("no service credentials reach storage", (it) => {
-  it.scoped("R-FILE-SERVE-02: workspace -> dir downloads follow the signed redirect with no credential header", () =>
+  it.effect("R-FILE-SERVE-02: workspace -> dir downloads follow the signed redirect with no credential header", () =>
     Effect.gen(function*() {
       const s = yield* StorageSetup
       const { emu } = s
@@ -73,7 +73,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("no service cr
       expect(storageCredentialLog(emu.ctx)).toEqual([])
     }))
 
-  it.scoped("R-UPLOAD-PRESIGN-13: dir -> workspace presigned PUTs (both upload strategies) carry no credential header", () =>
+  it.effect("R-UPLOAD-PRESIGN-13: dir -> workspace presigned PUTs (both upload strategies) carry no credential header", () =>
     Effect.gen(function*() {
       const s = yield* StorageSetup
       const { emu, target } = s
@@ -95,7 +95,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("no service cr
       expect(storageCredentialLog(emu.ctx)).toEqual([])
     }))
 
-  it.scoped("R-UPLOAD-PRESIGN-13, R-FILE-SERVE-02: workspace -> workspace on a second account (--to-*) downloads and uploads with no credential at storage", () =>
+  it.effect("R-UPLOAD-PRESIGN-13, R-FILE-SERVE-02: workspace -> workspace on a second account (--to-*) downloads and uploads with no credential at storage", () =>
     Effect.gen(function*() {
       const s = yield* StorageSetup
       const { emu, second, target } = s

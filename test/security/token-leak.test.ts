@@ -46,7 +46,7 @@ const setupFor = (emu: EmulatorHandle) => {
   }
   return { emu, canary, wrong, secrets, flags, envOf, expectClean }
 }
-class LeakSetup extends Context.Tag("test/security/LeakSetup")<LeakSetup, ReturnType<typeof setupFor>>() {}
+class LeakSetup extends Context.Service<LeakSetup, ReturnType<typeof setupFor>>()("test/security/LeakSetup") {}
 
 const setupLayer = Layer.provideMerge(Layer.effect(LeakSetup, Effect.map(Emulator, setupFor)), emulatorLayer({ seed: "demo" }))
 
@@ -59,7 +59,7 @@ const writeCsv = (dir: string) => {
 
 // The CLI runs as child processes against the emulator: real time (`excludeTestServices`).
 layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("tokens never leak (CLI contract: Connection)", (it) => {
-  it.scoped("the byte scan finds a secret in a SQLite -wal file, in UTF-16 text and as a fragment (so a clean scan means something)", () =>
+  it.effect("the byte scan finds a secret in a SQLite -wal file, in UTF-16 text and as a fragment (so a clean scan means something)", () =>
     Effect.gen(function*() {
       const { canary } = yield* LeakSetup
       const dir = yield* tempDir("ws-sec-")
@@ -77,7 +77,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("tokens never 
       expect(leaksIn(`masked ${canary.token.slice(0, -6)}******`, [canary.token]).length).toBeGreaterThan(0)
     }))
 
-  it.scoped("backup, diff and export with the right token (flags and env, --json --verbose): nothing in output, snapshot or exports", () =>
+  it.effect("backup, diff and export with the right token (flags and env, --json --verbose): nothing in output, snapshot or exports", () =>
     Effect.gen(function*() {
       const { emu, canary, flags, envOf, expectClean } = yield* LeakSetup
       const dir = yield* tempDir("ws-sec-")
@@ -106,7 +106,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("tokens never 
       ])
     }))
 
-  it.scoped("backup with a wrong token (flags and env): the 401 line and the snapshot hold no token", () =>
+  it.effect("backup with a wrong token (flags and env): the 401 line and the snapshot hold no token", () =>
     Effect.gen(function*() {
       const { wrong, flags, envOf, expectClean } = yield* LeakSetup
       const dir = yield* tempDir("ws-sec-")
@@ -122,7 +122,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("tokens never 
       }
     }))
 
-  it.scoped("import-csv with the right token and a wrong one: no token in output, journal or rejects", () =>
+  it.effect("import-csv with the right token and a wrong one: no token in output, journal or rejects", () =>
     Effect.gen(function*() {
       const { emu, canary, wrong, flags, envOf, expectClean } = yield* LeakSetup
       const dir = yield* tempDir("ws-sec-")
@@ -151,7 +151,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("tokens never 
       for (const r of [right, bad, badEnv, dry]) expectClean(r, dir)
     }))
 
-  it.scoped("copy-files workspace -> dir, dir -> workspace and workspace -> workspace (--to-*), right and wrong credentials: no token in output, journal or manifest", () =>
+  it.effect("copy-files workspace -> dir, dir -> workspace and workspace -> workspace (--to-*), right and wrong credentials: no token in output, journal or manifest", () =>
     Effect.gen(function*() {
       const { emu, canary, wrong, secrets, flags, envOf } = yield* LeakSetup
       const dir = yield* tempDir("ws-sec-")
@@ -197,7 +197,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("tokens never 
       expect(leaksInFiles(dir, allSecrets)).toEqual([])
     }))
 
-  it.scoped("a broken config file (bad JSON, wrong types) is reported without any piece of the token or secret it holds", () =>
+  it.effect("a broken config file (bad JSON, wrong types) is reported without any piece of the token or secret it holds", () =>
     Effect.gen(function*() {
       const { emu } = yield* LeakSetup
       const dir = yield* tempDir("ws-sec-")
@@ -228,7 +228,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("tokens never 
       expect(leaked.map(({ name, r }) => `${name}: ${r.stderr.trim()}`)).toEqual([])
     }))
 
-  it.scoped("a journal's -wal file is searched while the copy is still writing it", () =>
+  it.effect("a journal's -wal file is searched while the copy is still writing it", () =>
     Effect.gen(function*() {
       const { emu, canary, secrets, flags } = yield* LeakSetup
       // Interrupt a copy mid-way so the journal's write-ahead log is left on disk.

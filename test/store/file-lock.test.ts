@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fs from "node:fs"
@@ -23,7 +24,7 @@ const busyOrNot = (file: string) =>
   Effect.scoped(Effect.exit(lockStore("journal", file, { waitMs: 0 })))
 
 describe("one writer per store file (journal and snapshot lock)", () => {
-  it.scoped("a second opener in the same process is refused while the first holds the journal, and admitted after", () =>
+  it.effect("a second opener in the same process is refused while the first holds the journal, and admitted after", () =>
     Effect.gen(function*() {
       const file = yield* tmpFile
       yield* Effect.scoped(
@@ -41,7 +42,7 @@ describe("one writer per store file (journal and snapshot lock)", () => {
     }))
 
   // A real child process and real lock waits: the live clock.
-  it.scopedLive("another process holding the lock makes this one refuse with one line; its SIGKILL frees the lock", () =>
+  it.live("another process holding the lock makes this one refuse with one line; its SIGKILL frees the lock", () =>
     Effect.gen(function*() {
       const file = yield* tmpFile
       yield* Effect.scoped(
@@ -50,7 +51,9 @@ describe("one writer per store file (journal and snapshot lock)", () => {
           const refused = yield* busyOrNot(file)
           expect(Exit.isFailure(refused)).toBe(true)
           if (Exit.isFailure(refused)) {
-            const error = refused.cause._tag === "Fail" ? refused.cause.error : undefined
+            // The one reason of the failure, when it is a typed failure (not a defect).
+            const [reason, ...others] = refused.cause.reasons
+            const error = reason !== undefined && others.length === 0 && Cause.isFailReason(reason) ? reason.error : undefined
             expect(error).toBeInstanceOf(StoreBusy)
             expect((error as StoreBusy).message).toBe(`journal ${file} is in use by another worksync run; wait for it to finish or stop it`)
           }
@@ -61,7 +64,7 @@ describe("one writer per store file (journal and snapshot lock)", () => {
       expect(Exit.isSuccess(taken)).toBe(true)
     }))
 
-  it.scopedLive("a waiting opener gets the lock once the holder lets go", () =>
+  it.live("a waiting opener gets the lock once the holder lets go", () =>
     Effect.gen(function*() {
       const file = yield* tmpFile
       const child = yield* holder(file)
@@ -73,7 +76,7 @@ describe("one writer per store file (journal and snapshot lock)", () => {
       expect(Exit.isSuccess(got)).toBe(true)
     }))
 
-  it.scoped("a pid-file lock of an older release, even an empty one, is replaced by a real lock", () =>
+  it.effect("a pid-file lock of an older release, even an empty one, is replaced by a real lock", () =>
     Effect.gen(function*() {
       const file = yield* tmpFile
       fs.writeFileSync(`${file}.lock`, "")

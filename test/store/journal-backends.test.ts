@@ -10,7 +10,6 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as fc from "fast-check"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -65,7 +64,7 @@ for (const backend of BACKENDS) {
   describe(`journal on ${backend.name}`, () => {
     const open = Effect.flatMap(backend.location, (location) => Effect.map(openJournal(location), (journal) => ({ journal, location })))
 
-    it.scopedLive("addOps inserts new keys only (the first of a repeated key); counts by state and kind", () =>
+    it.live("addOps inserts new keys only (the first of a repeated key); counts by state and kind", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         expect(yield* j.addOps(ops(3))).toBe(3)
@@ -78,7 +77,7 @@ for (const backend of BACKENDS) {
         expect(c.byKind["record.create"]).toEqual({ pending: 5, in_flight: 0, done: 0, failed: 0 })
       }))
 
-    it.scopedLive("claim: pending -> in_flight, committed before it returns; a claim of an op not pending is refused", () =>
+    it.live("claim: pending -> in_flight, committed before it returns; a claim of an op not pending is refused", () =>
       Effect.gen(function*() {
         const { journal: j, location } = yield* open
         yield* j.addOps(ops(2))
@@ -97,7 +96,7 @@ for (const backend of BACKENDS) {
         expect((yield* j.counts()).in_flight).toBe(2)
       }))
 
-    it.scopedLive("complete: done with its result, mappings and follow-up ops in one transaction; twice is refused", () =>
+    it.live("complete: done with its result, mappings and follow-up ops in one transaction; twice is refused", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         yield* j.addOps(ops(1))
@@ -119,7 +118,7 @@ for (const backend of BACKENDS) {
         expect((yield* op(j, "k0.done")).result).toBeNull()
       }))
 
-    it.scopedLive("fail, markUncertain and release: each from the states it applies to, refused from others", () =>
+    it.live("fail, markUncertain and release: each from the states it applies to, refused from others", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         yield* j.addOps(ops(5))
@@ -156,7 +155,7 @@ for (const backend of BACKENDS) {
         expect((yield* j.failed(1)).map((o) => o.key)).toEqual(["k0"])
       }))
 
-    it.scopedLive("retryFailed brings failed ops back (uncertain kept), all or by kind", () =>
+    it.live("retryFailed brings failed ops back (uncertain kept), all or by kind", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         yield* j.addOps([...ops(2), { key: "l", kind: "list.ensure", payload: {} }])
@@ -173,7 +172,7 @@ for (const backend of BACKENDS) {
         expect(yield* j.retryFailed()).toBe(0)
       }))
 
-    it.scopedLive("a process that died with ops in flight: the next opener finds them and marks them uncertain", () =>
+    it.live("a process that died with ops in flight: the next opener finds them and marks them uncertain", () =>
       Effect.gen(function*() {
         const location = yield* backend.location
         // The first "process": claims two ops and ends without finishing them.
@@ -195,7 +194,7 @@ for (const backend of BACKENDS) {
         expect((yield* op(j, "k0")).uncertain).toBe(false)
       }))
 
-    it.scopedLive("pending pages in plan order, by kind, holding back ops whose dependency is not done; blocked lists them", () =>
+    it.live("pending pages in plan order, by kind, holding back ops whose dependency is not done; blocked lists them", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         yield* j.addOps([
@@ -222,7 +221,7 @@ for (const backend of BACKENDS) {
         expect(keys(yield* j.blocked())).toEqual(["orphan"])
       }))
 
-    it.scopedLive("claimNext claims the first (or last) runnable pending op of the kinds under a key prefix; getMany reads ops by key", () =>
+    it.live("claimNext claims the first (or last) runnable pending op of the kinds under a key prefix; getMany reads ops by key", () =>
       Effect.gen(function*() {
         const { journal: j, location } = yield* open
         const copy = (key: string, dependsOn?: string) => ({ key, kind: "file.copy", payload: { key }, dependsOn })
@@ -294,7 +293,7 @@ for (const backend of BACKENDS) {
         expect(Option.getOrThrow(yield* j.getMeta("plan_run_complete"))).toBe(String(run))
       }))
 
-    it.scopedLive("id map: set, overwrite, look up, list in byte order of source keys, find mapped targets", () =>
+    it.live("id map: set, overwrite, look up, list in byte order of source keys, find mapped targets", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         for (const sourceKey of ["b", "B", "a", "é", "_", "Z"]) {
@@ -312,7 +311,7 @@ for (const backend of BACKENDS) {
         expect((yield* j.mappedTargets("list", [])).size).toBe(0)
       }))
 
-    it.scopedLive("meta and adoptions", () =>
+    it.live("meta and adoptions", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         expect(Option.isNone(yield* j.getMeta("target.workspace"))).toBe(true)
@@ -334,7 +333,7 @@ for (const backend of BACKENDS) {
         expect((yield* j.adoptions(mark)).map((a) => a.targetId)).toEqual(["r2"])
       }))
 
-    it.scopedLive("addPlan: ops, superseded older versions and mappings in one transaction", () =>
+    it.live("addPlan: ops, superseded older versions and mappings in one transaction", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         yield* j.addOps(ops(3, "record.update"))
@@ -353,7 +352,7 @@ for (const backend of BACKENDS) {
         expect(Option.getOrThrow(yield* j.lookup("record", "s"))).toBe("t")
       }))
 
-    it.scopedLive("planner: two plan runs, repeated keys, occurrence keys (#n) stable across runs, in the order called", () =>
+    it.live("planner: two plan runs, repeated keys, occurrence keys (#n) stable across runs, in the order called", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         const row = (key: string, occurrence = true): PlanOp => ({ key, kind: "record.create", payload: { key }, occurrence })
@@ -409,7 +408,7 @@ for (const backend of BACKENDS) {
         expect((yield* j.counts()).total).toBe(5 + 600 + 2)
       }))
 
-    it.scopedLive("planOps in multi-row chunks gives what one insert per op gives (property: repeats, keys planned before, '#' keys)", () =>
+    it.live("planOps in multi-row chunks gives what one insert per op gives (property: repeats, keys planned before, '#' keys)", () =>
       Effect.gen(function*() {
         // The reference: the documented per-op rule over an in-memory map.
         type Row = { key: string; occurrence: boolean }
@@ -439,11 +438,11 @@ for (const backend of BACKENDS) {
         const runOf = fc.tuple(fc.array(segment, { maxLength: 2 }), tail, fc.boolean()).map(([segs, t, occurrence]) =>
           [...segs.flat(), ...t].map((k, i): Row => ({ key: k, occurrence: occurrence || i % 3 === 0 }))
         )
-        const runtime = yield* Effect.runtime<never>()
+        const services = yield* Effect.context<never>()
         yield* Effect.promise(() =>
           fc.assert(
             fc.asyncProperty(fc.array(runOf, { minLength: 1, maxLength: 3 }), (runs) =>
-              Runtime.runPromise(runtime)(Effect.scoped(Effect.gen(function*() {
+              Effect.runPromiseWith(services)(Effect.scoped(Effect.gen(function*() {
                 const { journal: j } = yield* open
                 const model = reference()
                 for (const rows of runs) {
@@ -460,7 +459,7 @@ for (const backend of BACKENDS) {
         )
       }), 60_000)
 
-    it.scopedLive("planOps names an op it could not store, and stores nothing of the batch", () =>
+    it.live("planOps names an op it could not store, and stores nothing of the batch", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         const run = yield* j.beginPlanRun()
@@ -475,17 +474,17 @@ for (const backend of BACKENDS) {
         yield* j.endPlanRun(run)
       }))
 
-    it.scopedLive("transitions: concurrent claims each committed before they return; one bad key fails alone", () =>
+    it.live("transitions: concurrent claims each committed before they return; one bad key fails alone", () =>
       Effect.gen(function*() {
         const { journal: j, location } = yield* open
         yield* j.addOps(ops(12))
         const claims = yield* Effect.forEach(
           [...Array.from({ length: 12 }, (_, i) => `k${i}`), "missing"],
-          (key) => Effect.either(j.transitions.claim(key)),
+          (key) => Effect.result(j.transitions.claim(key)),
           { concurrency: "unbounded" }
         )
-        expect(claims.filter((c) => c._tag === "Right")).toHaveLength(12)
-        expect(claims[12]!._tag).toBe("Left")
+        expect(claims.filter((c) => c._tag === "Success")).toHaveLength(12)
+        expect(claims[12]!._tag).toBe("Failure")
         expect((yield* backend.peek(location)).every((r) => r.state === "in_flight")).toBe(true)
         yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => `k${i}`), (key) =>
           key === "k0"
@@ -505,7 +504,7 @@ for (const backend of BACKENDS) {
         expect((yield* j.adoptions()).length).toBe(1)
       }))
 
-    it.scopedLive("one writer per journal: a second opener of the same location gets StoreBusy", () =>
+    it.live("one writer per journal: a second opener of the same location gets StoreBusy", () =>
       Effect.gen(function*() {
         const { location } = yield* open
         const busy = yield* Effect.flip(openJournal(location))
@@ -520,7 +519,7 @@ for (const backend of BACKENDS) {
 }
 
 describe("journal helper sessions", () => {
-  it.scopedLive("a helper is refused on a file at once: a journal shared by processes must be on PostgreSQL", () =>
+  it.live("a helper is refused on a file at once: a journal shared by processes must be on PostgreSQL", () =>
     Effect.gen(function*() {
       const file = path.join(yield* tempDir("ws-journal-"), "journal.sqlite")
       const error = yield* Effect.flip(openJournal(file, { helper: true }))
@@ -533,7 +532,7 @@ describe("journal helper sessions", () => {
 describe("journal on postgres only", () => {
   const copies = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `c:${i}`, kind: "file.copy", payload: {} }))
 
-  it.scopedLive("a main and a helper session share a journal: the helper opens beside the writer, concurrent claimNext never takes an op twice", () =>
+  it.live("a main and a helper session share a journal: the helper opens beside the writer, concurrent claimNext never takes an op twice", () =>
     Effect.gen(function*() {
       const location = yield* freshSchema
       const main = yield* openJournal(location)
@@ -543,14 +542,13 @@ describe("journal on postgres only", () => {
       expect((yield* Effect.flip(openJournal(location)))._tag).toBe("StoreBusy")
       const taken: Array<{ key: string; by: string }> = []
       const lane = (j: JournalApi, by: string, descending: boolean) =>
-        Effect.iterate(true, {
-          while: (more) => more,
-          body: () =>
-            Effect.flatMap(j.claimNext({ kinds: ["file.copy"], keyPrefix: "c:", descending }), (next) => {
-              if (Option.isNone(next)) return Effect.succeed(false)
-              taken.push({ key: next.value.key, by })
-              return Effect.as(j.complete(next.value.key, { by }), true)
-            })
+        Effect.gen(function*() {
+          while (true) {
+            const next = yield* j.claimNext({ kinds: ["file.copy"], keyPrefix: "c:", descending })
+            if (Option.isNone(next)) return
+            taken.push({ key: next.value.key, by })
+            yield* j.complete(next.value.key, { by })
+          }
         })
       yield* Effect.all([
         ...Array.from({ length: 4 }, () => lane(main, "main", false)),
@@ -564,7 +562,7 @@ describe("journal on postgres only", () => {
       expect((yield* helper.getMany(["c:0", "c:199"])).map((o) => o.attempts)).toEqual([1, 1])
     }), 30_000)
 
-  it.scopedLive("a helper never creates a journal: opened where there is none it fails naming the location", () =>
+  it.live("a helper never creates a journal: opened where there is none it fails naming the location", () =>
     Effect.gen(function*() {
       const location = yield* freshSchema
       const error = yield* Effect.flip(openJournal(location, { helper: true }))
@@ -576,7 +574,7 @@ describe("journal on postgres only", () => {
       expect(yield* query(client, "SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema])).toEqual([])
     }))
 
-  it.scopedLive("resetInFlight resets a dead session's claims and ownerless ones, never a live session's", () =>
+  it.live("resetInFlight resets a dead session's claims and ownerless ones, never a live session's", () =>
     Effect.gen(function*() {
       const location = yield* freshSchema
       const { schema, url } = parsePostgresUrl(location)
@@ -614,7 +612,7 @@ describe("journal on postgres only", () => {
       expect(yield* live.resetInFlight()).toBe(0)
     }))
 
-  it.scopedLive("a journal of the previous version (no owners) opens, migrates, and its in-flight ops are reset", () =>
+  it.live("a journal of the previous version (no owners) opens, migrates, and its in-flight ops are reset", () =>
     Effect.gen(function*() {
       const location = yield* freshSchema
       const { schema, url } = parsePostgresUrl(location)
@@ -634,7 +632,7 @@ describe("journal on postgres only", () => {
       expect((yield* j.claimNext({ kinds: ["record.create"], keyPrefix: "" })).pipe(Option.map((o) => o.attempts))).toEqual(Option.some(2))
     }))
 
-  it.scopedLive("the location shown is the URL without its password; a journal of a newer format is refused", () =>
+  it.live("the location shown is the URL without its password; a journal of a newer format is refused", () =>
     Effect.gen(function*() {
       const location = yield* freshSchema
       const url = new URL(location)
@@ -653,7 +651,7 @@ describe("journal on postgres only", () => {
       expect(error.message).toMatch(/newer worksync \(journal format 99; this version reads formats up to 2\)/)
     }))
 
-  it.scopedLive("shares a schema with the snapshot store: no table of one is the other's", () =>
+  it.live("shares a schema with the snapshot store: no table of one is the other's", () =>
     Effect.gen(function*() {
       const location = yield* freshSchema
       const snapshot = yield* openSnapshot(location)

@@ -235,11 +235,11 @@ describe("journal", () => {
       const tx = batchedTransitions(j)
       const claims = yield* Effect.forEach(
         [...Array.from({ length: 20 }, (_, i) => `k${i}`), "missing"],
-        (key) => Effect.either(tx.claim(key)),
+        (key) => Effect.result(tx.claim(key)),
         { concurrency: "unbounded" }
       )
-      expect(claims.filter((c) => c._tag === "Right")).toHaveLength(20)
-      expect(claims[20]!._tag).toBe("Left")
+      expect(claims.filter((c) => c._tag === "Success")).toHaveLength(20)
+      expect(claims[20]!._tag).toBe("Failure")
       // Another connection sees every claim committed.
       const other = new JournalDb(file)
       expect(other.counts().in_flight).toBe(20)

@@ -125,7 +125,7 @@ import { createHook } from "node:async_hooks"
 import * as fs from "node:fs"
 const { planCsvImport, Journal, RestClient, clientLayer } = await import(${JSON.stringify(url("dist/index.js"))})
 const { startEmulator } = await import(${JSON.stringify(url("dist/emulator.js"))})
-const Effect = await import(${JSON.stringify(url("node_modules/effect/dist/esm/Effect.js"))})
+const Effect = await import(${JSON.stringify(url("node_modules/effect/dist/Effect.js"))})
 let worker = false
 createHook({ init(_id, type) { if (type === "WORKER") worker = true } }).enable()
 const csv = ${JSON.stringify(path.join(dir, "in.csv"))}

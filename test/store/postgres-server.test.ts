@@ -12,7 +12,7 @@ const databaseExists = (name: string) =>
 
 // A real server and real connections: the live clock.
 describe("the tests' PostgreSQL server", () => {
-  it.scopedLive("a fresh database takes a table, rows and a query", () =>
+  it.live("a fresh database takes a table, rows and a query", () =>
     Effect.gen(function*() {
       const url = yield* freshDatabase
       expect(databaseName(url)).toMatch(/^worksync_test_[0-9a-f]{16}$/)

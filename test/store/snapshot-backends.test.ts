@@ -54,7 +54,7 @@ for (const backend of BACKENDS) {
     const open = (options: { readonly mustExist?: boolean } = {}) =>
       Effect.flatMap(backend.location, (location) => Effect.map(openSnapshot(location, options), (store) => ({ store, location })))
 
-    it.scopedLive("refuses to create a store for a reader (mustExist)", () =>
+    it.live("refuses to create a store for a reader (mustExist)", () =>
       Effect.gen(function*() {
         const location = yield* backend.location
         const error = yield* Effect.flip(openSnapshot(location, { mustExist: true }))
@@ -62,7 +62,7 @@ for (const backend of BACKENDS) {
         expect(error.reason).toBe("not-found")
       }))
 
-    it.scopedLive("runs: a killed run is marked failed by the next; complete and failed are final", () =>
+    it.live("runs: a killed run is marked failed by the next; complete and failed are final", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         const first = yield* store.beginRun("*", true)
@@ -82,7 +82,7 @@ for (const backend of BACKENDS) {
         expect((yield* store.listRuns).map((r) => r.status)).toEqual(["failed", "complete", "failed"])
       }))
 
-    it.scopedLive("keeps one version per distinct content; keep entries reuse it", () =>
+    it.live("keeps one version per distinct content; keep entries reuse it", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         const r1 = yield* completeRun(store, [version("a", 0, 3), version("b", 0)])
@@ -100,7 +100,7 @@ for (const backend of BACKENDS) {
         expect(versions).toEqual([{ id: "a", n: 1 }, { id: "b", n: 2 }])
       }))
 
-    it.scopedLive("carries a version's activity over when asked to reuse it", () =>
+    it.live("carries a version's activity over when asked to reuse it", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         yield* completeRun(store, [version("a", 0, 4)])
@@ -121,7 +121,7 @@ for (const backend of BACKENDS) {
         expect(items.map((r) => (JSON.parse(r.item) as { id: string }).id)).toEqual(["a-a0", "a-a1", "a-a2", "a-a3"])
       }))
 
-    it.scopedLive("a batch ends as its entries written one at a time: repeated ids, repeated versions, shared activity", () =>
+    it.live("a batch ends as its entries written one at a time: repeated ids, repeated versions, shared activity", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         yield* completeRun(store, [version("a", 0, 2), version("b", 0, 3), version("f", 0)])
@@ -171,7 +171,7 @@ for (const backend of BACKENDS) {
         expect(activity.filter((r) => r.vid === b1).map((r) => r.id)).toEqual(["b-a0", "b-a1", "b-a2"])
       }))
 
-    it.scopedLive("diffs two runs set-based, the same ids and counts on every backend", () =>
+    it.live("diffs two runs set-based, the same ids and counts on every backend", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         const r1 = yield* completeRun(store, [version("a", 0), version("b", 0), version("c", 0)], [fileOf("f1"), fileOf("f2")])
@@ -191,7 +191,7 @@ for (const backend of BACKENDS) {
         expect(b.after?.title).toBe("Record b v1")
       }))
 
-    it.scopedLive("orders ids as bytes, as SQLite does (upper case before lower case)", () =>
+    it.live("orders ids as bytes, as SQLite does (upper case before lower case)", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         const run = yield* completeRun(store, ["b", "B", "a", "Z", "_", "0"].map((id) => version(id, 0)))
@@ -202,7 +202,7 @@ for (const backend of BACKENDS) {
         expect(paged).toEqual(["_", "a", "b"])
       }))
 
-    it.scopedLive("membership: copy, remove members, drop a run", () =>
+    it.live("membership: copy, remove members, drop a run", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         const r1 = yield* completeRun(store, [version("a", 0), version("b", 0), version("c", 0)], [fileOf("f1")])
@@ -219,7 +219,7 @@ for (const backend of BACKENDS) {
         expect((yield* store.counts(r1)).records).toBe(3)
       }))
 
-    it.scopedLive("notes keep their order and their detail", () =>
+    it.live("notes keep their order and their detail", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         const run = yield* store.beginRun("*", true)
@@ -231,7 +231,7 @@ for (const backend of BACKENDS) {
         ])
       }))
 
-    it.scopedLive("prunes old runs and the versions no run holds", () =>
+    it.live("prunes old runs and the versions no run holds", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         yield* completeRun(store, [version("a", 0, 2), version("b", 0)])
@@ -245,7 +245,7 @@ for (const backend of BACKENDS) {
         expect(yield* store.pruneRuns({ keep: 1 })).toEqual({ removedRuns: [], keptComplete: [r3], removedVersions: 0 })
       }))
 
-    it.scopedLive("streams a read in batches, every row once", () =>
+    it.live("streams a read in batches, every row once", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         const entries = Array.from({ length: 2500 }, (_, i) => version(`r${String(i).padStart(4, "0")}`, 0))
@@ -257,7 +257,7 @@ for (const backend of BACKENDS) {
         expect([...rows].map((r) => r.id)).toEqual(entries.map((e) => e.kind === "version" ? e.summary.id : ""))
       }))
 
-    it.scopedLive("exports a run to the same files", () =>
+    it.live("exports a run to the same files", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         yield* completeRun(store, [version("b", 0, 2), version("a", 1)], [fileOf("f1")])
@@ -268,7 +268,7 @@ for (const backend of BACKENDS) {
         expect(records.map((r) => r.id)).toEqual(["a", "b"])
       }))
 
-    it.scopedLive("answers the documented views", () =>
+    it.live("answers the documented views", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
         yield* completeRun(store, [version("a", 1, 2), version("b", 0)], [fileOf("f1")])
@@ -285,7 +285,7 @@ for (const backend of BACKENDS) {
         expect(summary).toEqual([{ run_id: 1, records: 2, files: 1, activities: 2 }])
       }))
 
-    it.scopedLive("one writer at a time: a second writer is told the store is busy", () =>
+    it.live("one writer at a time: a second writer is told the store is busy", () =>
       Effect.gen(function*() {
         const { location, store } = yield* open()
         yield* store.lockWriter
@@ -295,7 +295,7 @@ for (const backend of BACKENDS) {
         expect(busy.message).toContain("in use")
       }))
 
-    it.scopedLive("the writer lock is free again once its holder's scope closes", () =>
+    it.live("the writer lock is free again once its holder's scope closes", () =>
       Effect.gen(function*() {
         const { location, store } = yield* open()
         yield* Effect.scoped(store.lockWriter)

@@ -60,7 +60,7 @@ const byTitle = (rows: ReadonlyArray<Row>) => new Map(rows.map((r) => [r["title"
 // Real HTTP to the emulator: the live clock (no TestClock), or the client's timeouts and
 // retries would never fire.
 layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("snapshot SQL views", (it) => {
-  it.scoped("flatten a backup and its history; every documented example runs with the expected answer", () =>
+  it.effect("flatten a backup and its history; every documented example runs with the expected answer", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("ws-views-")
@@ -233,7 +233,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       }
     }))
 
-  it.scoped("read each workspace from the newest complete run that covered it when scopes overlap", () =>
+  it.effect("read each workspace from the newest complete run that covered it when scopes overlap", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("ws-views-")

@@ -29,7 +29,7 @@ const version = (id: string, v: number, activity = 0) => {
 }
 
 describe("snapshot store", () => {
-  it.scoped("creates the file with owner-only permissions in WAL mode", () =>
+  it.effect("creates the file with owner-only permissions in WAL mode", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       const mode = yield* withStore(file, (store) => Effect.sync(() => sqliteOf(store).pragma("journal_mode", { simple: true })))
@@ -37,7 +37,7 @@ describe("snapshot store", () => {
       expect(fs.statSync(file).mode & 0o777).toBe(0o600)
     }))
 
-  it.scoped("keeps one version per distinct content and records run membership", () =>
+  it.effect("keeps one version per distinct content and records run membership", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       const result = yield* withStore(file, (store) =>
@@ -67,7 +67,7 @@ describe("snapshot store", () => {
       expect(result.lastRunOfA).toBe(result.r2)
     }))
 
-  it.scoped("reuses the version id when content returns to an earlier state", () =>
+  it.effect("reuses the version id when content returns to an earlier state", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       const vids = yield* withStore(file, (store) =>
@@ -86,7 +86,7 @@ describe("snapshot store", () => {
       expect(vids[1]).not.toBe(vids[0])
     }))
 
-  it.scoped("marks a run left running by a killed process as failed when the next run begins", () =>
+  it.effect("marks a run left running by a killed process as failed when the next run begins", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       yield* withStore(file, (store) => Effect.asVoid(store.beginRun("*", false)))
@@ -102,7 +102,7 @@ describe("snapshot store", () => {
       expect(runs[0]!.error).toMatch(/interrupted/)
     }))
 
-  it.scoped("a run that another process marked failed is never reported complete", () =>
+  it.effect("a run that another process marked failed is never reported complete", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       const outcome = yield* withStore(file, (store) =>
@@ -110,11 +110,11 @@ describe("snapshot store", () => {
           const r = yield* store.beginRun("*", false)
           // A second writer (without the snapshot lock) takes this run for a killed one.
           yield* withOther(file, (other) => Effect.asVoid(other.beginRun("*", false)))
-          return yield* Effect.either(store.completeRun(r, {}))
+          return yield* Effect.result(store.completeRun(r, {}))
         })
       )
-      expect(outcome._tag).toBe("Left")
-      expect(String((outcome as { left: { message: string } }).left.message)).toContain("run 1 is no longer running")
+      expect(outcome._tag).toBe("Failure")
+      expect(String((outcome as { failure: { message: string } }).failure.message)).toContain("run 1 is no longer running")
       const runs = yield* withStore(file, (store) => store.listRuns)
       expect(runs.map((r) => r.status)).toEqual(["failed", "running"])
     }))

@@ -42,7 +42,7 @@ const throughout = (before: ReadonlyArray<string>, after: ReadonlyArray<string>)
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorWithFiles, { timeout: 30_000, excludeTestServices: true })("file listings under churn", (it) => {
-  it.scoped("R-REST-PAGE-04 R-REST-PAGE-08: copy-files' listing of a workspace whose files are deleted and added meanwhile misses no file that existed throughout", () =>
+  it.effect("R-REST-PAGE-04 R-REST-PAGE-08: copy-files' listing of a workspace whose files are deleted and added meanwhile misses no file that existed throughout", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[0]!
@@ -55,7 +55,7 @@ layer(emulatorWithFiles, { timeout: 30_000, excludeTestServices: true })("file l
       expect(throughout(before, fileIds(emu, ws)).filter((id) => !got.has(id)).slice(0, 5)).toEqual([])
     }))
 
-  it.scoped("R-REST-PAGE-08: the files stream (backup, library) with small pages under churn misses no file and repeats none", () =>
+  it.effect("R-REST-PAGE-08: the files stream (backup, library) with small pages under churn misses no file and repeats none", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[1]!

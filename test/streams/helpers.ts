@@ -2,7 +2,6 @@
  * Test plumbing for the paging streams: a client layer pointed at the emulator, with fast
  * retries so fault tests stay quick, and what the emulator's database says should be listed.
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -27,7 +26,7 @@ export const clientFor = (emu: EmulatorHandle, overrides: Partial<ConnectionInpu
 
 /** Every item of `stream`, with a client built for this run alone. */
 export const collect = <A, E>(layer: Layer.Layer<ClientServices>, stream: Stream.Stream<A, E, ClientServices>) =>
-  Effect.provide(Effect.map(Stream.runCollect(stream), Chunk.toArray), layer)
+  Effect.provide(Stream.runCollect(stream), layer)
 
 export const runWith = <A, E>(layer: Layer.Layer<ClientServices>, effect: Effect.Effect<A, E, ClientServices>) =>
   Effect.provide(effect, layer)

@@ -20,7 +20,7 @@ const throughout = (before: ReadonlyArray<string>, after: ReadonlyArray<string>)
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: { workspaces: 3, recordsPerWorkspace: 400 } }), { timeout: 30_000, excludeTestServices: true })("stable scan under moves", (it) => {
-  it.scoped("R-REST-PAGE-01 R-REST-PAGE-04: records moved behind the scan while others are created and deleted: every record that existed throughout is present exactly once", () =>
+  it.effect("R-REST-PAGE-01 R-REST-PAGE-04: records moved behind the scan while others are created and deleted: every record that existed throughout is present exactly once", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[0]!
@@ -39,7 +39,7 @@ layer(emulatorLayer({ seed: { workspaces: 3, recordsPerWorkspace: 400 } }), { ti
       expect(report.verificationPasses).toBeLessThanOrEqual(3)
     }))
 
-  it.scoped("R-REST-PAGE-04: moves alone (the count never changes): nothing that existed throughout is missing", () =>
+  it.effect("R-REST-PAGE-04: moves alone (the count never changes): nothing that existed throughout is missing", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[1]!

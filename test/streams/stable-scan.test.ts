@@ -22,7 +22,7 @@ const throughout = (before: ReadonlyArray<string>, after: ReadonlyArray<string>)
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: { workspaces: 4, recordsPerWorkspace: 400 } }), { timeout: 30_000, excludeTestServices: true })("stable scan under churn", (it) => {
-  it.scoped("R-REST-PAGE-01 R-REST-PAGE-04: deletions at the front during the scan: every record that existed throughout is present exactly once", () =>
+  it.effect("R-REST-PAGE-01 R-REST-PAGE-04: deletions at the front during the scan: every record that existed throughout is present exactly once", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[0]!
@@ -41,7 +41,7 @@ layer(emulatorLayer({ seed: { workspaces: 4, recordsPerWorkspace: 400 } }), { ti
       expect(report.gapsRepaired).toBeGreaterThan(0)
     }))
 
-  it.scoped("control: plain offset paging under the same churn loses records that existed throughout", () =>
+  it.effect("control: plain offset paging under the same churn loses records that existed throughout", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[1]!
@@ -53,7 +53,7 @@ layer(emulatorLayer({ seed: { workspaces: 4, recordsPerWorkspace: 400 } }), { ti
       expect(missing.length).toBeGreaterThan(0)
     }))
 
-  it.scoped("R-REST-PAGE-01: insertions and deletions together: no record that existed throughout is missing or repeated", () =>
+  it.effect("R-REST-PAGE-01: insertions and deletions together: no record that existed throughout is missing or repeated", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[2]!
@@ -68,7 +68,7 @@ layer(emulatorLayer({ seed: { workspaces: 4, recordsPerWorkspace: 400 } }), { ti
       expect(report.duplicates).toBeGreaterThan(0)
     }))
 
-  it.scoped("without churn the scan equals the workspace and needs no re-reads", () =>
+  it.effect("without churn the scan equals the workspace and needs no re-reads", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[3]!

@@ -24,11 +24,11 @@ import * as path from "node:path"
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from "../../src/emulator/index.ts"
 
 /** The running emulator of a test file. */
-export class Emulator extends Context.Tag("test/Emulator")<Emulator, EmulatorHandle>() {}
+export class Emulator extends Context.Service<Emulator, EmulatorHandle>()("test/Emulator") {}
 
 /** Starts the emulator when the layer is built, closes it when the layer is released. */
 export const emulatorLayer = (options: EmulatorOptions = {}): Layer.Layer<Emulator> =>
-  Layer.scoped(
+  Layer.effect(
     Emulator,
     Effect.acquireRelease(
       Effect.promise(() => startEmulator(options)),

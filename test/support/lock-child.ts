@@ -14,7 +14,7 @@ await Effect.runPromise(
     Effect.gen(function*() {
       yield* lockStore("journal", file, { waitMs: 0 })
       process.stdout.write("locked\n")
-      yield* Effect.async<void>((resume) => {
+      yield* Effect.callback<void>((resume) => {
         process.stdin.once("data", () => setTimeout(() => resume(Effect.void), 300))
       })
     })

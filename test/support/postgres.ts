@@ -6,7 +6,7 @@
  *
  * ```ts
  * import { expect, it } from "@effect/vitest"
- * it.scopedLive("stores a snapshot in PostgreSQL", () =>
+ * it.live("stores a snapshot in PostgreSQL", () =>
  *   Effect.gen(function*() {
  *     const url = yield* freshDatabase
  *     const client = yield* pgClient(url)

@@ -22,7 +22,7 @@ const ids = (alt: EmulatorHandle, sql: string, ...args: Array<unknown>) => alt.c
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: "demo", variant: "alt" }), { timeout: 30_000, excludeTestServices: true })("jobs against the alt variant", (it) => {
-  it.scoped("R-REST-PAGE-09..11 R-REST-RECORD-19: backup stores every record (archived too), then diff sees exactly the changes", () =>
+  it.effect("R-REST-PAGE-09..11 R-REST-RECORD-19: backup stores every record (archived too), then diff sees exactly the changes", () =>
     Effect.gen(function*() {
       const alt = yield* Emulator
       const dir = yield* tempDir("ws-alt-backup-")
@@ -45,7 +45,7 @@ layer(emulatorLayer({ seed: "demo", variant: "alt" }), { timeout: 30_000, exclud
       expect(result.records).toEqual({ created: [], updated: [renamed], deleted: [removed] })
     }))
 
-  it.scoped("R-REST-RECORD-38..41: import-csv creates every row with its list, tags and done", () =>
+  it.effect("R-REST-RECORD-38..41: import-csv creates every row with its list, tags and done", () =>
     Effect.gen(function*() {
       const alt = yield* Emulator
       const ws = alt.admin.createWorkspace({ name: "alt import" }).id
@@ -67,7 +67,7 @@ layer(emulatorLayer({ seed: "demo", variant: "alt" }), { timeout: 30_000, exclud
       expect(rows.reduce((n, r) => n + r.tags, 0)).toBeGreaterThan(0)
     }))
 
-  it.scoped("R-REST-RECORD-29: restore into a new workspace: every record, archived left as the reading allows and reported", () =>
+  it.effect("R-REST-RECORD-29: restore into a new workspace: every record, archived left as the reading allows and reported", () =>
     Effect.gen(function*() {
       const alt = yield* Emulator
       const dir = yield* tempDir("ws-alt-restore-")

@@ -23,7 +23,7 @@ const allLive = (emu: EmulatorHandle) => emu.workspaces.flatMap((ws) => liveIds(
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 300 } }), { timeout: 30_000, excludeTestServices: true })("backup under moves", (it) => {
-  it.scoped("R-REST-PAGE-01 R-REST-PAGE-04: records moved into other lists behind the scan while others are created and deleted: each record that existed throughout is in the run once, and the diff calls none deleted", () =>
+  it.effect("R-REST-PAGE-01 R-REST-PAGE-04: records moved into other lists behind the scan while others are created and deleted: each record that existed throughout is in the run once, and the diff calls none deleted", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile

@@ -7,7 +7,7 @@
 import { expect, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as path from "node:path"
 import { clientLayer } from "../../src/client/layer.ts"
@@ -22,7 +22,7 @@ import { sqliteOf } from "../support/sqlite-store.ts"
 type Json = Record<string, unknown>
 
 /** The proxy in front of the file's emulator. */
-class Proxy extends Context.Tag("test/ReadingProxy")<Proxy, ReadingProxy>() {}
+class Proxy extends Context.Service<Proxy, ReadingProxy>()("test/ReadingProxy") {}
 
 const pick = (o: Json, keys: ReadonlyArray<string>): Json => Object.fromEntries(keys.map((k) => [k, o[k]]))
 
@@ -64,7 +64,7 @@ const tempFile = Effect.map(tempDir("ws-backup-readings-"), (dir) => path.join(d
 
 const runBackup = (emu: EmulatorHandle, proxy: ReadingProxy, file: string, options: BackupOptions = {}) =>
   Effect.provide(
-    Effect.either(backup(options)),
+    Effect.result(backup(options)),
     Layer.merge(
       clientLayer({
         restUrl: `${proxy.url}/rest`,
@@ -80,24 +80,24 @@ const runBackup = (emu: EmulatorHandle, proxy: ReadingProxy, file: string, optio
 const ids = (emu: EmulatorHandle, sql: string, ...args: Array<unknown>) => emu.ctx.db.prepare(sql).pluck().all(...args) as Array<string>
 
 /** The proxy makes the other reading out of the reference one, whatever variant the suite runs. */
-const emulatorBehindProxy = Layer.scoped(
+const emulatorBehindProxy = Layer.effect(
   Proxy,
   Effect.flatMap(Emulator, (emu) => readingProxy(new URL(emu.restUrl).origin, { rewrite: documentedOnly }))
 ).pipe(Layer.provideMerge(emulatorLayer({ seed: "demo", variant: "reference" })))
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorBehindProxy, { timeout: 30_000, excludeTestServices: true })("backup against a service of documented fields only", (it) => {
-  it.scoped("R-REST-PAGE-09 R-REST-PAGE-10 R-REST-PAGE-11: completes with every record, archived ones included", () =>
+  it.effect("R-REST-PAGE-09 R-REST-PAGE-10 R-REST-PAGE-11: completes with every record, archived ones included", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const proxy = yield* Proxy
       const file = yield* tempFile
       const result = yield* runBackup(emu, proxy, file)
-      expect(Either.isRight(result)).toBe(true)
+      expect(Result.isSuccess(result)).toBe(true)
       const all = ids(emu, "SELECT id FROM records WHERE deleted_at IS NULL ORDER BY id")
       const archived = ids(emu, "SELECT id FROM records WHERE deleted_at IS NULL AND archived = 1")
       expect(archived.length).toBeGreaterThan(0)
-      expect(Either.getOrThrow(result)).toMatchObject({ workspaces: emu.workspaces.length, records: all.length })
+      expect(Result.getOrThrow(result)).toMatchObject({ workspaces: emu.workspaces.length, records: all.length })
       const stored = yield* Effect.provide(
         Effect.map(SnapshotStore, (s) => sqliteOf(s).prepare("SELECT id FROM run_records WHERE run_id = 1 ORDER BY id").pluck().all()),
         SnapshotStore.layer(file)
@@ -109,15 +109,15 @@ layer(emulatorBehindProxy, { timeout: 30_000, excludeTestServices: true })("back
       expect(listCalls.every((b) => typeof (b.body as Json)["archived"] === "boolean")).toBe(true)
     }))
 
-  it.scoped("a workspace is named by id; a slug the service does not send matches nothing", () =>
+  it.effect("a workspace is named by id; a slug the service does not send matches nothing", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const proxy = yield* Proxy
       const ws = emu.workspaces[0]!
       const byId = yield* runBackup(emu, proxy, yield* tempFile, { workspaces: [ws] })
-      expect(Either.getOrThrow(byId).workspaces).toBe(1)
+      expect(Result.getOrThrow(byId).workspaces).toBe(1)
       const slug = emu.ctx.db.prepare("SELECT slug FROM workspaces WHERE id = ?").pluck().get(ws) as string
       const bySlug = yield* runBackup(emu, proxy, yield* tempFile, { workspaces: [slug] })
-      expect(Either.isLeft(bySlug) && bySlug.left._tag).toBe("WorkspaceNotFound")
+      expect(Result.isFailure(bySlug) && bySlug.failure._tag).toBe("WorkspaceNotFound")
     }))
 })

@@ -25,7 +25,7 @@ const storedComments = (file: string, runId: string, id: string) =>
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: { workspaces: 1, recordsPerWorkspace: 40 } }), { timeout: 30_000, excludeTestServices: true })("backup refresh", (it) => {
-  it.scoped("R-REST-RECORD-43: rolling refresh: N runs without changes read each record's detail exactly once, and a comment that leaves updatedAt alone is caught within N runs", () =>
+  it.effect("R-REST-RECORD-43: rolling refresh: N runs without changes read each record's detail exactly once, and a comment that leaves updatedAt alone is caught within N runs", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const file = yield* tempFile
@@ -56,7 +56,7 @@ layer(emulatorLayer({ seed: { workspaces: 1, recordsPerWorkspace: 40 } }), { tim
       expect(seen[seen.length - 1]).toBe(before + 1)
     }))
 
-  it.scoped("a version whose content matches an older one stores the new updatedAt: the run after is not refetched", () =>
+  it.effect("a version whose content matches an older one stores the new updatedAt: the run after is not refetched", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const file = yield* tempFile

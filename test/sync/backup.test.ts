@@ -38,7 +38,7 @@ const runIds = (file: string, runId: string) =>
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("backup", (it) => {
-  it.scoped("R-REST-RECORD-19 R-REST-ACTIVITY-07 R-REST-FILES-02: stores every workspace, record detail, complete activity and file; no token in the file", () =>
+  it.effect("R-REST-RECORD-19 R-REST-ACTIVITY-07 R-REST-FILES-02: stores every workspace, record detail, complete activity and file; no token in the file", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile
@@ -69,7 +69,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       for (const secret of [emu.token, emu.tokenSecret]) expect(bytes.includes(Buffer.from(secret))).toBe(false)
     }))
 
-  it.scoped("R-REST-RECORD-43: a second run fetches details and activity only for changed records; --full refetches all", () =>
+  it.effect("R-REST-RECORD-43: a second run fetches details and activity only for changed records; --full refetches all", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile
@@ -89,7 +89,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(emu.stats().byRoute["get-record"]).toBe(allLive(emu).length)
     }))
 
-  it.scoped("diff after a scripted mix of creates, updates and deletes is exact", () =>
+  it.effect("diff after a scripted mix of creates, updates and deletes is exact", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile
@@ -120,7 +120,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(result.files).toEqual({ created: [], updated: [], deleted: [] })
     }))
 
-  it.scoped("R-REST-ERR-05 R-REST-ERR-06: under a rate limit with 429s and random 500s the backup completes with the same content", () =>
+  it.effect("R-REST-ERR-05 R-REST-ERR-06: under a rate limit with 429s and random 500s the backup completes with the same content", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile
@@ -137,7 +137,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(stormy.files).toBe(clean.files)
     }))
 
-  it.scoped("a run failed by a fault is marked failed, marks nothing deleted, and the next run resumes", () =>
+  it.effect("a run failed by a fault is marked failed, marks nothing deleted, and the next run resumes", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile
@@ -166,7 +166,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(yield* runIds(file, next.runId)).toEqual(allLive(emu))
     }))
 
-  it.scoped("R-REST-PAGE-01: with churn on, every record that existed throughout the backup is in the run exactly once", () =>
+  it.effect("R-REST-PAGE-01: with churn on, every record that existed throughout the backup is in the run exactly once", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile
@@ -184,7 +184,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(notes.filter((n) => n.kind === "scan" && (n.detail as { operation: string }).operation === "list-records")).toHaveLength(2 * emu.workspaces.length)
     }))
 
-  it.scoped("backs up only the named workspaces, by id or slug, and rejects an unknown one", () =>
+  it.effect("backs up only the named workspaces, by id or slug, and rejects an unknown one", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -33,7 +32,7 @@ const writeRun = (store: SnapshotStoreService, records: Record<string, number>, 
   })
 
 describe("diff between runs", () => {
-  it.scoped("reports exactly the created, updated and deleted ids, sorted", () =>
+  it.effect("reports exactly the created, updated and deleted ids, sorted", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       const out = yield* withStore(file, (store) =>
@@ -51,7 +50,7 @@ describe("diff between runs", () => {
       expect(out.counts).toEqual({ created: 2, updated: 1, deleted: 1 })
     }))
 
-  it.scoped("defaults: to is the latest complete run, from the complete run of the same scope before it; failed runs are skipped", () =>
+  it.effect("defaults: to is the latest complete run, from the complete run of the same scope before it; failed runs are skipped", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       const out = yield* withStore(file, (store) =>
@@ -69,10 +68,10 @@ describe("diff between runs", () => {
       expect(out.diff.records).toEqual({ created: [], updated: ["a"], deleted: [] })
       // The library's change stream uses the same defaults.
       const changes = yield* Effect.provide(Stream.runCollect(changesBetween()), Layer.fresh(SnapshotStore.layer(file)))
-      expect(Chunk.toReadonlyArray(changes).map((c) => [c.entity, c.kind, c.id])).toEqual([["record", "updated", "a"]])
+      expect(changes.map((c) => [c.entity, c.kind, c.id])).toEqual([["record", "updated", "a"]])
     }))
 
-  it.scoped("without an earlier run everything in the run is created", () =>
+  it.effect("without an earlier run everything in the run is created", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       const diff = yield* withStore(file, (store) =>
@@ -85,7 +84,7 @@ describe("diff between runs", () => {
       expect(diff.files.created).toEqual(["f"])
     }))
 
-  it.scoped("the change stream carries each change with its content before and after, across page boundaries", () =>
+  it.effect("the change stream carries each change with its content before and after, across page boundaries", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       const n = 2500
@@ -100,7 +99,7 @@ describe("diff between runs", () => {
           }
           const r1 = yield* writeRun(store, before, {})
           const r2 = yield* writeRun(store, after, {})
-          const changes = Chunk.toReadonlyArray(yield* Stream.runCollect(changeStream(store, "records", r1, r2)))
+          const changes = yield* Stream.runCollect(changeStream(store, "records", r1, r2))
           return { changes, diff: yield* diffRuns(store, r1, r2) }
         })
       )

@@ -38,7 +38,7 @@ const runReplay = (handle: EmulatorHandle, journalFile: string, ops: ReadonlyArr
 
 // No TestClock: the client's retries, timeouts and settle windows run on real time against a real server.
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("record.create with then.done", (it) => {
-  it.scoped("R-REST-ERR-05: create and done in one op: no follow-up op, every record done", () =>
+  it.effect("R-REST-ERR-05: create and done in one op: no follow-up op, every record done", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "fold" }).id
@@ -57,7 +57,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(doneOf(handle, ws, "B")).toBe(0)
     }))
 
-  it.scoped("R-REST-ERR-05: the update refused after the create: the rerun sends only the update", () =>
+  it.effect("R-REST-ERR-05: the update refused after the create: the rerun sends only the update", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "fold-refused" }).id
@@ -80,7 +80,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(doneOf(handle, ws, "A")).toBe(1)
     }))
 
-  it.scoped("R-REST-ERR-05 R-REST-ERR-06: the update's outcome unknown: reconciled through the mapping, never created twice", () =>
+  it.effect("R-REST-ERR-05 R-REST-ERR-06: the update's outcome unknown: reconciled through the mapping, never created twice", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "fold-unknown" }).id
@@ -100,7 +100,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(doneOf(handle, ws, "A")).toBe(1)
     }))
 
-  it.scoped("R-REST-ERR-05: a create that landed with its answer lost is found, mapped, and only updated", () =>
+  it.effect("R-REST-ERR-05: a create that landed with its answer lost is found, mapped, and only updated", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "fold-lost" }).id
@@ -118,7 +118,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(doneOf(handle, ws, "A")).toBe(1)
     }))
 
-  it.scoped("journals of earlier versions: a done create's separate record.update op still runs", () =>
+  it.effect("journals of earlier versions: a done create's separate record.update op still runs", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "fold-old" }).id

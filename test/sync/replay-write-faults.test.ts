@@ -31,7 +31,7 @@ const csvOf = (dir: string, rows: ReadonlyArray<string>) => {
 
 // No TestClock: the client's retries, timeouts and settle windows run on real time against a real server.
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("writes applied without a readable answer", (it) => {
-  it.scoped("R-REST-ERR-05: a create answered 2xx with an unreadable body is applied: reconciled, never sent again", () =>
+  it.effect("R-REST-ERR-05: a create answered 2xx with an unreadable body is applied: reconciled, never sent again", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = workspace(handle, "garble")
@@ -53,7 +53,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(done.n).toBe(1)
     }))
 
-  it.scoped("R-REST-ERR-06: a create answered 504 that commits while the client looks again is found, not sent twice", () =>
+  it.effect("R-REST-ERR-06: a create answered 504 that commits while the client looks again is found, not sent twice", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = workspace(handle, "late")
@@ -75,7 +75,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(result.adopted.map((a) => a.detail)).toEqual([expect.stringContaining('title "Late one"')])
       }).pipe(
         // Whatever is still held commits now, as the service eventually would.
-        Effect.ensuring(Effect.zipRight(Effect.promise(() => handle.faults.lateCommits.releaseAll()), Effect.sync(() => handle.faults.reset())))
+        Effect.ensuring(Effect.andThen(Effect.promise(() => handle.faults.lateCommits.releaseAll()), Effect.sync(() => handle.faults.reset())))
       )
       expect(titleCounts(handle, ws).get("Late one")).toBe(1)
       expect(recordCount(handle, ws)).toBe(2)

@@ -32,7 +32,7 @@ const csvOf = (dir: string, rows: ReadonlyArray<string>) => {
 
 // No TestClock: the client's retries, timeouts and settle windows run on real time against a real server.
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("replay (against the emulator, faults on)", (it) => {
-  it.scoped("R-REST-ERR-05 R-REST-ERR-06: ambiguous writes, 500s, drops and 429s: every row exists exactly once", () =>
+  it.effect("R-REST-ERR-05 R-REST-ERR-06: ambiguous writes, 500s, drops and 429s: every row exists exactly once", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = workspace(handle, "faults")
@@ -64,7 +64,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(lists.filter((l) => l.title === "Backlog")).toHaveLength(1)
     }))
 
-  it.scoped("R-REST-SEARCH-03: an in-flight create left by a dead run is found on the service, not sent again", () =>
+  it.effect("R-REST-SEARCH-03: an in-flight create left by a dead run is found on the service, not sent again", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = workspace(handle, "resume")
@@ -93,7 +93,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       j2.close()
     }))
 
-  it.scoped("re-running a finished journal sends nothing", () =>
+  it.effect("re-running a finished journal sends nothing", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = workspace(handle, "rerun")
@@ -110,7 +110,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(recordCount(handle, ws)).toBe(2)
     }))
 
-  it.scoped("rows identified by content: appended rows, and repeated identical rows, are created once each", () =>
+  it.effect("rows identified by content: appended rows, and repeated identical rows, are created once each", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = workspace(handle, "append")
@@ -129,7 +129,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(counts.get("New")).toBe(1)
     }))
 
-  it.scoped("replay keeps dependencies: an update waits for the create it refers to", () =>
+  it.effect("replay keeps dependencies: an update waits for the create it refers to", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = workspace(handle, "deps")
@@ -150,7 +150,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(row.done).toBe(1)
     }))
 
-  it.scoped("R-REST-SEARCH-01: while an op's outcome cannot be settled, later creates with the same title wait for the next run", () =>
+  it.effect("R-REST-SEARCH-01: while an op's outcome cannot be settled, later creates with the same title wait for the next run", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = workspace(handle, "deferred")

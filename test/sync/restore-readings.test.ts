@@ -72,7 +72,7 @@ const withoutArchivedField: ReadingProxyOptions["refuse"] = (op, body) =>
 // The proxy makes the other reading out of the reference one, whatever variant the suite runs.
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: "demo", variant: "reference" }), { timeout: 30_000, excludeTestServices: true })("restore where the service reads the documents otherwise", (it) => {
-  it.scoped("R-REST-RECORD-43: update-record without `archived`: everything else is restored, archived reported", () =>
+  it.effect("R-REST-RECORD-43: update-record without `archived`: everything else is restored, archived reported", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { source, target, result } = yield* restoreThrough(handle, { refuse: withoutArchivedField })
@@ -85,7 +85,7 @@ layer(emulatorLayer({ seed: "demo", variant: "reference" }), { timeout: 30_000, 
       expect(recordsOf(handle, target).every((r) => r.archived === 0)).toBe(true)
     }))
 
-  it.scoped("R-REST-CALL-02: without tag operations, records are restored without tags, reported", () =>
+  it.effect("R-REST-CALL-02: without tag operations, records are restored without tags, reported", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { source, target, result } = yield* restoreThrough(handle, {

@@ -47,7 +47,7 @@ const setup = (handle: EmulatorHandle, name: string) =>
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("restore: versions of one record apply in order", (it) => {
-  it.scoped("R-REST-RECORD-29: an older version's failed update, retried beside a newer one that it would overtake, never lands last", () =>
+  it.effect("R-REST-RECORD-29: an older version's failed update, retried beside a newer one that it would overtake, never lands last", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const t = yield* setup(handle, "order")
@@ -72,7 +72,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(t.targetTitles()).toEqual(["v3"])
     }))
 
-  it.scoped("R-REST-RECORD-29: a source that went back to an earlier content is restored to it", () =>
+  it.effect("R-REST-RECORD-29: a source that went back to an earlier content is restored to it", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const t = yield* setup(handle, "revert")

@@ -39,7 +39,7 @@ const expectRestored = (handle: EmulatorHandle, target: string, source: string) 
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
 layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })("restore (snapshot run -> workspace, through the journal)", (it) => {
-  it.scoped("R-REST-RECORD-29 R-REST-RECORD-50: creates what is missing, then only changes; a second restore sends nothing", () =>
+  it.effect("R-REST-RECORD-29 R-REST-RECORD-50: creates what is missing, then only changes; a second restore sends nothing", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const dir = yield* tempDir("ws-restore-")
@@ -89,7 +89,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expectRestored(handle, target, source)
     }))
 
-  it.scoped("R-REST-RECORD-53 R-REST-RECORD-54: with deleteMissing, a record deleted at the source is deleted on the target once; without it, it stays", () =>
+  it.effect("R-REST-RECORD-53 R-REST-RECORD-54: with deleteMissing, a record deleted at the source is deleted on the target once; without it, it stays", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const dir = yield* tempDir("ws-restore-delete-")
@@ -120,27 +120,27 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
               ...(options.deleteMissing === true ? { deleteMissing: true } : {}),
               ...(options.dryRun === true ? { dryRun: true } : {})
             })
-          }).pipe(Effect.either)
+          }).pipe(Effect.result)
         )
       const titles = (ws: string) => recordsOf(handle, ws).map((r) => r.title)
       const first = yield* backupAndRestore({ deleteMissing: true })
-      expect(first).toMatchObject({ _tag: "Right", right: { created: 3, deleted: 0 } })
+      expect(first).toMatchObject({ _tag: "Success", success: { created: 3, deleted: 0 } })
       expect(titles(target)).toEqual(["Gone at source", "Keep one", "Keep two"])
 
       yield* run(Effect.flatMap(RestClient, (c) => c.deleteRecord({ workspaceId: source, recordId: ids[2]! })))
       // Off by default: the copy keeps it.
       const kept = yield* backupAndRestore()
-      expect(kept).toMatchObject({ _tag: "Right", right: { planned: { deletes: 0 }, deleted: 0 } })
+      expect(kept).toMatchObject({ _tag: "Success", success: { planned: { deletes: 0 }, deleted: 0 } })
       expect(titles(target)).toEqual(["Gone at source", "Keep one", "Keep two"])
       // A dry run counts the delete and sends nothing.
       handle.resetStats()
       const dry = yield* backupAndRestore({ deleteMissing: true, dryRun: true })
-      expect(dry).toMatchObject({ _tag: "Right", right: { planned: { creates: 0, updates: 0, deletes: 1 } } })
+      expect(dry).toMatchObject({ _tag: "Success", success: { planned: { creates: 0, updates: 0, deletes: 1 } } })
       expect(writesSent(handle)).toBe(0)
       // A run holding no record of the source (another workspace backed up) deletes nothing.
       const wrongRun = yield* backupAndRestore({ deleteMissing: true, workspace: target })
-      expect(wrongRun).toMatchObject({ _tag: "Left", left: { _tag: "RestoreError" } })
-      expect(wrongRun._tag === "Left" && wrongRun.left.message).toMatch(/holds no record of workspace .*refusing to delete/)
+      expect(wrongRun).toMatchObject({ _tag: "Failure", failure: { _tag: "RestoreError" } })
+      expect(wrongRun._tag === "Failure" && wrongRun.failure.message).toMatch(/holds no record of workspace .*refusing to delete/)
       expect(writesSent(handle)).toBe(0)
 
       // A journal of another kind of run is refused before anything is planned.
@@ -162,13 +162,13 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(foreign.message).toMatch(/was planned by import-csv, not by a restore; use another journal file$/)
 
       const deleted = yield* backupAndRestore({ deleteMissing: true })
-      expect(deleted).toMatchObject({ _tag: "Right", right: { planned: { deletes: 1 }, deleted: 1, failed: 0 } })
+      expect(deleted).toMatchObject({ _tag: "Success", success: { planned: { deletes: 1 }, deleted: 1, failed: 0 } })
       expect(handle.stats().byRoute["delete-record"]).toBe(1)
       expect(titles(target)).toEqual(["Keep one", "Keep two"])
       // Once: the next restore plans no delete and sends nothing.
       handle.resetStats()
       const again = yield* backupAndRestore({ deleteMissing: true })
-      expect(again).toMatchObject({ _tag: "Right", right: { planned: { creates: 0, updates: 0, moves: 0, deletes: 0 } } })
+      expect(again).toMatchObject({ _tag: "Success", success: { planned: { creates: 0, updates: 0, moves: 0, deletes: 0 } } })
       expect(writesSent(handle)).toBe(0)
     }))
 

@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto"
-import { Chunk, Effect, Queue } from "effect"
+import { Effect, Queue } from "effect"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { serveWebhooks, WebhookDeliveries, WebhookDeliveriesLive, webhookQueue } from "../../src/webhooks/receiver.ts"
 
@@ -30,7 +30,7 @@ const post = (url: string, body: string, headers: Record<string, string>) =>
   )
 
 describe("webhook receiver", () => {
-  it.scoped("R-WEBHOOK-DELIVERY-09: a correctly signed delivery is decoded and queued with its raw bytes", () =>
+  it.effect("R-WEBHOOK-DELIVERY-09: a correctly signed delivery is decoded and queued with its raw bytes", () =>
     Effect.gen(function* () {
       const receiver = yield* webhookQueue({ secret: SECRET })
       const body = delivery("TODO_CREATED")
@@ -43,7 +43,7 @@ describe("webhook receiver", () => {
     })
   )
 
-  it.scoped("R-WEBHOOK-DELIVERY-09: a bad or missing signature is 401 and nothing is delivered", () =>
+  it.effect("R-WEBHOOK-DELIVERY-09: a bad or missing signature is 401 and nothing is delivered", () =>
     Effect.gen(function* () {
       const receiver = yield* webhookQueue({ secret: SECRET })
       const body = delivery("TODO_CREATED")
@@ -52,11 +52,11 @@ describe("webhook receiver", () => {
       // R-WEBHOOK-DELIVERY-10: the signature of a re-serialized body does not pass either.
       const spaced = body.replace(/,/g, ", ")
       expect((yield* post(receiver.url, spaced, { "X-Signature": sign(body) })).status).toBe(401)
-      expect(Chunk.size(yield* Queue.takeAll(receiver.deliveries))).toBe(0)
+      expect((yield* Queue.clear(receiver.deliveries)).length).toBe(0)
     })
   )
 
-  it.scoped("R-WEBHOOK-DELIVERY-09: while a secret rotates, deliveries signed with either verify; one altered byte or another secret does not", () =>
+  it.effect("R-WEBHOOK-DELIVERY-09: while a secret rotates, deliveries signed with either verify; one altered byte or another secret does not", () =>
     Effect.gen(function* () {
       let secrets = [SECRET]
       const receiver = yield* webhookQueue({ secret: () => secrets })
@@ -70,34 +70,34 @@ describe("webhook receiver", () => {
       expect((yield* post(receiver.url, body, { "X-Signature": sign(body, "a third one") })).status).toBe(401)
       secrets = ["next-secret"]
       expect((yield* post(receiver.url, body, { "X-Signature": sign(body) })).status).toBe(401)
-      expect(Chunk.size(yield* Queue.takeAll(receiver.deliveries))).toBe(2)
+      expect((yield* Queue.clear(receiver.deliveries)).length).toBe(2)
     })
   )
 
-  it.scoped("R-WEBHOOK-DELIVERY-18: an unknown event string such as WEBHOOK_HEALTH_CHECK is delivered, not rejected", () =>
+  it.effect("R-WEBHOOK-DELIVERY-18: an unknown event string such as WEBHOOK_HEALTH_CHECK is delivered, not rejected", () =>
     Effect.gen(function* () {
       const receiver = yield* webhookQueue({ secret: SECRET })
       for (const event of ["WEBHOOK_HEALTH_CHECK", "SOMETHING_NEW_LATER"]) {
         const body = delivery(event)
         expect((yield* post(receiver.url, body, { "x-signature": sign(body) })).status).toBe(200)
       }
-      const events = Chunk.toArray(yield* Queue.takeAll(receiver.deliveries)).map((d) => d.delivery.event)
+      const events = (yield* Queue.clear(receiver.deliveries)).map((d) => d.delivery.event)
       expect(events).toEqual(["WEBHOOK_HEALTH_CHECK", "SOMETHING_NEW_LATER"])
     })
   )
 
-  it.scoped("R-WEBHOOK-DELIVERY-03: a signed body that is not a delivery is 400 and not delivered", () =>
+  it.effect("R-WEBHOOK-DELIVERY-03: a signed body that is not a delivery is 400 and not delivered", () =>
     Effect.gen(function* () {
       const receiver = yield* webhookQueue({ secret: SECRET })
       const body = JSON.stringify({ event: "TODO_CREATED" })
       const res = yield* post(receiver.url, body, { "x-signature": sign(body) })
       expect(res.status).toBe(400)
       expect(res.text).toContain("webhook")
-      expect(Chunk.size(yield* Queue.takeAll(receiver.deliveries))).toBe(0)
+      expect((yield* Queue.clear(receiver.deliveries)).length).toBe(0)
     })
   )
 
-  it.scoped("R-WEBHOOK-DELIVERY-17: a failing handler answers 500 so the sender retries", () =>
+  it.effect("R-WEBHOOK-DELIVERY-17: a failing handler answers 500 so the sender retries", () =>
     Effect.gen(function* () {
       const receiver = yield* serveWebhooks({ secret: SECRET }, () => Effect.fail("down"))
       const body = delivery("TAG_CREATED")

@@ -8,35 +8,35 @@
  *
  * The definition only; the work is in ../run/backup.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
 import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
   ...connectionOptions,
-  snapshot: Options.text("snapshot").pipe(Options.withDescription("snapshot: a SQLite file or a PostgreSQL URL (postgres://USER@HOST:PORT/DB[?schema=NAME]), created if missing")),
-  workspace: Options.text("workspace").pipe(
-    Options.withDescription("workspace id to back up, or its slug when the service lists slugs (repeatable); default: every workspace"),
-    Options.repeated
+  snapshot: Flag.String("snapshot").pipe(Flag.withDescription("snapshot: a SQLite file or a PostgreSQL URL (postgres://USER@HOST:PORT/DB[?schema=NAME]), created if missing")),
+  workspace: Flag.String("workspace").pipe(
+    Flag.withDescription("workspace id to back up, or its slug when the service lists slugs (repeatable); default: every workspace"),
+    Flag.atLeast(0)
   ),
-  full: Options.boolean("full").pipe(
-    Options.withDescription("refetch every record detail and activity, not only what changed")
+  full: booleanFlag("full").pipe(
+    Flag.withDescription("refetch every record detail and activity, not only what changed")
   ),
-  refreshEvery: Options.integer("refresh-every").pipe(
-    Options.withDescription(
+  refreshEvery: Flag.Int("refresh-every").pipe(
+    Flag.withDescription(
       "re-read each record's detail and activity at least every N runs, whatever its updatedAt says (rolling, about 1/N of the records a run; default 7, 0 never)"
     ),
-    Options.optional
+    Flag.optional
   ),
   json: jsonOption,
   ...engineOption,
   ...verbosityOptions
 }
 
-export type BackupFlags = Command.Command.ParseConfig<typeof options>
+export type BackupFlags = Command.Command.Config.Infer<typeof options>
 
 export const backupCommand = Command.make("backup", options, (flags) =>
   onEngineOr("backup", flags, () => Effect.flatMap(Effect.promise(() => import("../run/backup.ts")), (run) => run.backupRun(flags)))).pipe(

@@ -9,8 +9,8 @@
  *
  * The definition only; the work is in ../run/copy-files.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import { connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
 import { engineOption, onEngineOr } from "../engine-option.ts"
@@ -25,35 +25,35 @@ export const COPY_DEFAULT_CONCURRENCY = 4
 export const options = {
   ...connectionOptions,
   to_: targetConnectionOptions,
-  from: Options.text("from").pipe(Options.withDescription("source: workspace:ID or dir:PATH")),
-  to: Options.text("to").pipe(Options.withDescription("target: workspace:ID or dir:PATH")),
-  journal: Options.text("journal").pipe(
-    Options.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing; rerun with the same journal to resume")
+  from: Flag.String("from").pipe(Flag.withDescription("source: workspace:ID or dir:PATH")),
+  to: Flag.String("to").pipe(Flag.withDescription("target: workspace:ID or dir:PATH")),
+  journal: Flag.String("journal").pipe(
+    Flag.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing; rerun with the same journal to resume")
   ),
-  concurrency: Options.integer("concurrency").pipe(
-    Options.withDescription(`files copied at once (default ${COPY_DEFAULT_CONCURRENCY})`),
-    Options.optional
+  concurrency: Flag.Int("concurrency").pipe(
+    Flag.withDescription(`files copied at once (default ${COPY_DEFAULT_CONCURRENCY})`),
+    Flag.optional
   ),
-  include: Options.text("include").pipe(
-    Options.withDescription("with a dir: source, copy only paths matching this glob (repeatable)"),
-    Options.repeated
+  include: Flag.String("include").pipe(
+    Flag.withDescription("with a dir: source, copy only paths matching this glob (repeatable)"),
+    Flag.atLeast(0)
   ),
-  exclude: Options.text("exclude").pipe(
-    Options.withDescription("with a dir: source, skip paths matching this glob (repeatable)"),
-    Options.repeated
+  exclude: Flag.String("exclude").pipe(
+    Flag.withDescription("with a dir: source, skip paths matching this glob (repeatable)"),
+    Flag.atLeast(0)
   ),
-  uploadStrategy: Options.choice("upload-strategy", ["auto", "presign"] as const).pipe(
-    Options.withDescription(
+  uploadStrategy: Flag.Literals("upload-strategy", ["auto", "presign"] as const).pipe(
+    Flag.withDescription(
       "to a workspace: auto sends small files in GraphQL uploadFiles batches (measured faster), presign sends every file through the presigned flow"
     ),
-    Options.withDefault("auto" as const)
+    Flag.withDefault("auto" as const)
   ),
   json: jsonOption,
   ...engineOption,
   ...verbosityOptions
 }
 
-export type CopyFilesFlags = Command.Command.ParseConfig<typeof options>
+export type CopyFilesFlags = Command.Command.Config.Infer<typeof options>
 
 export const copyFilesCommand = Command.make("copy-files", options, (flags) =>
   onEngineOr("copy-files", flags, () => Effect.flatMap(Effect.promise(() => import("../run/copy-files.ts")), (run) => run.copyFilesRun(flags)))).pipe(

@@ -5,24 +5,24 @@
  *
  * The definition only; the work is in ../run/diff.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import { jsonOption, verbosityOptions } from "../common-options.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
-  snapshot: Options.text("snapshot").pipe(Options.withDescription("snapshot written by worksync backup: a SQLite file or a PostgreSQL URL")),
-  from: Options.text("from").pipe(
-    Options.withDescription("earlier run id; default the complete run of the same scope before --to"),
-    Options.optional
+  snapshot: Flag.String("snapshot").pipe(Flag.withDescription("snapshot written by worksync backup: a SQLite file or a PostgreSQL URL")),
+  from: Flag.String("from").pipe(
+    Flag.withDescription("earlier run id; default the complete run of the same scope before --to"),
+    Flag.optional
   ),
-  to: Options.text("to").pipe(Options.withDescription("later run id; default the latest complete run"), Options.optional),
+  to: Flag.String("to").pipe(Flag.withDescription("later run id; default the latest complete run"), Flag.optional),
   json: jsonOption,
   ...verbosityOptions
 }
 
-export type DiffFlags = Command.Command.ParseConfig<typeof options>
+export type DiffFlags = Command.Command.Config.Infer<typeof options>
 
 export const diffCommand = Command.make("diff", options, (flags) =>
   Effect.flatMap(Effect.promise(() => import("../run/diff.ts")), (run) => run.diffRun(flags))).pipe(

@@ -4,37 +4,38 @@
  *
  * The definition only; the work is in ../run/emulator.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
-  port: Options.integer("port").pipe(Options.withDescription("port of the REST/app server; 0 picks a free one"), Options.withDefault(0)),
-  storagePort: Options.integer("storage-port").pipe(Options.withDescription("port of the storage server; 0 picks a free one"), Options.withDefault(0)),
-  host: Options.text("host").pipe(Options.withDescription("address to listen on"), Options.withDefault("127.0.0.1")),
-  seed: Options.text("seed").pipe(Options.withDescription("data to start with: empty, demo, N (3 workspaces of N records) or WxN"), Options.withDefault("empty")),
-  db: Options.file("db").pipe(Options.withDescription("keep the state in this SQLite file (default: in memory)"), Options.optional),
-  rateLimit: Options.float("rate-limit").pipe(Options.withDescription("requests per second per token; 429 with Retry-After beyond"), Options.optional),
-  latency: Options.integer("latency").pipe(Options.withDescription("milliseconds added to every answer"), Options.optional),
-  failRate: Options.float("fail-rate").pipe(Options.withDescription("fraction of requests answered 500"), Options.optional),
-  dropRate: Options.float("drop-rate").pipe(Options.withDescription("fraction of connections dropped without an answer"), Options.optional),
-  ambiguousRate: Options.float("ambiguous-rate").pipe(Options.withDescription("fraction of writes that commit and then lose their answer"), Options.optional),
-  churn: Options.text("churn").pipe(
-    Options.withDescription("on each list-records call insert I records before the first one and delete D from the front (I or I:D), so offset paging drifts"),
-    Options.optional
+  port: Flag.Int("port").pipe(Flag.withDescription("port of the REST/app server; 0 picks a free one"), Flag.withDefault(0)),
+  storagePort: Flag.Int("storage-port").pipe(Flag.withDescription("port of the storage server; 0 picks a free one"), Flag.withDefault(0)),
+  host: Flag.String("host").pipe(Flag.withDescription("address to listen on"), Flag.withDefault("127.0.0.1")),
+  seed: Flag.String("seed").pipe(Flag.withDescription("data to start with: empty, demo, N (3 workspaces of N records) or WxN"), Flag.withDefault("empty")),
+  // The path as given (effect/cli's Flag.File would make it absolute and stat it while parsing).
+  db: Flag.String("db").pipe(Flag.withMetavar("file"), Flag.withDescription("keep the state in this SQLite file (default: in memory)"), Flag.optional),
+  rateLimit: Flag.Finite("rate-limit").pipe(Flag.withDescription("requests per second per token; 429 with Retry-After beyond"), Flag.optional),
+  latency: Flag.Int("latency").pipe(Flag.withDescription("milliseconds added to every answer"), Flag.optional),
+  failRate: Flag.Finite("fail-rate").pipe(Flag.withDescription("fraction of requests answered 500"), Flag.optional),
+  dropRate: Flag.Finite("drop-rate").pipe(Flag.withDescription("fraction of connections dropped without an answer"), Flag.optional),
+  ambiguousRate: Flag.Finite("ambiguous-rate").pipe(Flag.withDescription("fraction of writes that commit and then lose their answer"), Flag.optional),
+  churn: Flag.String("churn").pipe(
+    Flag.withDescription("on each list-records call insert I records before the first one and delete D from the front (I or I:D), so offset paging drifts"),
+    Flag.optional
   ),
-  timeScale: Options.float("time-scale").pipe(Options.withDescription("multiplies the documented delays (webhooks, reconciliation)"), Options.optional),
-  headerPrefix: Options.text("header-prefix").pipe(Options.withDescription("header prefix, default svc"), Options.optional),
-  variant: Options.choice("variant", ["reference", "alt"] as const).pipe(
-    Options.withDescription(
+  timeScale: Flag.Finite("time-scale").pipe(Flag.withDescription("multiplies the documented delays (webhooks, reconciliation)"), Flag.optional),
+  headerPrefix: Flag.String("header-prefix").pipe(Flag.withDescription("header prefix, default svc"), Flag.optional),
+  variant: Flag.Literals("variant", ["reference", "alt"] as const).pipe(
+    Flag.withDescription(
       "which reading of the documents to serve where they are silent: reference (ours) or alt (the other plausible one, documented fields only); default WORKSYNC_EMULATOR_VARIANT, else reference"
     ),
-    Options.optional
+    Flag.optional
   )
 }
 
-export type EmulatorFlags = Command.Command.ParseConfig<typeof options>
+export type EmulatorFlags = Command.Command.Config.Infer<typeof options>
 
 export const emulatorCommand = Command.make("emulator", options, (flags) =>
   Effect.flatMap(Effect.promise(() => import("../run/emulator.ts")), (run) => run.emulatorRun(flags))

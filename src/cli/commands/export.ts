@@ -4,28 +4,28 @@
  *
  * The definition only; the work is in ../run/export.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { jsonOption, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, jsonOption, verbosityOptions } from "../common-options.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
-  snapshot: Options.text("snapshot").pipe(Options.withDescription("snapshot written by worksync backup: a SQLite file or a PostgreSQL URL")),
-  out: Options.text("out").pipe(Options.withDescription("directory for records, activity, files and workspaces files")),
-  format: Options.choice("format", ["ndjson", "csv"] as const).pipe(
-    Options.withDescription("ndjson (default): one stored object per line; csv: one row per object, flattened"),
-    Options.withDefault("ndjson" as const)
+  snapshot: Flag.String("snapshot").pipe(Flag.withDescription("snapshot written by worksync backup: a SQLite file or a PostgreSQL URL")),
+  out: Flag.String("out").pipe(Flag.withDescription("directory for records, activity, files and workspaces files")),
+  format: Flag.Literals("format", ["ndjson", "csv"] as const).pipe(
+    Flag.withDescription("ndjson (default): one stored object per line; csv: one row per object, flattened"),
+    Flag.withDefault("ndjson" as const)
   ),
-  run: Options.text("run").pipe(Options.withDescription("run id; default the latest complete run"), Options.optional),
-  guardFormulas: Options.boolean("guard-formulas").pipe(
-    Options.withDescription("csv: prefix cells starting with = + - @ with an apostrophe (spreadsheet formula injection)")
+  run: Flag.String("run").pipe(Flag.withDescription("run id; default the latest complete run"), Flag.optional),
+  guardFormulas: booleanFlag("guard-formulas").pipe(
+    Flag.withDescription("csv: prefix cells starting with = + - @ with an apostrophe (spreadsheet formula injection)")
   ),
   json: jsonOption,
   ...verbosityOptions
 }
 
-export type ExportFlags = Command.Command.ParseConfig<typeof options>
+export type ExportFlags = Command.Command.Config.Infer<typeof options>
 
 export const exportCommand = Command.make("export", options, (flags) =>
   Effect.flatMap(Effect.promise(() => import("../run/export.ts")), (run) => run.exportRun(flags))).pipe(

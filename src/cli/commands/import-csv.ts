@@ -8,10 +8,10 @@
  *
  * The definition only; the work is in ../run/import-csv.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
 import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
@@ -23,50 +23,50 @@ export const PRESET_CHOICES = ["generic", "trello", "asana", "jira", "clickup"] 
 
 export const options = {
   ...connectionOptions,
-  workspace: Options.text("workspace").pipe(Options.withDescription("target workspace id or slug")),
-  csv: Options.text("csv").pipe(Options.withDescription("the CSV file to import")),
-  journal: Options.text("journal").pipe(
-    Options.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing; rerun with the same journal to resume")
+  workspace: Flag.String("workspace").pipe(Flag.withDescription("target workspace id or slug")),
+  csv: Flag.String("csv").pipe(Flag.withDescription("the CSV file to import")),
+  journal: Flag.String("journal").pipe(
+    Flag.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing; rerun with the same journal to resume")
   ),
-  map: Options.text("map").pipe(
-    Options.withDescription("FIELD=COLUMN (repeatable); fields: title, description, descriptionHtml, list, startedAt, duedAt, assignees, tags, done, key"),
-    Options.repeated
+  map: Flag.String("map").pipe(
+    Flag.withDescription("FIELD=COLUMN (repeatable); fields: title, description, descriptionHtml, list, startedAt, duedAt, assignees, tags, done, key"),
+    Flag.atLeast(0)
   ),
-  mapping: Options.text("mapping").pipe(Options.withDescription("JSON file {\"FIELD\": \"COLUMN\", ...}"), Options.optional),
-  preset: Options.choice("preset", PRESET_CHOICES).pipe(
-    Options.withDescription(
+  mapping: Flag.String("mapping").pipe(Flag.withDescription("JSON file {\"FIELD\": \"COLUMN\", ...}"), Flag.optional),
+  preset: Flag.Literals("preset", PRESET_CHOICES).pipe(
+    Flag.withDescription(
       "read a tool's own export (trello: board CSV or JSON; asana, jira, clickup: CSV) with comments, attachments, checklists and people; generic: our field names"
     ),
-    Options.optional
+    Flag.optional
   ),
-  attachments: Options.text("attachments").pipe(
-    Options.withDescription("directory where attachments named in the export are found by file name (when their URL needs credentials)"),
-    Options.optional
+  attachments: Flag.String("attachments").pipe(
+    Flag.withDescription("directory where attachments named in the export are found by file name (when their URL needs credentials)"),
+    Flag.optional
   ),
-  people: Options.text("people").pipe(
-    Options.withDescription("CSV file with columns name,email: people the export names by display name"),
-    Options.optional
+  people: Flag.String("people").pipe(
+    Flag.withDescription("CSV file with columns name,email: people the export names by display name"),
+    Flag.optional
   ),
-  dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan; send nothing, write no journal")),
-  rejects: Options.text("rejects").pipe(
-    Options.withDescription("rejected rows (original columns plus row and error); default <csv>.rejects.csv"),
-    Options.optional
+  dryRun: booleanFlag("dry-run").pipe(Flag.withDescription("print the plan; send nothing, write no journal")),
+  rejects: Flag.String("rejects").pipe(
+    Flag.withDescription("rejected rows (original columns plus row and error); default <csv>.rejects.csv"),
+    Flag.optional
   ),
-  delimiter: Options.text("delimiter").pipe(Options.withDescription("field delimiter; guessed from the header by default"), Options.optional),
-  encoding: Options.text("encoding").pipe(Options.withDescription("text encoding of the CSV (default utf-8), e.g. windows-1252"), Options.optional),
-  concurrency: Options.integer("concurrency").pipe(Options.withDescription("records created at once (default 8)"), Options.optional),
-  adoptionWindow: Options.integer("adoption-window").pipe(
-    Options.withDescription(
+  delimiter: Flag.String("delimiter").pipe(Flag.withDescription("field delimiter; guessed from the header by default"), Flag.optional),
+  encoding: Flag.String("encoding").pipe(Flag.withDescription("text encoding of the CSV (default utf-8), e.g. windows-1252"), Flag.optional),
+  concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("records created at once (default 8)"), Flag.optional),
+  adoptionWindow: Flag.Int("adoption-window").pipe(
+    Flag.withDescription(
       "seconds before a create of unknown outcome within which a record of the same title is taken as its result (default 300; 0: only records made after it)"
     ),
-    Options.optional
+    Flag.optional
   ),
   json: jsonOption,
   ...engineOption,
   ...verbosityOptions
 }
 
-export type ImportCsvFlags = Command.Command.ParseConfig<typeof options>
+export type ImportCsvFlags = Command.Command.Config.Infer<typeof options>
 
 export const importCsvCommand = Command.make("import-csv", options, (flags) =>
   onEngineOr("import-csv", flags, () => Effect.flatMap(Effect.promise(() => import("../run/import-csv.ts")), (run) => run.importCsvRun(flags)))).pipe(

@@ -10,35 +10,35 @@
  *
  * The definition only; the work is in ../run/migrate.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
 import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
   ...connectionOptions,
   to_: targetConnectionOptions,
-  from: Options.text("from").pipe(Options.withDescription("source: workspace:ID")),
-  to: Options.text("to").pipe(Options.withDescription("target: workspace:ID")),
-  journal: Options.text("journal").pipe(
-    Options.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing (the source is read into FILE-source.sqlite beside a file, or schema NAME_source beside a schema); rerun with the same journal to resume")
+  from: Flag.String("from").pipe(Flag.withDescription("source: workspace:ID")),
+  to: Flag.String("to").pipe(Flag.withDescription("target: workspace:ID")),
+  journal: Flag.String("journal").pipe(
+    Flag.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing (the source is read into FILE-source.sqlite beside a file, or schema NAME_source beside a schema); rerun with the same journal to resume")
   ),
-  dryRun: Options.boolean("dry-run").pipe(Options.withDescription("read the source and plan; send nothing")),
-  people: Options.choice("people", ["invite", "skip"] as const).pipe(
-    Options.withDescription("invite the source's members to the target workspace at their level (default), or leave people out"),
-    Options.withDefault("invite" as const)
+  dryRun: booleanFlag("dry-run").pipe(Flag.withDescription("read the source and plan; send nothing")),
+  people: Flag.Literals("people", ["invite", "skip"] as const).pipe(
+    Flag.withDescription("invite the source's members to the target workspace at their level (default), or leave people out"),
+    Flag.withDefault("invite" as const)
   ),
-  noAttribution: Options.boolean("no-attribution").pipe(
-    Options.withDescription("do not open each comment with a line naming its original author and date")
+  noAttribution: booleanFlag("no-attribution").pipe(
+    Flag.withDescription("do not open each comment with a line naming its original author and date")
   ),
   json: jsonOption,
   ...engineOption,
   ...verbosityOptions
 }
 
-export type MigrateFlags = Command.Command.ParseConfig<typeof options>
+export type MigrateFlags = Command.Command.Config.Infer<typeof options>
 
 export const migrateCommand = Command.make("migrate", options, (flags) =>
   onEngineOr("migrate", flags, () => Effect.flatMap(Effect.promise(() => import("../run/migrate.ts")), (run) => run.migrateRun(flags)))).pipe(

@@ -5,8 +5,8 @@
  *
  * The definition only; the work is in ../run/mirror.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import { connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
 import { withExamples } from "../help-doc.ts"
@@ -15,24 +15,24 @@ export const DEFAULT_RECONCILE_EVERY = 3600
 
 export const options = {
   ...connectionOptions,
-  snapshot: Options.text("snapshot").pipe(Options.withDescription("SQLite snapshot file (created if missing) kept current")),
-  listen: Options.text("listen").pipe(Options.withDescription("HOST:PORT the webhook receiver listens on")),
-  publicUrl: Options.text("public-url").pipe(
-    Options.withDescription("URL the service delivers to (reaches the receiver, e.g. through a proxy)")
+  snapshot: Flag.String("snapshot").pipe(Flag.withDescription("SQLite snapshot file (created if missing) kept current")),
+  listen: Flag.String("listen").pipe(Flag.withDescription("HOST:PORT the webhook receiver listens on")),
+  publicUrl: Flag.String("public-url").pipe(
+    Flag.withDescription("URL the service delivers to (reaches the receiver, e.g. through a proxy)")
   ),
-  workspace: Options.text("workspace").pipe(
-    Options.withDescription("mirror only this workspace id or slug (repeatable); default every workspace"),
-    Options.repeated
+  workspace: Flag.String("workspace").pipe(
+    Flag.withDescription("mirror only this workspace id or slug (repeatable); default every workspace"),
+    Flag.atLeast(0)
   ),
-  reconcileEvery: Options.integer("reconcile-every").pipe(
-    Options.withDescription(`seconds between reconciliations (incremental backups); default ${DEFAULT_RECONCILE_EVERY}`),
-    Options.optional
+  reconcileEvery: Flag.Int("reconcile-every").pipe(
+    Flag.withDescription(`seconds between reconciliations (incremental backups); default ${DEFAULT_RECONCILE_EVERY}`),
+    Flag.optional
   ),
   json: jsonOption,
   ...verbosityOptions
 }
 
-export type MirrorFlags = Command.Command.ParseConfig<typeof options>
+export type MirrorFlags = Command.Command.Config.Infer<typeof options>
 
 export const mirrorCommand = Command.make("mirror", options, (flags) =>
   Effect.flatMap(Effect.promise(() => import("../run/mirror.ts")), (run) => run.mirrorRun(flags))).pipe(

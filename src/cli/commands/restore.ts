@@ -10,40 +10,40 @@
  *
  * The definition only; the work is in ../run/restore.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
 import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
   ...connectionOptions,
   to_: targetConnectionOptions,
-  snapshot: Options.text("snapshot").pipe(Options.withDescription("snapshot written by worksync backup: a SQLite file or a PostgreSQL URL")),
-  to: Options.text("to").pipe(Options.withDescription("target: workspace:ID")),
-  journal: Options.text("journal").pipe(
-    Options.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing; rerun with the same journal to resume")
+  snapshot: Flag.String("snapshot").pipe(Flag.withDescription("snapshot written by worksync backup: a SQLite file or a PostgreSQL URL")),
+  to: Flag.String("to").pipe(Flag.withDescription("target: workspace:ID")),
+  journal: Flag.String("journal").pipe(
+    Flag.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing; rerun with the same journal to resume")
   ),
-  run: Options.text("run").pipe(Options.withDescription("run id; default the latest complete run"), Options.optional),
-  fromWorkspace: Options.text("from-workspace").pipe(
-    Options.withDescription("the run's source workspace (required when the run holds several)"),
-    Options.optional
+  run: Flag.String("run").pipe(Flag.withDescription("run id; default the latest complete run"), Flag.optional),
+  fromWorkspace: Flag.String("from-workspace").pipe(
+    Flag.withDescription("the run's source workspace (required when the run holds several)"),
+    Flag.optional
   ),
-  record: Options.text("record").pipe(
-    Options.withDescription("restore only this record of the run (repeatable)"),
-    Options.repeated
+  record: Flag.String("record").pipe(
+    Flag.withDescription("restore only this record of the run (repeatable)"),
+    Flag.atLeast(0)
   ),
-  deleteMissing: Options.boolean("delete-missing").pipe(
-    Options.withDescription("also delete target records that are not in the run (in the source workspace: those created after it)")
+  deleteMissing: booleanFlag("delete-missing").pipe(
+    Flag.withDescription("also delete target records that are not in the run (in the source workspace: those created after it)")
   ),
-  dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan's counts and send nothing")),
+  dryRun: booleanFlag("dry-run").pipe(Flag.withDescription("print the plan's counts and send nothing")),
   json: jsonOption,
   ...engineOption,
   ...verbosityOptions
 }
 
-export type RestoreFlags = Command.Command.ParseConfig<typeof options>
+export type RestoreFlags = Command.Command.Config.Infer<typeof options>
 
 export const restoreCommand = Command.make("restore", options, (flags) =>
   onEngineOr("restore", flags, () => Effect.flatMap(Effect.promise(() => import("../run/restore.ts")), (run) => run.restoreRun(flags)))).pipe(

@@ -13,11 +13,11 @@
  * The event names are checked there too: the schema module that lists them is not for
  * the start-up graph.
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
 import { usageError } from "../exit.ts"
 import { withExamples } from "../help-doc.ts"
 
@@ -31,39 +31,39 @@ const common = {
   ...verbosityOptions
 }
 
-const eventOption = Options.text("event").pipe(
-  Options.withDescription("a WebhookEvent to deliver, e.g. TODO_CREATED (repeatable; none: every event)"),
-  Options.repeated
+const eventOption = Flag.String("event").pipe(
+  Flag.withDescription("a WebhookEvent to deliver, e.g. TODO_CREATED (repeatable; none: every event)"),
+  Flag.atLeast(0)
 )
-const workspaceOption = Options.text("workspace").pipe(
-  Options.withDescription("deliver only events of this workspace id or slug (repeatable; none: every workspace)"),
-  Options.repeated
+const workspaceOption = Flag.String("workspace").pipe(
+  Flag.withDescription("deliver only events of this workspace id or slug (repeatable; none: every workspace)"),
+  Flag.atLeast(0)
 )
-const idArg = Args.text({ name: "ID" }).pipe(Args.withDescription("the webhook's id (see worksync webhooks list)"))
+const idArg = Argument.String("ID").pipe(Argument.withDescription("the webhook's id (see worksync webhooks list)"))
 
 export const listOptions = common
 export const createOptions = {
   ...common,
   // Optional to the parser so that a missing --url is reported in the house's one line.
-  url: Options.text("url").pipe(Options.withDescription("http(s) URL the deliveries are POSTed to"), Options.optional),
+  url: Flag.String("url").pipe(Flag.withDescription("http(s) URL the deliveries are POSTed to"), Flag.optional),
   event: eventOption,
   workspace: workspaceOption
 }
 export const updateOptions = {
   ...common,
   id: idArg,
-  url: Options.text("url").pipe(Options.withDescription("new delivery URL"), Options.optional),
-  event: eventOption.pipe(Options.withDescription("replace the events with these (repeatable)")),
-  workspace: workspaceOption.pipe(Options.withDescription("replace the workspaces with these ids or slugs (repeatable)")),
-  enable: Options.boolean("enable").pipe(Options.withDescription("enable the webhook (a health check is delivered)")),
-  disable: Options.boolean("disable").pipe(Options.withDescription("disable the webhook (it is kept)"))
+  url: Flag.String("url").pipe(Flag.withDescription("new delivery URL"), Flag.optional),
+  event: eventOption.pipe(Flag.withDescription("replace the events with these (repeatable)")),
+  workspace: workspaceOption.pipe(Flag.withDescription("replace the workspaces with these ids or slugs (repeatable)")),
+  enable: booleanFlag("enable").pipe(Flag.withDescription("enable the webhook (a health check is delivered)")),
+  disable: booleanFlag("disable").pipe(Flag.withDescription("disable the webhook (it is kept)"))
 }
 export const idOptions = { ...common, id: idArg }
 
-export type ListFlags = Command.Command.ParseConfig<typeof listOptions>
-export type CreateFlags = Command.Command.ParseConfig<typeof createOptions>
-export type UpdateFlags = Command.Command.ParseConfig<typeof updateOptions>
-export type IdFlags = Command.Command.ParseConfig<typeof idOptions>
+export type ListFlags = Command.Command.Config.Infer<typeof listOptions>
+export type CreateFlags = Command.Command.Config.Infer<typeof createOptions>
+export type UpdateFlags = Command.Command.Config.Infer<typeof updateOptions>
+export type IdFlags = Command.Command.Config.Infer<typeof idOptions>
 
 const CONNECTION = "Connects with --base-url, --token-id and --token-secret (or their profile keys or WORKSYNC_* variables)."
 

@@ -5,24 +5,24 @@
  *
  * The definition only; the work is in ../run/worker.ts, loaded when the command runs.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import { withExamples } from "../help-doc.ts"
 
 export const options = {
-  engine: Options.text("engine").pipe(Options.withDescription("PostgreSQL URL of the pool (optional ?schema=NAME, default worksync_engine)")),
-  concurrency: Options.integer("concurrency").pipe(
-    Options.withDescription("jobs this worker runs at once (default 2)"),
-    Options.optional
+  engine: Flag.String("engine").pipe(Flag.withDescription("PostgreSQL URL of the pool (optional ?schema=NAME, default worksync_engine)")),
+  concurrency: Flag.Int("concurrency").pipe(
+    Flag.withDescription("jobs this worker runs at once (default 2)"),
+    Flag.optional
   ),
-  name: Options.text("name").pipe(
-    Options.withDescription("this worker's name in the jobs' output (default: host and process id)"),
-    Options.optional
+  name: Flag.String("name").pipe(
+    Flag.withDescription("this worker's name in the jobs' output (default: host and process id)"),
+    Flag.optional
   )
 }
 
-export type WorkerFlags = Command.Command.ParseConfig<typeof options>
+export type WorkerFlags = Command.Command.Config.Infer<typeof options>
 
 export const workerCommand = Command.make("worker", options, (flags) =>
   Effect.flatMap(Effect.promise(() => import("../run/worker.ts")), (run) => run.workerRun(flags))).pipe(

@@ -38,7 +38,7 @@ export const backupRun = (flags: BackupFlags) =>
     }).pipe(
       Effect.provide(Layer.merge(client, SnapshotStore.layer(flags.snapshot))),
       Effect.ensuring(progress.done()),
-      Effect.catchAll((e): Effect.Effect<never, unknown> => {
+      Effect.catch((e): Effect.Effect<never, unknown> => {
         if (e instanceof WorkspaceNotFound) return Effect.fail(usageError(`--workspace ${e.workspace}: ${e.message}`))
         if (e instanceof StoreBusy) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
         const mapped = snapshotFailure(e, flags.snapshot)

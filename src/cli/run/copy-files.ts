@@ -1,9 +1,9 @@
 /** `worksync copy-files`: the work behind the definition in ../commands/copy-files.ts. */
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import { isNotFound } from "../../client/errors.ts"
 import type { ClientServices } from "../../client/layer.ts"
@@ -39,9 +39,9 @@ const workspaceFilesOf = (
   Effect.flatMap(Layer.build(layer), (ctx: Context.Context<ClientServices>) => Effect.provide(workspaceFilesFromServices, ctx))
 
 const parseEnd = (flag: string, value: string): Effect.Effect<Endpoint, CliExit> =>
-  Either.match(parseEndpoint(flag, value), {
-    onLeft: (e) => Effect.fail(usageError(e.message)),
-    onRight: Effect.succeed
+  Result.match(parseEndpoint(flag, value), {
+    onFailure: (e) => Effect.fail(usageError(e.message)),
+    onSuccess: Effect.succeed
   })
 
 /** Downloads go through the app base URL, which the REST-only check does not cover. */
@@ -116,7 +116,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
 
       const helper = isHelper()
       const journal = yield* openJournal(flags.journal, { helper }).pipe(
-        Effect.catchAll((e) =>
+        Effect.catch((e) =>
           Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e)
         )
       )
@@ -152,7 +152,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
             verbosity === "verbose" ? run(progress.note(`retrying ${name}: ${reason}`)) : undefined
         }
       }).pipe(
-        Effect.catchAll((e) => {
+        Effect.catch((e) => {
           if (e instanceof CopySetupError) return Effect.fail(usageError(e.message))
           // Like backup and import-csv: a workspace that does not exist is a bad invocation.
           const unknown = from.kind === "workspace" ? unknownWorkspace(e) : undefined

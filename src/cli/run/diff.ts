@@ -20,7 +20,7 @@ export const diffRun = (flags: DiffFlags) =>
       to: Option.getOrUndefined(flags.to)
     }).pipe(
       Effect.provide(SnapshotStore.layer(flags.snapshot, { mustExist: true })),
-      Effect.catchAll((e): Effect.Effect<never, unknown> => Effect.fail(snapshotFailure(e, flags.snapshot) ?? e))
+      Effect.catch((e): Effect.Effect<never, unknown> => Effect.fail(snapshotFailure(e, flags.snapshot) ?? e))
     )
     if (selection === undefined) {
       return yield* Effect.fail(usageError(`--snapshot ${shownLocation(flags.snapshot)} has no complete run; run worksync backup first`))

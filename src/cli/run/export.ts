@@ -29,7 +29,7 @@ export const exportRun = (flags: ExportFlags) =>
     }).pipe(
       Effect.ensuring(progress.done()),
       Effect.provide(SnapshotStore.layer(flags.snapshot, { mustExist: true })),
-      Effect.catchAll((e): Effect.Effect<never, unknown> => {
+      Effect.catch((e): Effect.Effect<never, unknown> => {
         if (e instanceof ExportError) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
         return Effect.fail(snapshotFailure(e, flags.snapshot) ?? e)
       })

@@ -1,8 +1,8 @@
 /** `worksync import-csv`: the work behind the definition in ../commands/import-csv.ts. */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import { Connection } from "../../client/config.ts"
 import { GraphqlClient } from "../../client/graphql-client.ts"
@@ -37,8 +37,8 @@ const mappingFrom = (flags: ImportCsvFlags) =>
     const pairs: Array<readonly [Field, string]> = []
     for (const m of flags.map) {
       const parsed = parseMapFlag(m)
-      if (Either.isLeft(parsed)) return yield* Effect.fail(usageError(parsed.left.message))
-      pairs.push(parsed.right)
+      if (Result.isFailure(parsed)) return yield* Effect.fail(usageError(parsed.failure.message))
+      pairs.push(parsed.success)
     }
     let file: Partial<Record<Field, string>> | undefined
     if (Option.isSome(flags.mapping)) {
@@ -50,8 +50,8 @@ const mappingFrom = (flags: ImportCsvFlags) =>
         return yield* Effect.fail(usageError(`--mapping ${name}: file not found`))
       }
       const parsed = parseMappingFile(name, text)
-      if (Either.isLeft(parsed)) return yield* Effect.fail(usageError(parsed.left.message))
-      file = parsed.right
+      if (Result.isFailure(parsed)) return yield* Effect.fail(usageError(parsed.failure.message))
+      file = parsed.success
     }
     const preset = Option.getOrUndefined(flags.preset)
     if (pairs.length === 0 && file === undefined && preset === undefined) {
@@ -117,7 +117,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       ...(adoptionWindow !== undefined ? { skewMs: adoptionWindow * 1000 } : {}),
       onRowsRead: (n: number) => reading.advance(n),
       // Reading ends where sending starts (a dry run never sends: its reading ends below).
-      onReplayStart: (total: number) => Effect.zipRight(reading.done(), sending.setTotal(total)),
+      onReplayStart: (total: number) => Effect.andThen(reading.done(), sending.setTotal(total)),
       onOpEnd: () => sending.advance(1)
     }
     const run: Effect.Effect<ImportResult, unknown> = flags.dryRun
@@ -134,7 +134,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       }).pipe(Effect.provide(Layer.merge(Journal.layer(flags.journal), client)))
 
     const result = yield* run.pipe(
-      Effect.catchAll((e): Effect.Effect<never, CliExit | unknown> => {
+      Effect.catch((e): Effect.Effect<never, CliExit | unknown> => {
         if (e instanceof ImportUsageError || e instanceof MappingError) return Effect.fail(usageError(e.message))
         if (e instanceof ImportFailed || e instanceof ReplayAborted) {
           return Effect.fail(new CliExit({ code: ExitCode.failed, message: `${e.message}; rerun with the same --journal to resume` }))

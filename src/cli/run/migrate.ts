@@ -86,7 +86,7 @@ export const migrateRun = (flags: MigrateFlags) =>
       }
       const helper = isHelper()
       const journal = yield* openJournal(flags.journal, { helper }).pipe(
-        Effect.catchAll((e) => Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e))
+        Effect.catch((e) => Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e))
       )
       // A helper of a spread migrate takes files of its file step, nothing else.
       if (helper) return yield* runCopyHelper("migrate", fileCopyOf(source, target, journal, DEFAULT_MIGRATE_CONCURRENCY), verbosity)
@@ -104,7 +104,7 @@ export const migrateRun = (flags: MigrateFlags) =>
         // The file step's plan is stored: a worker may start helpers now.
         onFilesPlanned: announcePlanned
       }).pipe(
-        Effect.catchAll((e): Effect.Effect<never, unknown> => {
+        Effect.catch((e): Effect.Effect<never, unknown> => {
           if (e instanceof CliExit) return Effect.fail(e)
           if (e instanceof MigrateError) return Effect.fail(usageError(`migrate: ${e.message}`))
           if (e instanceof StoreBusy) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))

@@ -85,7 +85,7 @@ export const mirrorRun = (flags: MirrorFlags) =>
           else Effect.runSync(logLine(verbosity, `mirror: ${e.event}${e.recordId !== null ? ` ${e.recordId}` : ""}${e.applied ? "" : " (left)"}`, "detail"))
         }
       }).pipe(
-        Effect.catchAll((e): Effect.Effect<never, unknown> => {
+        Effect.catch((e): Effect.Effect<never, unknown> => {
           if (e instanceof CliExit) return Effect.fail(e)
           if (e instanceof StoreBusy) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
           const mapped = snapshotFailure(e, flags.snapshot)

@@ -78,7 +78,7 @@ export const restoreRun = (flags: RestoreFlags) =>
           Effect.catchTag("WorkspaceNotFound", (e) => Effect.fail(usageError(`--to workspace:${to}: ${e.message}`)))
         )
         const journal = yield* openJournal(flags.journal).pipe(
-          Effect.catchAll((e) => Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e))
+          Effect.catch((e) => Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e))
         )
         yield* logLine(verbosity, `restore: run ${run.id}, workspace ${source} -> workspace ${target.id}`, "detail")
         return yield* restore(store, yield* RestClient, journal, {
@@ -91,7 +91,7 @@ export const restoreRun = (flags: RestoreFlags) =>
         })
       }).pipe(
         Effect.provide(Layer.merge(client, snapshot)),
-        Effect.catchAll((e): Effect.Effect<never, unknown> => {
+        Effect.catch((e): Effect.Effect<never, unknown> => {
           if (e instanceof CliExit) return Effect.fail(e)
           if (e instanceof RestoreError) return Effect.fail(usageError(`restore: ${e.message}`))
           const mapped = snapshotFailure(e, flags.snapshot)

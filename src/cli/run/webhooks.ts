@@ -96,7 +96,7 @@ const withGraphql = <A>(
     const layer = yield* clientLayerFromFlags(flags, { app: true })
     return yield* Effect.flatMap(GraphqlClient, use).pipe(
       Effect.provide(layer),
-      Effect.catchAll((e) => Effect.fail(e instanceof CliExit ? e : failed(sub, e)))
+      Effect.catch((e) => Effect.fail(e instanceof CliExit ? e : failed(sub, e)))
     )
   })
 
@@ -106,7 +106,7 @@ const withGraphql = <A>(
  * service error is checked against the caller's list before it is reported as is.
  */
 const onWebhook = <A>(gql: GraphqlClientApi, id: string, effect: Effect.Effect<A, unknown>): Effect.Effect<A, unknown> =>
-  Effect.catchAll(effect, (e) => {
+  Effect.catch(effect, (e) => {
     if (isUnknownWebhook(e)) return Effect.fail(notFound(id))
     if (codeOf(e) === undefined) return Effect.fail(e)
     return gql.webhooks().pipe(
@@ -198,7 +198,7 @@ export const createRun = (flags: CreateFlags) =>
         url,
         ...(events.length > 0 ? { events } : {}),
         ...(workspaces.length > 0 ? { projectIds: workspaces } : {})
-      }).pipe(Effect.catchAll(workspaceRefused(workspaces))))
+      }).pipe(Effect.catch(workspaceRefused(workspaces))))
     if (Option.isNone(answer)) {
       return yield* Effect.fail(
         new CliExit({
@@ -250,7 +250,7 @@ export const updateRun = (flags: UpdateFlags) =>
           ...(events.length > 0 ? { events } : {}),
           ...(workspaces.length > 0 ? { projectIds: workspaces } : {}),
           ...(enabled !== undefined ? { enabled } : {})
-        }).pipe(Effect.catchAll(workspaceRefused(workspaces)))
+        }).pipe(Effect.catch(workspaceRefused(workspaces)))
       ).pipe(Effect.flatMap((answer) => readBack(gql, "update", id, answer))))
     const view = publicView(updated)
     if (flags.json) yield* printJson(view)

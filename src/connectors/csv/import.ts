@@ -22,10 +22,9 @@ import { stringify } from "csv-stringify"
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -400,10 +399,10 @@ const openDryJournal = (location: string | undefined): Effect.Effect<DryJournal,
     return Effect.gen(function*() {
       const states = yield* openPostgresJournalStates(location)
       if (states === undefined) return {}
-      const runtime = yield* Effect.runtime<never>()
+      const services = yield* Effect.context<never>()
       return {
         statesOf: (keys) =>
-          Runtime.runPromiseExit(runtime)(states(keys)).then((exit) => {
+          Effect.runPromiseExitWith(services)(states(keys)).then((exit) => {
             if (Exit.isSuccess(exit)) return exit.value
             throw Cause.squash(exit.cause)
           })
@@ -583,11 +582,11 @@ export const planCsvImport = (
       needs = { tags: true, users: true }
     } else {
       const resolved = resolveMapping(reader.header, options.mapping)
-      if (Either.isLeft(resolved)) {
+      if (Result.isFailure(resolved)) {
         reader.close()
-        return yield* Effect.fail(new ImportUsageError({ message: resolved.left.message }))
+        return yield* Effect.fail(new ImportUsageError({ message: resolved.failure.message }))
       }
-      const { mapping, transforms } = resolved.right
+      const { mapping, transforms } = resolved.success
       extract = makeExtractor(reader.header, mapping, transforms)
       needs = { tags: mapping.tags !== undefined, users: mapping.assignees !== undefined }
     }
@@ -661,11 +660,11 @@ export const planCsvImport = (
       for (const record of batch) {
         rows++
         const e = extract(record)
-        if (Either.isLeft(e.row)) {
-          rejects.write(e.values, e.line, e.row.left)
+        if (Result.isFailure(e.row)) {
+          rejects.write(e.values, e.line, e.row.failure)
           continue
         }
-        const planned = planRow(e, e.row.right)
+        const planned = planRow(e, e.row.success)
         if (typeof planned === "string") {
           rejects.write(e.values, e.line, planned)
           continue
@@ -679,7 +678,7 @@ export const planCsvImport = (
         }
         creates.push(planned.create)
         createRows.push(e)
-        createValid.push(e.row.right)
+        createValid.push(e.row.success)
         createTool.push(toolRow)
       }
       // Both calls are made now (the journal keeps their order); their answers are
@@ -755,7 +754,7 @@ export const planCsvImport = (
         await assigner.close()
       }
     }
-    yield* Effect.async<void, ImportUsageError | ImportFailed | JournalError>((resume) => {
+    yield* Effect.callback<void, ImportUsageError | ImportFailed | JournalError>((resume) => {
       const planning = planAll()
       planning.then(() => resume(Effect.void), (e: unknown) => resume(Effect.fail(toImportError(e))))
       // Interrupted (Ctrl-C): reading stops after the batch at hand, and the interruption

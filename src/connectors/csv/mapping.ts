@@ -4,9 +4,9 @@
  * file, the file over the preset. It is checked against the header before any row is
  * read: an explicit column that the file does not have is an error.
  */
-import { ParseResult, Schema } from "effect"
+import { Schema, SchemaIssue } from "effect"
 import * as Data from "effect/Data"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { GENERIC_PRESET, type Preset, type PresetName } from "./presets.ts"
 
 export const FIELDS = [
@@ -21,11 +21,14 @@ export const FIELDS = [
   "done",
   "key"
 ] as const
-export const Field = Schema.Literal(...FIELDS)
+export const Field = Schema.Literals(FIELDS)
 export type Field = typeof Field.Type
 
-const Column = Schema.String.pipe(Schema.minLength(1))
-const opt = Schema.optionalWith(Column, { exact: true })
+// The message is spelled out: an empty column in a `--mapping` file keeps the wording users depend on.
+const Column = Schema.String.check(
+  Schema.isMinLength(1, { message: "Expected a string at least 1 character(s) long, actual \"\"" })
+)
+const opt = Schema.optionalKey(Column)
 
 /** `{"title": "Name", ...}`: the shape of a `--mapping` file (unknown fields are errors). */
 export const MappingFile = Schema.Struct({
@@ -45,40 +48,70 @@ export type MappingSpec = Partial<Record<Field, string>>
 export class MappingError extends Data.TaggedError("MappingError")<{ readonly message: string }> {}
 
 /** Parses one `--map FIELD=COLUMN` value. */
-export const parseMapFlag = (value: string): Either.Either<readonly [Field, string], MappingError> => {
+export const parseMapFlag = (value: string): Result.Result<readonly [Field, string], MappingError> => {
   const eq = value.indexOf("=")
   if (eq <= 0 || eq === value.length - 1) {
-    return Either.left(new MappingError({ message: `--map ${value}: expected FIELD=COLUMN, e.g. --map title=Name` }))
+    return Result.fail(new MappingError({ message: `--map ${value}: expected FIELD=COLUMN, e.g. --map title=Name` }))
   }
   const field = value.slice(0, eq).trim()
   const column = value.slice(eq + 1)
   if (!(FIELDS as ReadonlyArray<string>).includes(field)) {
-    return Either.left(new MappingError({ message: `--map ${value}: unknown field "${field}"; fields are ${FIELDS.join(", ")}` }))
+    return Result.fail(new MappingError({ message: `--map ${value}: unknown field "${field}"; fields are ${FIELDS.join(", ")}` }))
   }
-  return Either.right([field as Field, column] as const)
+  return Result.succeed([field as Field, column] as const)
 }
 
 /** Decodes the JSON text of a `--mapping` file. */
-export const parseMappingFile = (name: string, text: string): Either.Either<MappingSpec, MappingError> => {
+export const parseMappingFile = (name: string, text: string): Result.Result<MappingSpec, MappingError> => {
   let raw: unknown
   try {
     raw = JSON.parse(text)
   } catch (e) {
-    return Either.left(new MappingError({ message: `--mapping ${name}: not valid JSON: ${(e as Error).message}` }))
+    return Result.fail(new MappingError({ message: `--mapping ${name}: not valid JSON: ${(e as Error).message}` }))
   }
-  return Schema.decodeUnknownEither(MappingFile, { onExcessProperty: "error" })(raw).pipe(
-    Either.mapLeft(
+  return Schema.decodeUnknownResult(MappingFile, { onExcessProperty: "error", reportInput: true })(raw).pipe(
+    Result.mapError(
       (e) =>
         new MappingError({
           message: `--mapping ${name}: expected {"FIELD": "COLUMN", ...} with FIELD one of ${FIELDS.join(", ")}: ${
-            ParseResult.ArrayFormatter.formatErrorSync(e)
-              .map((i) => `${i.path.join(".")}: ${i.message}`)
+            formatMappingIssue(e.issue)
+              .issues
+              .map((i) => `${(i.path ?? []).join(".")}: ${i.message}`)
               .join("; ")
           }`
         })
     )
   )
 }
+
+/** A rejected value as the `--mapping` messages print it (`actual ...`): its JSON text. */
+const actualText = (u: unknown): string => {
+  try {
+    return JSON.stringify(u) ?? String(u)
+  } catch {
+    return String(u)
+  }
+}
+
+/**
+ * Leaf messages in the wording users of `--mapping` depend on (`is unexpected, expected: ...`,
+ * `Expected string, actual ...`), not Effect's default: an unknown field, a non-string column,
+ * a non-object.
+ */
+const formatMappingIssue = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) => {
+    switch (issue._tag) {
+      case "UnexpectedKey":
+        return `is unexpected, expected: ${FIELDS.map((f) => JSON.stringify(f)).join(" | ")}`
+      case "InvalidType":
+        return issue.ast._tag === "String"
+          ? `Expected string, actual ${actualText(issue.input)}`
+          : `Expected { ${FIELDS.map((f) => `readonly ${f}?: minLength(1)`).join("; ")} }, actual ${actualText(issue.input)}`
+      default:
+        return SchemaIssue.defaultLeafHook(issue)
+    }
+  }
+})
 
 /** A column of the header, resolved to every index carrying that name (Jira repeats `Labels`). */
 export interface ResolvedColumn {
@@ -105,7 +138,7 @@ const norm = (s: string) => s.trim().toLowerCase()
 export const resolveMapping = (
   header: ReadonlyArray<string>,
   input: MappingInput
-): Either.Either<{ readonly mapping: ResolvedMapping; readonly transforms: Preset["transforms"] }, MappingError> => {
+): Result.Result<{ readonly mapping: ResolvedMapping; readonly transforms: Preset["transforms"] }, MappingError> => {
   const exact = new Map<string, Array<number>>()
   const loose = new Map<string, Array<number>>()
   header.forEach((h, i) => {
@@ -143,7 +176,7 @@ export const resolveMapping = (
   }
   const shown = header.map((h) => JSON.stringify(h)).join(", ")
   if (missing.length > 0) {
-    return Either.left(
+    return Result.fail(
       new MappingError({ message: `unknown column in the mapping: ${missing.join(", ")}; the CSV header has ${shown}` })
     )
   }
@@ -151,7 +184,7 @@ export const resolveMapping = (
     const hint = preset !== undefined
       ? `preset ${input.preset} expects a title column named ${preset.columns.title?.map((c) => JSON.stringify(c)).join(" or ")}`
       : "map one with --map title=COLUMN, --mapping or --preset"
-    return Either.left(new MappingError({ message: `no column is mapped to title: ${hint}; the CSV header has ${shown}` }))
+    return Result.fail(new MappingError({ message: `no column is mapped to title: ${hint}; the CSV header has ${shown}` }))
   }
-  return Either.right({ mapping, transforms: preset?.transforms ?? {} })
+  return Result.succeed({ mapping, transforms: preset?.transforms ?? {} })
 }

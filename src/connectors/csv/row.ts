@@ -11,8 +11,9 @@
  * - done: the usual spellings (yes/no, true/false, 1/0, x, done, ...), and a date
  *   (a completion time such as Asana's "Completed At") means done.
  */
-import { ParseResult, Schema } from "effect"
-import * as Either from "effect/Either"
+import { Schema, type SchemaAST, SchemaIssue, SchemaTransformation } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { isBareDate, isIsoTimestamp } from "../../schema/dates.ts"
 
 const MONTHS: Readonly<Record<string, string>> = {
@@ -119,68 +120,86 @@ const distinct = (a: Array<string>): Array<string> => {
   return out
 }
 
-const fail = (ast: Schema.Schema.AnyNoContext["ast"], actual: string, message: string) =>
-  ParseResult.fail(new ParseResult.Type(ast, actual, message))
+/** A decoding failure whose message is the whole error text (no "Expected ..." prefix). */
+const fail = (actual: string, message: string, options: SchemaAST.ParseOptions) =>
+  Effect.fail(new SchemaIssue.InvalidValue({ message }, actual, options))
+
+/** The encoding side of the row transformations (rows are only decoded here). */
+const identityEncode = <A>(a: A) => Effect.succeed(a)
 
 /** A cell: trimmed, and an empty cell counts as absent. */
 const Cell = Schema.optional(Schema.String)
 
-const Title = Schema.transformOrFail(Schema.String, Schema.String, {
-  strict: true,
-  decode: (s, _, ast) => {
-    const t = s.trim()
-    return t === "" ? fail(ast, s, "title is empty") : ParseResult.succeed(t)
-  },
-  encode: ParseResult.succeed
-})
+const Title = Schema.String.pipe(Schema.decodeTo(
+  Schema.String,
+  SchemaTransformation.transformEffect({
+    decode: (s: string, options) => {
+      const t = s.trim()
+      return t === "" ? fail(s, "title is empty", options) : Effect.succeed(t)
+    },
+    encode: identityEncode
+  })
+))
 
 const DateCell = (field: string) =>
-  Schema.transformOrFail(Schema.String, Schema.String, {
-    strict: true,
-    decode: (s, _, ast) => {
-      const d = normalizeDate(s)
-      return d === undefined
-        ? fail(ast, s, `${field} ${JSON.stringify(s)} is not a date: use YYYY-MM-DD (all-day) or an ISO 8601 timestamp such as 2024-05-01T09:30:00Z (timed)`)
-        : ParseResult.succeed(d)
+  Schema.String.pipe(Schema.decodeTo(
+    Schema.String,
+    SchemaTransformation.transformEffect({
+      decode: (s: string, options) => {
+        const d = normalizeDate(s)
+        return d === undefined
+          ? fail(s, `${field} ${JSON.stringify(s)} is not a date: use YYYY-MM-DD (all-day) or an ISO 8601 timestamp such as 2024-05-01T09:30:00Z (timed)`, options)
+          : Effect.succeed(d)
+      },
+      encode: identityEncode
+    })
+  ))
+
+const Emails = Schema.String.pipe(Schema.decodeTo(
+  Schema.Array(Schema.String),
+  SchemaTransformation.transformEffect({
+    decode: (s: string, options) => {
+      const out: Array<string> = []
+      for (const e of splitList(s)) {
+        if (!EMAIL.test(e)) return fail(s, `assignees: ${JSON.stringify(e)} is not an e-mail address`, options)
+        out.push(e.toLowerCase())
+      }
+      return Effect.succeed<ReadonlyArray<string>>([...new Set(out)])
     },
-    encode: ParseResult.succeed
+    encode: (a) => Effect.succeed(a.join(", "))
   })
+))
 
-const Emails = Schema.transformOrFail(Schema.String, Schema.Array(Schema.String), {
-  strict: true,
-  decode: (s, _, ast) => {
-    const out: Array<string> = []
-    for (const e of splitList(s)) {
-      if (!EMAIL.test(e)) return fail(ast, s, `assignees: ${JSON.stringify(e)} is not an e-mail address`)
-      out.push(e.toLowerCase())
-    }
-    return ParseResult.succeed([...new Set(out)])
-  },
-  encode: (a) => ParseResult.succeed(a.join(", "))
-})
+const Titles = Schema.String.pipe(Schema.decodeTo(
+  Schema.Array(Schema.String),
+  SchemaTransformation.transform({
+    decode: (s: string): ReadonlyArray<string> => [...new Set(splitList(s))],
+    encode: (a) => a.join(", ")
+  })
+))
 
-const Titles = Schema.transform(Schema.String, Schema.Array(Schema.String), {
-  strict: true,
-  decode: (s) => [...new Set(splitList(s))],
-  encode: (a) => a.join(", ")
-})
+const Done = Schema.String.pipe(Schema.decodeTo(
+  Schema.Boolean,
+  SchemaTransformation.transformEffect({
+    decode: (s: string, options) => {
+      const d = parseDone(s)
+      return d === undefined
+        ? fail(s, `done ${JSON.stringify(s)} is not a yes/no value (yes, no, true, false, 1, 0, x, done, or a completion date)`, options)
+        : Effect.succeed(d)
+    },
+    encode: (b) => Effect.succeed(b ? "true" : "false")
+  })
+))
 
-const Done = Schema.transformOrFail(Schema.String, Schema.Boolean, {
-  strict: true,
-  decode: (s, _, ast) => {
-    const d = parseDone(s)
-    return d === undefined
-      ? fail(ast, s, `done ${JSON.stringify(s)} is not a yes/no value (yes, no, true, false, 1, 0, x, done, or a completion date)`)
-      : ParseResult.succeed(d)
-  },
-  encode: (b) => ParseResult.succeed(b ? "true" : "false")
-})
+const Text = Schema.String.pipe(Schema.decodeTo(
+  Schema.String,
+  SchemaTransformation.transform({ decode: (s: string) => s.replace(/\r\n?/g, "\n"), encode: (s) => s })
+))
 
-const Text = Schema.transform(Schema.String, Schema.String, {
-  strict: true,
-  decode: (s) => s.replace(/\r\n?/g, "\n"),
-  encode: (s) => s
-})
+const Trimmed = Schema.String.pipe(Schema.decodeTo(
+  Schema.String,
+  SchemaTransformation.transform({ decode: (s: string) => s.trim(), encode: (s) => s })
+))
 
 /** The mapped cells of one row, empty cells already removed. */
 export const RawRow = Schema.Struct({
@@ -199,36 +218,42 @@ export type RawRow = typeof RawRow.Type
 
 /** A valid row: what one `create-record` (plus `done`) will carry. */
 export const CsvRow = Schema.Struct({
-  /** Always present in the input (an empty cell is ""), so a missing title reads "title is empty". */
-  title: Title,
+  /**
+   * Always present in the input (an empty cell is ""), so a missing title reads "title is empty";
+   * an object without one reads "is missing", the wording of every missing key (decode.ts).
+   */
+  title: Title.annotateKey({ messageMissingKey: "is missing" }),
   description: Schema.optional(Text),
   descriptionHtml: Schema.optional(Schema.String),
-  list: Schema.optional(Schema.transform(Schema.String, Schema.String, { strict: true, decode: (s) => s.trim(), encode: (s) => s })),
+  list: Schema.optional(Trimmed),
   startedAt: Schema.optional(DateCell("startedAt")),
   duedAt: Schema.optional(DateCell("duedAt")),
-  assignees: Schema.optionalWith(Emails, { default: () => [] }),
-  tags: Schema.optionalWith(Titles, { default: () => [] }),
-  done: Schema.optionalWith(Done, { default: () => false }),
-  key: Schema.optional(Schema.transform(Schema.String, Schema.String, { strict: true, decode: (s) => s.trim(), encode: (s) => s }))
-}).pipe(
-  Schema.filter((r) =>
+  // A missing (or undefined) cell decodes to the default (no assignees, no tags, not done);
+  // `Effect.sync` gives every row its own array.
+  assignees: Emails.pipe(Schema.withDecodingDefaultType(Effect.sync((): ReadonlyArray<string> => []))),
+  tags: Titles.pipe(Schema.withDecodingDefaultType(Effect.sync((): ReadonlyArray<string> => []))),
+  done: Done.pipe(Schema.withDecodingDefaultType(Effect.succeed(false))),
+  key: Schema.optional(Trimmed)
+}).check(
+  Schema.makeFilter((r) =>
     r.description !== undefined && r.descriptionHtml !== undefined
       ? {
         path: ["descriptionHtml"],
-        message: "description and descriptionHtml are both set; a record takes one or the other (R-REST-RECORD-33)"
+        issue: "description and descriptionHtml are both set; a record takes one or the other (R-REST-RECORD-33)"
       }
       : undefined
   )
 )
 export type CsvRow = typeof CsvRow.Type
 
-const decodeRow = Schema.decodeUnknownEither(CsvRow, { errors: "first" })
+const decodeRow = Schema.decodeUnknownResult(CsvRow, { errors: "first" })
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /** The schema's verdict on one row, the error as one readable line. */
-export const decodeRowWithSchema = (raw: Readonly<Record<string, string | undefined>>): Either.Either<CsvRow, string> =>
+export const decodeRowWithSchema = (raw: Readonly<Record<string, string | undefined>>): Result.Result<CsvRow, string> =>
   decodeRow(raw).pipe(
-    Either.mapLeft((e) => {
-      const issue = ParseResult.ArrayFormatter.formatErrorSync(e)[0]
+    Result.mapError((e) => {
+      const issue = formatIssue(e.issue).issues[0]
       return issue === undefined ? e.message : issue.message
     })
   )
@@ -328,13 +353,13 @@ export const fastDecodeRow = (raw: Readonly<Record<string, string | undefined>>)
 }
 
 /** Validates one row's mapped cells: the fast path, else the schema (and its error). */
-export const validateRow = (raw: Readonly<Record<string, string | undefined>>): Either.Either<CsvRow, string> => {
+export const validateRow = (raw: Readonly<Record<string, string | undefined>>): Result.Result<CsvRow, string> => {
   const fast = fastDecodeRow(raw)
-  return fast !== undefined ? Either.right(fast) : decodeRowWithSchema(raw)
+  return fast !== undefined ? Result.succeed(fast) : decodeRowWithSchema(raw)
 }
 
 /** `validateRow` over positional cells; the object for the schema is built only when needed. */
-export const validateCells = (cells: ReadonlyArray<string | undefined>): Either.Either<CsvRow, string> => {
+export const validateCells = (cells: ReadonlyArray<string | undefined>): Result.Result<CsvRow, string> => {
   const fast = fastDecodeCells(cells)
-  return fast !== undefined ? Either.right(fast) : decodeRowWithSchema(cellsToRaw(cells))
+  return fast !== undefined ? Result.succeed(fast) : decodeRowWithSchema(cellsToRaw(cells))
 }

@@ -7,7 +7,7 @@
  * a rerun of the same file, or of the file with rows appended, gives every earlier row
  * the key it had before, and only appended rows are new.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { createHash } from "node:crypto"
 import * as crypto from "node:crypto"
 import type { Field, ResolvedMapping } from "./mapping.ts"
@@ -32,7 +32,7 @@ export interface ExtractedRow {
   /** Journal key base; `occurrence` says whether identical rows get `#n` suffixes. */
   readonly key: string
   readonly occurrence: boolean
-  readonly row: Either.Either<CsvRow, string>
+  readonly row: Result.Result<CsvRow, string>
 }
 
 /** Builds the extractor for one file's header and mapping. */
@@ -85,11 +85,11 @@ export const makeExtractor = (
     }
     const keyCell = cells[CELL.key]?.trim()
     const key = explicitKey && keyCell !== undefined && keyCell !== "" ? `k:${keyCell}` : contentKey(values)
-    let row: Either.Either<CsvRow, string>
+    let row: Result.Result<CsvRow, string>
     if (values.length > width && hasExtraContent(values, width)) {
-      row = Either.left(`the row has ${values.length} fields but the header has ${width} (an unquoted delimiter?)`)
+      row = Result.fail(`the row has ${values.length} fields but the header has ${width} (an unquoted delimiter?)`)
     } else if (explicitKey && (keyCell === undefined || keyCell === "")) {
-      row = Either.left(`key is empty (column ${JSON.stringify(mapping.key!.name)})`)
+      row = Result.fail(`key is empty (column ${JSON.stringify(mapping.key!.name)})`)
     } else {
       row = validateCells(cells)
     }

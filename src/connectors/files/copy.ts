@@ -142,14 +142,14 @@ export const recordOutcome = (
   job: Pick<UploadJob, "key" | "payload">,
   outcome: Effect.Effect<CopyResult, unknown>
 ): Effect.Effect<RecordedOutcome, JournalError | JournalStateError> =>
-  Effect.flatMap(Effect.either(outcome), (result): Effect.Effect<RecordedOutcome, JournalError | JournalStateError> => {
-    if (result._tag === "Right") {
-      const r = result.right
+  Effect.flatMap(Effect.result(outcome), (result): Effect.Effect<RecordedOutcome, JournalError | JournalStateError> => {
+    if (result._tag === "Success") {
+      const r = result.success
       const mappings = r.uid === null ? [] : [{ namespace: FILE_NAMESPACE, sourceKey: sourceKeyOf(job.payload.source), targetId: r.uid }]
       return Effect.as(journal.complete(job.key, r, mappings), { _tag: "Copied", result: r })
     }
-    const reason = detailOf(result.left)
-    return Effect.as(journal.fail(job.key, reason), { _tag: "Failed", reason, abort: isAbort(result.left) })
+    const reason = detailOf(result.failure)
+    return Effect.as(journal.fail(job.key, reason), { _tag: "Failed", reason, abort: isAbort(result.failure) })
   })
 
 /** Plans every source file in the journal (new ones get names), returns them with their state. */
@@ -207,7 +207,7 @@ const copyToDir = (
         reporter.bytes?.(b)
       })
       .pipe(
-        Effect.catchAll((error) => {
+        Effect.catch((error) => {
           reporter.bytes?.(-moved)
           const again = n < MAX_WRITE_ATTEMPTS && (isTransient(error) || error instanceof SizeMismatch)
           if (!again) return Effect.fail(error)
@@ -300,8 +300,8 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
         (file) =>
           Effect.gen(function*() {
             if (stopped()) return
-            const claimed = yield* Effect.either(journal.claim(file.key))
-            if (claimed._tag === "Left") return void takenElsewhere.push(file)
+            const claimed = yield* Effect.result(journal.claim(file.key))
+            if (claimed._tag === "Failure") return void takenElsewhere.push(file)
             yield* finish(file, copyToDir(options, dirTarget!, file.payload, reporter))
           }),
         { concurrency, discard: true }
@@ -330,9 +330,9 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
           Effect.gen(function*() {
             if (unit._tag === "one" ? stopped() : unit.files.every(() => stopped())) return
             if (unit._tag === "one") {
-              const claimed = yield* Effect.either(journal.claim(unit.file.key))
-              if (claimed._tag === "Left") return void takenElsewhere.push(unit.file)
-              yield* finish(unit.file, uploadOne(ctx, unit.file, claimed.right))
+              const claimed = yield* Effect.result(journal.claim(unit.file.key))
+              if (claimed._tag === "Failure") return void takenElsewhere.push(unit.file)
+              yield* finish(unit.file, uploadOne(ctx, unit.file, claimed.success))
               return
             }
             const ops = yield* journal.claimMany(unit.files.map((f) => f.key))
@@ -374,13 +374,13 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
           failures.push({ name, reason })
           reporter.fileFailed?.(name, reason)
         } else if (op?.state === "pending" && stop === undefined) {
-          const claimed = yield* Effect.either(journal.claim(file.key))
+          const claimed = yield* Effect.result(journal.claim(file.key))
           // Settling what a dead helper sent (a batch leaves no upload uid) needs the time
           // of its attempt, not the one read at planning.
           const again = { ...file, previousAttemptAt: op.attemptedAt ?? file.previousAttemptAt }
-          if (claimed._tag === "Left") next.push(file)
+          if (claimed._tag === "Failure") next.push(file)
           else if (to.kind === "dir") yield* finish(again, copyToDir(options, dirTarget!, file.payload, reporter))
-          else yield* finish(again, uploadOne(uploadContext!, again, claimed.right))
+          else yield* finish(again, uploadOne(uploadContext!, again, claimed.success))
         } else if (op?.state === "in_flight") {
           next.push(file)
         } else if (op?.state === "pending") {

@@ -84,7 +84,7 @@ export const tapDigestStream = <E, R>(
         size = 0
         hex = null
       }
-      return Stream.mapChunks(stream, (chunk) => {
+      return Stream.mapArray(stream, (chunk) => {
         let n = 0
         for (const bytes of chunk) {
           hash.update(bytes)

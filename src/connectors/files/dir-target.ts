@@ -87,7 +87,7 @@ export const openDirTarget = (root: string): Effect.Effect<DirTarget, LocalIoErr
         const cleanup = Effect.sync(() => fs.rmSync(temp, { force: true }))
         yield* Stream.run(
           tapped.stream,
-          NodeSink.fromWritable(() => fs.createWriteStream(temp), io(temp, "write"))
+          NodeSink.fromWritable({ evaluate: () => fs.createWriteStream(temp), onError: io(temp, "write") })
         ).pipe(Effect.onError(() => cleanup))
         const digest = tapped.digest()
         if (digest.size !== expectedSize) {

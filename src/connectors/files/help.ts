@@ -113,7 +113,12 @@ export const helpCopy = (options: CopyFilesOptions): Effect.Effect<HelpSummary, 
       return true
     })
 
-    const lane = Effect.iterate(true, { while: (more) => more, body: () => takeSome })
+    // Takes files until none is left (or the help stops).
+    const lane = Effect.gen(function*() {
+      while (yield* takeSome) {
+        // next unit
+      }
+    })
     yield* Effect.all(Array.from({ length: Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY) }, () => lane), {
       concurrency: "unbounded",
       discard: true

@@ -25,7 +25,7 @@ export const ManifestLine = Schema.Struct({
 })
 export type ManifestLine = typeof ManifestLine.Type
 
-const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(ManifestLine))
+const decodeLine = Schema.decodeUnknownOption(Schema.fromJsonString(ManifestLine))
 
 export interface Manifest {
   readonly file: string

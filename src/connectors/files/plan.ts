@@ -28,7 +28,7 @@ export const DirSource = Schema.Struct({
   relPath: Schema.String,
   size: Schema.Number
 })
-export const SourceFile = Schema.Union(WorkspaceSource, DirSource)
+export const SourceFile = Schema.Union([WorkspaceSource, DirSource])
 export type SourceFile = typeof SourceFile.Type
 
 /** The payload of a `file.copy` op. */

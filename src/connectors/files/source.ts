@@ -70,8 +70,8 @@ export const openSource = (
 ): Stream.Stream<Uint8Array, unknown> => {
   if (file.kind === "workspace") return source!.download({ uid: file.uid, name: file.name })
   const local = path.join(file.root, ...file.relPath.split("/"))
-  return NodeStream.fromReadable(
-    () => fs.createReadStream(local, { highWaterMark: 256 * 1024 }),
-    (e) => new LocalIoError({ path: local, operation: "read", detail: detailOf(e) })
-  )
+  return NodeStream.fromReadable({
+    evaluate: () => fs.createReadStream(local, { highWaterMark: 256 * 1024 }),
+    onError: (e) => new LocalIoError({ path: local, operation: "read", detail: detailOf(e) })
+  })
 }

@@ -2,7 +2,7 @@
  * The two ends of a copy: `workspace:ID` or `dir:PATH` (the command-line contract).
  */
 import * as path from "node:path"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { CopySpecInvalid } from "./errors.ts"
 
 export type Endpoint =
@@ -14,19 +14,19 @@ export const parseEndpoint = (
   flag: string,
   value: string,
   cwd: string = process.cwd()
-): Either.Either<Endpoint, CopySpecInvalid> => {
+): Result.Result<Endpoint, CopySpecInvalid> => {
   const colon = value.indexOf(":")
   const scheme = colon < 0 ? "" : value.slice(0, colon)
   const rest = colon < 0 ? "" : value.slice(colon + 1)
   if (scheme === "workspace" || scheme === "ws") {
-    if (rest.trim() === "") return Either.left(new CopySpecInvalid({ flag, value, reason: "missing workspace id" }))
-    return Either.right({ kind: "workspace", workspaceId: rest.trim() })
+    if (rest.trim() === "") return Result.fail(new CopySpecInvalid({ flag, value, reason: "missing workspace id" }))
+    return Result.succeed({ kind: "workspace", workspaceId: rest.trim() })
   }
   if (scheme === "dir") {
-    if (rest === "") return Either.left(new CopySpecInvalid({ flag, value, reason: "missing directory path" }))
-    return Either.right({ kind: "dir", path: path.resolve(cwd, rest) })
+    if (rest === "") return Result.fail(new CopySpecInvalid({ flag, value, reason: "missing directory path" }))
+    return Result.succeed({ kind: "dir", path: path.resolve(cwd, rest) })
   }
-  return Either.left(new CopySpecInvalid({ flag, value, reason: "unknown kind" }))
+  return Result.fail(new CopySpecInvalid({ flag, value, reason: "unknown kind" }))
 }
 
 export const describeEndpoint = (e: Endpoint): string =>

@@ -106,7 +106,7 @@ export interface Adopter {
 }
 
 export const makeAdopter = (journal: JournalApi, target: WorkspaceFiles, workspaceId: string): Adopter => {
-  const list = Stream.runCollect(target.listFiles(workspaceId)).pipe(Effect.map((c) => [...c] as Array<FileItem>))
+  const list = Stream.runCollect(target.listFiles(workspaceId)).pipe(Effect.map((c): Array<FileItem> => [...c]))
   let current: Array<FileItem> | null = null
   const taken = new Set<string>()
   const refresh = Effect.map(list, (items) => {
@@ -146,11 +146,11 @@ const confirmUpload = (ctx: UploadContext, uid: string, name: string): Effect.Ef
           ? Effect.succeed<ConfirmOutcome>({ _tag: "Confirmed" })
           : Effect.fail(new NotConfirmed({ name, uid, status }))
       ),
-      Effect.catchAll((error): Effect.Effect<ConfirmOutcome, unknown> => {
+      Effect.catch((error): Effect.Effect<ConfirmOutcome, unknown> => {
         if (needsReupload(error)) return Effect.succeed({ _tag: "Reupload", reason: detailOf(error) })
         if (n < MAX_CONFIRM_ATTEMPTS && isTransient(error)) {
           ctx.reporter.retrying?.(name, `confirm: ${detailOf(error)}`)
-          return Effect.sleep(`${50 * 2 ** n} millis`).pipe(Effect.zipRight(go(n + 1)))
+          return Effect.sleep(`${50 * 2 ** n} millis`).pipe(Effect.andThen(go(n + 1)))
         }
         return Effect.fail(error)
       })
@@ -200,8 +200,8 @@ export const uploadOne = (ctx: UploadContext, job: UploadJob, op: Op): Effect.Ef
         reporter.bytes?.(-moved)
         moved = 0
       }
-      const put = yield* Effect.either(target.put(slot, tapped.stream, size))
-      if (put._tag === "Left") {
+      const put = yield* Effect.result(target.put(slot, tapped.stream, size))
+      if (put._tag === "Failure") {
         // The answer may be lost while the bytes landed: ask before sending them again.
         // Only a definite "not stored" lets a new upload go; a confirm that fails otherwise
         // fails the file with this uid kept in the journal, for the next run to settle.
@@ -212,7 +212,7 @@ export const uploadOne = (ctx: UploadContext, job: UploadJob, op: Op): Effect.Ef
         }
         takeBack()
         // A presigned URL is single-use: the next attempt presigns afresh.
-        return yield* again(n, put.left)
+        return yield* again(n, put.failure)
       }
       const digest = tapped.digest()
       if (digest.size !== size) {
@@ -303,7 +303,7 @@ export const uploadBatch = (
       })
     )
     const sentAt = new Date().toISOString()
-    const sent = yield* Effect.either(
+    const sent = yield* Effect.result(
       target.uploadBatch!(
         ctx.workspaceId,
         jobs.map(({ job }, i) => ({
@@ -314,8 +314,8 @@ export const uploadBatch = (
       )
     )
     const fallback = (i: number) => uploadOne(ctx, jobs[i]!.job, jobs[i]!.op)
-    if (sent._tag === "Right") {
-      const uploaded = sent.right
+    if (sent._tag === "Success") {
+      const uploaded = sent.success
       const used = new Set<number>()
       // Results in input order (UPLOAD_FILES_RESULT_ORDER); matched by name and size as well.
       const resultFor = (i: number, name: string, size: number) => {
@@ -344,17 +344,17 @@ export const uploadBatch = (
       })
     }
     reporter.bytes?.(-moved)
-    const ambiguous = mayHaveApplied(sent.left)
+    const ambiguous = mayHaveApplied(sent.failure)
     reporter.retrying?.(
       jobs.map(({ job }) => nameOf(job.payload.source)).join(", "),
-      `batch upload: ${detailOf(sent.left)}${ambiguous ? "; checking what landed" : ""}`
+      `batch upload: ${detailOf(sent.failure)}${ambiguous ? "; checking what landed" : ""}`
     )
     const out: Array<{ key: string; result: Effect.Effect<CopyResult, unknown> }> = []
-    const listed = ambiguous ? yield* Effect.either(ctx.adopter.refresh) : null
+    const listed = ambiguous ? yield* Effect.result(ctx.adopter.refresh) : null
     for (let i = 0; i < jobs.length; i++) {
       const { job } = jobs[i]!
       const size = job.payload.source.size
-      const adopted = listed !== null && listed._tag === "Right"
+      const adopted = listed !== null && listed._tag === "Success"
         ? yield* ctx.adopter
           .adopt(job.payload.uploadName ?? uploadNameOf(job.payload.source), size, sentAt)
           .pipe(Effect.orElseSucceed(() => null))
@@ -363,9 +363,9 @@ export const uploadBatch = (
         key: job.key,
         result: adopted !== null
           ? Effect.succeed<CopyResult>({ path: null, uid: adopted, size, sha256: null })
-          : listed !== null && listed._tag === "Left"
+          : listed !== null && listed._tag === "Failure"
           // Cannot tell what landed: sending again could duplicate. A rerun settles it.
-          ? Effect.fail(uncheckable(sent.left, listed.left))
+          ? Effect.fail(uncheckable(sent.failure, listed.failure))
           : fallback(i)
       })
     }

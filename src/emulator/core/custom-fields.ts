@@ -52,10 +52,10 @@ export const ListCustomFieldsInput = openStruct({ workspaceId: Schema.String })
 export const CreateCustomFieldInput = openStruct({
   workspaceId: Schema.String,
   name: Schema.String,
-  type: Schema.Literal(...CUSTOM_FIELD_TYPES),
+  type: Schema.Literals(CUSTOM_FIELD_TYPES),
   options: Schema.optional(Schema.Array(openStruct({ title: Schema.String, color: Schema.optional(Schema.String) }))),
   tableColumns: Schema.optional(
-    Schema.Array(openStruct({ name: Schema.String, type: Schema.optional(Schema.Literal("TEXT", "NUMBER", "CHECKBOX", "DATE")) }))
+    Schema.Array(openStruct({ name: Schema.String, type: Schema.optional(Schema.Literals(["TEXT", "NUMBER", "CHECKBOX", "DATE"])) }))
   )
 })
 export const UpdateCustomFieldInput = openStruct({

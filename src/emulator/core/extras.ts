@@ -21,7 +21,7 @@ export const CreateRecordDependencyInput = openStruct({
   workspaceId: Schema.String,
   recordId: Schema.String,
   dependsOnId: Schema.String,
-  type: Schema.optional(Schema.Literal("BLOCKED_BY", "RELATES_TO"))
+  type: Schema.optional(Schema.Literals(["BLOCKED_BY", "RELATES_TO"]))
 })
 export const DeleteRecordDependencyInput = openStruct({ workspaceId: Schema.String, dependencyId: Schema.String })
 export const WorkspaceScopeInput = openStruct({ workspaceId: Schema.optional(Schema.String) })

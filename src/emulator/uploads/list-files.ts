@@ -3,7 +3,8 @@
  * hasNextPage}}`, default limit 50, larger limits capped silently at 100, order
  * FILE_ORDER, both statuses listed.
  */
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
+import { decodeUnknownEither } from "../../schema/decode.ts"
 import { PAGE_DEFAULT_LIMIT, PAGE_DEFAULT_SKIP, PAGE_MAX_LIMIT, effectiveLimit } from "../../schema/limits.ts"
 import { resolveWorkspace, workspaceLevel } from "../auth.ts"
 import type { EmulatorContext, Principal, RestOperation } from "../context.ts"
@@ -13,8 +14,10 @@ import { applyFileChurn } from "./file-churn.ts"
 
 export const ListFilesInput = Schema.Struct({
   workspaceId: Schema.optional(Schema.String),
-  skip: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
-  limit: Schema.optional(Schema.Int.pipe(Schema.positive()))
+  // The `expected` texts are spelled out because the 400 issues repeat them
+  // (`Expected a non-negative number, actual -1`).
+  skip: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0, { expected: "a non-negative number" }))),
+  limit: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0, { expected: "a positive number" })))
 })
 
 /** LIST_FILES_WITHOUT_WORKSPACE, alt: the workspace is required. */
@@ -106,10 +109,10 @@ const scopeOf = (
 export const listFilesPage = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {
   const decoded =
     ctx.variant === "alt"
-      ? Schema.decodeUnknownEither(AltListFilesInput)(body, { errors: "all" })
-      : Schema.decodeUnknownEither(ListFilesInput)(body, { errors: "all" })
-  if (Either.isLeft(decoded)) throw badRequest("Invalid list-files input", issuesOf(decoded.left))
-  const input = decoded.right
+      ? decodeUnknownEither(AltListFilesInput)(body)
+      : decodeUnknownEither(ListFilesInput)(body)
+  if (Result.isFailure(decoded)) throw badRequest("Invalid list-files input", issuesOf(decoded.failure))
+  const input = decoded.success
   const skip = input.skip ?? PAGE_DEFAULT_SKIP
   const limit = effectiveLimit(input.limit, PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT)
   const scope = scopeOf(ctx, principal, input.workspaceId)

@@ -73,7 +73,7 @@ export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
   }
 
   const enqueue = <A>(action: string, run: () => A): Effect.Effect<A, JournalError | JournalStateError> =>
-    Effect.async<A, JournalError | JournalStateError>((resume) => {
+    Effect.callback<A, JournalError | JournalStateError>((resume) => {
       queue.push({
         action,
         run,

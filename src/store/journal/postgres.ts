@@ -21,16 +21,16 @@
  * a normal commit at the end of the run (or at the first claim), which flushes everything
  * committed before it.
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
+import type { SqlError } from "effect/sql/SqlError"
 import { randomInt } from "node:crypto"
 import { type StoreBusy, StoreLockError } from "../file-lock.ts"
-import { dollarParams, lockPostgresWriter, openPostgres, type PostgresStore } from "../postgres.ts"
+import { dollarParams, lockPostgresWriter, openPostgres, pgErrorDetail, type PostgresStore } from "../postgres.ts"
 import type { StoreOpenError } from "../sqlite.ts"
 import type { BatchedTransitions } from "./batch.ts"
 import { JournalError, JournalStateError } from "./errors.ts"
@@ -55,7 +55,7 @@ type Param = string | number | null | ReadonlyArray<string>
 /** What a body may fail with before it is named: the driver, a refused transition, a bad op. */
 type BodyError = SqlError | JournalStateError | Error
 
-const detailOf = (e: SqlError | Error): string => (e.cause instanceof Error ? e.cause.message : e.message)
+const detailOf = (e: SqlError | Error): string => pgErrorDetail(e)
 
 /** A failure to open, in the journal's words (as the SQLite backend reports it). */
 const openError = (e: StoreOpenError): JournalError =>
@@ -131,7 +131,7 @@ export const openPostgresJournalStates = (
     Effect.map((pg) => (keys: ReadonlyArray<string>) =>
       pg.sql.unsafe<{ key: string; state: OpState }>(
         "SELECT key, state FROM ops WHERE key = ANY($1::text[])",
-        [keys] as unknown as Array<string>
+        [keys]
       ).pipe(
         Effect.map((rows) => new Map(rows.map((r) => [r.key, r.state]))),
         Effect.mapError((e) => new JournalError({ file: pg.location.display, operation: "read", detail: detailOf(e) }))
@@ -142,8 +142,8 @@ export const openPostgresJournalStates = (
   )
 
 /** Runs an Effect for a Promise-based caller: its failure as it is, not wrapped. */
-const toPromise = <A, E>(runtime: Runtime.Runtime<never>, effect: Effect.Effect<A, E>): Promise<A> =>
-  Runtime.runPromiseExit(runtime)(effect).then((exit) => {
+const toPromise = <A, E>(context: Context.Context<never>, effect: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromiseExitWith(context)(effect).then((exit) => {
     if (Exit.isSuccess(exit)) return exit.value
     throw Cause.squash(exit.cause)
   })
@@ -162,7 +162,7 @@ export const makePostgresJournalApi = (
   const now = options.now ?? (() => new Date().toISOString())
 
   const q = <A = Record<string, unknown>>(text: string, params: ReadonlyArray<Param> = []) =>
-    sql.unsafe<A & object>(dollarParams(text), params as unknown as Array<string>)
+    sql.unsafe<A & object>(dollarParams(text), params)
 
   /** Names a failure; a refused transition stays typed. */
   const named = (operation: string) => (e: BodyError): JournalError | JournalStateError =>
@@ -338,7 +338,7 @@ export const makePostgresJournalApi = (
     )
 
   const claim = (key: string) =>
-    Effect.zipRight(
+    Effect.andThen(
       plain(run("claim", ensureDurable)),
       run(
         "claim",
@@ -356,7 +356,7 @@ export const makePostgresJournalApi = (
    * session is claiming, so sessions never take the same op nor wait for one another.
    */
   const claimNext: JournalApi["claimNext"] = ({ descending, keyPrefix, kinds, untried }) =>
-    Effect.zipRight(
+    Effect.andThen(
       plain(run("claimNext", ensureDurable)),
       plain(run(
         "claimNext",
@@ -377,7 +377,7 @@ export const makePostgresJournalApi = (
                ) RETURNING *`,
               [at, at, owner, kinds, pattern]
             ),
-            (rows) => Option.map(Option.fromNullable(rows[0]), toOp)
+            (rows) => Option.map(Option.fromNullishOr(rows[0]), toOp)
           )
         })
       ))
@@ -492,13 +492,13 @@ export const makePostgresJournalApi = (
     file,
     planner: () =>
       Effect.gen(function*() {
-        const runtime = yield* Effect.runtime<never>()
+        const context = yield* Effect.context<never>()
         const planRun = yield* plain(run("beginPlanRun", beginPlanRun))
         // Calls are answered in the order made (the caller sends the next batch before the
         // last is stored): each waits for the one before it.
         let last: Promise<unknown> = Promise.resolve()
         const inOrder = <A>(effect: Effect.Effect<A, JournalError | JournalStateError>): Promise<A> => {
-          const next = last.then(() => toPromise(runtime, effect))
+          const next = last.then(() => toPromise(context, effect))
           last = next.catch(() => undefined)
           return next
         }
@@ -564,12 +564,12 @@ export const makePostgresJournalApi = (
     beginPlanRun: () => plain(run("beginPlanRun", beginPlanRun)),
     endPlanRun: (planRun) => plain(run("endPlanRun", endPlanRun(planRun))),
     planOps: (planRun, list) => plain(tx("planOps", planOpsBody(planRun, list))),
-    get: (key) => plain(run("get", Effect.map(getOp(key), Option.fromNullable))),
+    get: (key) => plain(run("get", Effect.map(getOp(key), Option.fromNullishOr))),
     getMany: (keys) => ops("getMany", `SELECT * FROM ops WHERE key = ANY(?::text[])`, [keys]),
     claim,
     claimNext,
     claimMany: (keys) =>
-      Effect.zipRight(
+      Effect.andThen(
         plain(run("claimMany", ensureDurable)),
         plain(tx(
           "claimMany",
@@ -650,7 +650,7 @@ export const makePostgresJournalApi = (
         "lookup",
         Effect.map(
           q<{ target_id: string }>(`SELECT target_id FROM id_map WHERE namespace = ? AND source_key = ?`, [namespace, sourceKey]),
-          (rows) => Option.fromNullable(rows[0]?.target_id)
+          (rows) => Option.fromNullishOr(rows[0]?.target_id)
         )
       )),
     mappedTargets: (namespace, targetIds) =>
@@ -667,7 +667,7 @@ export const makePostgresJournalApi = (
     getMeta: (key) =>
       plain(run(
         "getMeta",
-        Effect.map(q<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, [key]), (rows) => Option.fromNullable(rows[0]?.value))
+        Effect.map(q<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, [key]), (rows) => Option.fromNullishOr(rows[0]?.value))
       )),
     setMeta: (key, value) => plain(run("setMeta", setMetaBody(key, value))),
     counts: () =>

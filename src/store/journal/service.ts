@@ -142,7 +142,7 @@ export interface OpenJournalOptions {
   readonly helper?: boolean
 }
 
-export class Journal extends Context.Tag("worksync/Journal")<Journal, JournalApi>() {
+export class Journal extends Context.Service<Journal, JournalApi>()("worksync/Journal") {
   /**
    * The Journal service at `file` (a file, or a PostgreSQL URL `postgres://USER@HOST:PORT/DB`
    * with an optional `?schema=NAME`; created if missing), closed with the layer's scope.
@@ -150,7 +150,7 @@ export class Journal extends Context.Tag("worksync/Journal")<Journal, JournalApi
   static readonly layer = (
     file: string,
     options: OpenJournalOptions = {}
-  ): Layer.Layer<Journal, JournalError | StoreBusy | StoreLockError> => Layer.scoped(Journal, openJournal(file, options))
+  ): Layer.Layer<Journal, JournalError | StoreBusy | StoreLockError> => Layer.effect(Journal, openJournal(file, options))
 }
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -205,10 +205,10 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
     beginPlanRun: () => lift(file, "beginPlanRun", () => core.beginPlanRun()),
     endPlanRun: (run) => lift(file, "endPlanRun", () => core.endPlanRun(run)),
     planOps: (run, ops) => lift(file, "planOps", () => core.planOps(run, ops)),
-    get: (key) => lift(file, "get", () => Option.fromNullable(core.get(key))),
+    get: (key) => lift(file, "get", () => Option.fromNullishOr(core.get(key))),
     getMany: (keys) => lift(file, "getMany", () => core.getMany(keys)),
     claim: (key) => liftState(file, "claim", () => core.claim(key)),
-    claimNext: (options) => lift(file, "claimNext", () => Option.fromNullable(core.claimNext(options))),
+    claimNext: (options) => lift(file, "claimNext", () => Option.fromNullishOr(core.claimNext(options))),
     claimMany: (keys) => lift(file, "claimMany", () => core.claimMany(keys)),
     complete: (key, result, mappings, followUps) =>
       liftState(file, "complete", () => core.complete(key, result, mappings, followUps)),
@@ -223,9 +223,9 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
     blocked: (limit) => lift(file, "blocked", () => core.blocked(limit)),
     failed: (limit) => lift(file, "failed", () => core.failed(limit)),
     setMapping: (mapping) => lift(file, "setMapping", () => core.setMapping(mapping)),
-    lookup: (ns, key) => lift(file, "lookup", () => Option.fromNullable(core.lookup(ns, key))),
+    lookup: (ns, key) => lift(file, "lookup", () => Option.fromNullishOr(core.lookup(ns, key))),
     mappedTargets: (ns, ids) => lift(file, "mappedTargets", () => core.mappedTargets(ns, ids)),
-    getMeta: (key) => lift(file, "getMeta", () => Option.fromNullable(core.getMeta(key))),
+    getMeta: (key) => lift(file, "getMeta", () => Option.fromNullishOr(core.getMeta(key))),
     setMeta: (key, value) => lift(file, "setMeta", () => core.setMeta(key, value)),
     counts: () => lift(file, "counts", () => core.counts())
   }

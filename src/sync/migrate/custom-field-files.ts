@@ -111,7 +111,7 @@ export const targetFileFields = (rest: RestClientApi, workspaceId: string, recor
   rest.listCustomFields({ workspaceId }).pipe(
     Effect.map((defs) => new Map(defs.filter((f) => f.type === "FILE").map((f) => [f.name, f.id] as const))),
     Effect.catchTag("NotAvailable", () =>
-      Effect.reduce(recordIds.slice(0, DETAILS_TO_READ), new Map<string, string>(), (found, recordId) =>
+      Effect.reduce(recordIds.slice(0, DETAILS_TO_READ), () => new Map<string, string>(), (found, recordId) =>
         Effect.map(rest.getRecord({ workspaceId, recordId }), (d) => {
           for (const f of d.customFields) if (f.type === "FILE" && !found.has(f.name)) found.set(f.name, f.id)
           return found

@@ -193,7 +193,7 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
     const src = yield* readRun(store, run.id, source.workspaceId)
     const notCarried: Array<NotRestored> = []
     const run_ = (ops: ReadonlyArray<PlanOp>, executors: ReadonlyArray<Executor>, phases: ReadonlyArray<ReadonlyArray<string>>, c = concurrency) =>
-      dryRun ? Effect.succeed(EMPTY_REPORT) : Effect.zipRight(journal.addPlan({ ops }), replay(journal, executors, { phases, concurrency: c }))
+      dryRun ? Effect.succeed(EMPTY_REPORT) : Effect.andThen(journal.addPlan({ ops }), replay(journal, executors, { phases, concurrency: c }))
 
     // Roles, then people.
     step("custom roles")

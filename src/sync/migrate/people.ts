@@ -32,7 +32,7 @@ const Str = Schema.String
 export const RoleCreatePayload = Schema.Struct({
   workspaceId: Str,
   name: Str,
-  toggles: Schema.Record({ key: Str, value: Schema.Boolean })
+  toggles: Schema.Record(Str, Schema.Boolean)
 })
 export type RoleCreatePayload = typeof RoleCreatePayload.Type
 

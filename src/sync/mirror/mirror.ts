@@ -143,7 +143,7 @@ export const mirror = (options: MirrorOptions) =>
         const known = yield* store.memberVersion(runId, recordId)
         if (activityOnly && known !== undefined) {
           const activity = yield* Stream.runCollect(recordActivityStream({ workspaceId: known.workspaceId, recordId })).pipe(
-            Effect.map((c) => Option.some([...c] as Array<ActivityItem>)),
+            Effect.map((c) => Option.some<Array<ActivityItem>>(c)),
             Effect.catchIf((e) => isNotFound(e.cause), () => Effect.succeed(Option.none<Array<ActivityItem>>()))
           )
           if (Option.isNone(activity)) return yield* store.removeMembers("records", yield* Ref.get(runRef), [recordId])
@@ -280,7 +280,7 @@ export const mirror = (options: MirrorOptions) =>
     const healthEvery = options.healthEveryMs ?? Math.min(60_000, options.reconcileEveryMs)
     for (;;) {
       const batch = yield* Queue.takeBetween(queue, 1, BATCH).pipe(
-        Effect.timeoutTo({ duration: "200 millis", onTimeout: () => [] as Array<ReceivedDelivery>, onSuccess: (c) => [...c] })
+        Effect.timeoutOrElse({ duration: "200 millis", orElse: () => Effect.succeed<Array<ReceivedDelivery>>([]) })
       )
       // One batch at a time, whole: an interruption (SIGINT) waits for the batch at hand.
       yield* Effect.uninterruptible(

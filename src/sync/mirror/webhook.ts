@@ -73,7 +73,7 @@ export const ensureWebhook = (graphql: GraphqlClientApi, options: {
         yield* graphql.updateWebhook({ id: mine.id, url: options.url, projectIds: [...options.workspaces], enabled: true })
       }
       if (disabled) options.log(`webhook ${mine.id} was ${mine.enabled === false ? "disabled" : "UNHEALTHY"}: re-enabled`)
-      return { id: mine.id, secrets: () => secrets.map(Redacted.make), missed: disabled } satisfies MirrorWebhook
+      return { id: mine.id, secrets: () => secrets.map((s) => Redacted.make(s)), missed: disabled } satisfies MirrorWebhook
     }
     const created = yield* graphql.createWebhook({ url: options.url, name: "worksync mirror", projectIds: [...options.workspaces] })
     const hook = Option.getOrUndefined(created)
@@ -91,7 +91,7 @@ export const ensureWebhook = (graphql: GraphqlClientApi, options: {
     }
     secrets = [secret]
     writeSecretFile(options.secretFile, { webhookId: hook.id, url: options.url, secrets })
-    return { id: hook.id, secrets: () => secrets.map(Redacted.make), missed: false } satisfies MirrorWebhook
+    return { id: hook.id, secrets: () => secrets.map((s) => Redacted.make(s)), missed: false } satisfies MirrorWebhook
   })
 
 /** Whether the service disabled the webhook or marked it UNHEALTHY (then re-enabled here). */

@@ -26,18 +26,18 @@ export { Emulator }
 export const tempDir = (label = "ws-copy-") => scopedTempDir(label)
 
 /** The client services built for the emulator's OWNER. */
-export type ClientServices = Layer.Layer.Success<ReturnType<typeof clientLayer>>
+export type ClientServices = Layer.Success<ReturnType<typeof clientLayer>>
 
 /** A client to the file's emulator: its services and the files port built on them. */
-export class FilesClient extends Context.Tag("test/FilesClient")<FilesClient, {
+export class FilesClient extends Context.Service<FilesClient, {
   readonly ctx: Context.Context<ClientServices>
   readonly files: WorkspaceFiles
-}>() {}
+}>()("test/FilesClient") {}
 
-export type ClientCtx = Context.Tag.Service<FilesClient>
+export type ClientCtx = Context.Service.Shape<typeof FilesClient>
 
 /** The client of the emulator in context, fast retries for tests; released with the layer. */
-export const filesClientLayer: Layer.Layer<FilesClient, never, Emulator> = Layer.scoped(
+export const filesClientLayer: Layer.Layer<FilesClient, never, Emulator> = Layer.effect(
   FilesClient,
   Effect.gen(function*() {
     const emu = yield* Emulator
@@ -76,7 +76,7 @@ export const listFiles = (client: Pick<ClientCtx, "files">, workspaceId: string)
 
 /** sha256 of a file's bytes downloaded through the client (serving URL and redirect). */
 export const downloadSha = (files: WorkspaceFiles, uid: string, name: string) =>
-  Stream.runFold(files.download({ uid, name }), { hash: createHash("sha256"), size: 0 }, (acc, bytes) => {
+  Stream.runFold(files.download({ uid, name }), () => ({ hash: createHash("sha256"), size: 0 }), (acc, bytes) => {
     acc.hash.update(bytes)
     acc.size += bytes.length
     return acc

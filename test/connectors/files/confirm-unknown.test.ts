@@ -18,11 +18,11 @@ import {
 } from "./_helpers.ts"
 
 // The copies talk to the emulator over real HTTP with real retry waits: the tests run on
-// the live clock (no TestClock), which `excludeTestServices` gives the layer's `it.scoped`.
+// the live clock (no TestClock), which `excludeTestServices` gives the layer's `it.effect`.
 layer(emulatorWithClient({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })(
   "copy-files: only a definite answer to a confirm decides a new upload",
   (it) => {
-    it.scoped("R-UPLOAD-PRESIGN-15 R-FILE-STATUS-04: PUT landed with its answer lost, every confirm dropped: no second upload; the rerun confirms the first, one CONFIRMED copy after the service's reconciliation", () =>
+    it.effect("R-UPLOAD-PRESIGN-15 R-FILE-STATUS-04: PUT landed with its answer lost, every confirm dropped: no second upload; the rerun confirms the first, one CONFIRMED copy after the service's reconciliation", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient
@@ -52,7 +52,7 @@ layer(emulatorWithClient({ seed: "empty" }), { timeout: 30_000, excludeTestServi
         expect(copies.map((f) => f.status)).toEqual(["CONFIRMED"])
       }))
 
-    it.scoped("R-UPLOAD-PRESIGN-15: a confirm answered 401 once is no answer: no second upload, the rerun confirms the first, one copy", () =>
+    it.effect("R-UPLOAD-PRESIGN-15: a confirm answered 401 once is no answer: no second upload, the rerun confirms the first, one copy", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient

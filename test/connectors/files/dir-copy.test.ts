@@ -25,7 +25,7 @@ const run = (from: string, to: string, journal: string, include?: Array<string>)
 
 // Copies run concurrently on real files: the live clock, so nothing waits on a TestClock.
 describe("copy-files dir to dir", () => {
-  it.scopedLive("copies byte-identical files with safe names and a manifest; a rerun copies nothing", () =>
+  it.live("copies byte-identical files with safe names and a manifest; a rerun copies nothing", () =>
     Effect.gen(function*() {
       const src = yield* tempDir("ws-dircopy-")
       const out = yield* tempDir("ws-dircopy-")
@@ -70,7 +70,7 @@ describe("copy-files dir to dir", () => {
       )
     }))
 
-  it.scopedLive("filters a directory source by glob", () =>
+  it.live("filters a directory source by glob", () =>
     Effect.gen(function*() {
       const src = yield* tempDir("ws-dircopy-")
       const out = yield* tempDir("ws-dircopy-")
@@ -81,7 +81,7 @@ describe("copy-files dir to dir", () => {
       expect(readManifest(out).map((l) => l.path)).toEqual(["a.pdf"])
     }))
 
-  it.scopedLive("never writes through a symlink planted at a target name", () =>
+  it.live("never writes through a symlink planted at a target name", () =>
     Effect.gen(function*() {
       const src = yield* tempDir("ws-dircopy-")
       const out = yield* tempDir("ws-dircopy-")

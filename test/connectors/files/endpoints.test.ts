@@ -53,7 +53,7 @@ layer(emulatorWithClient({ seed: "empty" }), { timeout: 30_000, excludeTestServi
     })
 
   for (const [from, to] of PAIRS) {
-    it.scoped(`${from} -> ${to}: every file byte for byte under its name; a rerun copies nothing`, () =>
+    it.effect(`${from} -> ${to}: every file byte for byte under its name; a rerun copies nothing`, () =>
       Effect.gen(function*() {
         const client = yield* FilesClient
         const source = yield* endpoint(from, true)

@@ -64,7 +64,7 @@ describe("safe local file names", () => {
     expect(again.next("report.pdf")).toBe("report (2).pdf")
   })
 
-  it.scoped("never yields a name that leaves its directory or is too long (property)", () =>
+  it.effect("never yields a name that leaves its directory or is too long (property)", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("ws-safe-")
       fc.assert(

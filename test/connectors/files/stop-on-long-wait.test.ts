@@ -12,7 +12,7 @@ import { Emulator, emulatorWithClient, FilesClient, listFiles, runCopy, tempDir 
 layer(emulatorWithClient({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })(
   "copy-files: a wait above the cap stops the run",
   (it) => {
-    it.scoped("R-REST-ERR-05: a 429 asking for an hour fails its file at once and no other file starts; the rerun copies them all", () =>
+    it.effect("R-REST-ERR-05: a 429 asking for an hour fails its file at once and no other file starts; the rerun copies them all", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient

@@ -22,7 +22,7 @@ import {
 // with real retry waits: the tests run on the live clock (`excludeTestServices`).
 layer(emulatorWithClient({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })((it) => {
   describe("copy-files workspace to dir", () => {
-    it.scoped("R-FILE-SERVE-01/02/07, R-FILE-STATUS-07: downloads every CONFIRMED file byte for byte, reports PENDING ones, writes safe names and the manifest; a rerun copies nothing", () =>
+    it.effect("R-FILE-SERVE-01/02/07, R-FILE-STATUS-07: downloads every CONFIRMED file byte for byte, reports PENDING ones, writes safe names and the manifest; a rerun copies nothing", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient
@@ -75,7 +75,7 @@ layer(emulatorWithClient({ seed: "demo" }), { timeout: 30_000, excludeTestServic
   })
 
   describe("copy-files dir to workspace", () => {
-    it.scoped("R-UPLOAD-PRESIGN-11/12/13/16, R-FILE-STATUS-04: uploads 0 B, 1 B, 5 MB and 64 MB files and awkward names byte-identical, CONFIRMED, with no credential at storage", () =>
+    it.effect("R-UPLOAD-PRESIGN-11/12/13/16, R-FILE-STATUS-04: uploads 0 B, 1 B, 5 MB and 64 MB files and awkward names byte-identical, CONFIRMED, with no credential at storage", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient
@@ -121,7 +121,7 @@ layer(emulatorWithClient({ seed: "demo" }), { timeout: 30_000, excludeTestServic
         expect(credentialLog(emu)).toEqual([])
       }))
 
-    it.scoped("R-LIMIT-04, R-UPLOAD-PRESIGN-21: a file over 4.8 GB is refused before any request, naming the file", () =>
+    it.effect("R-LIMIT-04, R-UPLOAD-PRESIGN-21: a file over 4.8 GB is refused before any request, naming the file", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient

@@ -29,7 +29,7 @@ const confirmedOf = (client: ClientCtx, ws: string) =>
 // HTTP: the tests run on the live clock (`excludeTestServices`).
 layer(emulatorWithClient({ seed: "demo" }), { timeout: 30_000, excludeTestServices: true })((it) => {
   describe("copy-files workspace to workspace under faults", () => {
-    it.scoped("R-UPLOAD-PRESIGN-07/13/14/15, R-FILE-STATUS-04: ambiguous confirms, dropped storage PUTs and a 500 still give exactly one byte-identical CONFIRMED copy per file; the uid map re-links comments", () =>
+    it.effect("R-UPLOAD-PRESIGN-07/13/14/15, R-FILE-STATUS-04: ambiguous confirms, dropped storage PUTs and a 500 still give exactly one byte-identical CONFIRMED copy per file; the uid map re-links comments", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient
@@ -87,7 +87,7 @@ layer(emulatorWithClient({ seed: "demo" }), { timeout: 30_000, excludeTestServic
         expect((yield* confirmedOf(client, to)).filter((f) => !before.has(f.uid))).toHaveLength(sources.length)
       }))
 
-    it.scoped("R-UPLOAD-MULTIPART-09/11, R-FILE-STATUS-02: small files go in uploadFiles batches; a batch whose answer is lost is found in the workspace, a failed one falls back to presign: one copy each", () =>
+    it.effect("R-UPLOAD-MULTIPART-09/11, R-FILE-STATUS-02: small files go in uploadFiles batches; a batch whose answer is lost is found in the workspace, a failed one falls back to presign: one copy each", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient
@@ -121,7 +121,7 @@ layer(emulatorWithClient({ seed: "demo" }), { timeout: 30_000, excludeTestServic
         expect(byRoute["/uploads"]).toBe(10)
       }))
 
-    it.scoped("R-UPLOAD-MULTIPART-09: a batch whose answer is lost while the workspace cannot be listed stays unknown, says why the check failed, and a rerun settles it: one copy each", () =>
+    it.effect("R-UPLOAD-MULTIPART-09: a batch whose answer is lost while the workspace cannot be listed stays unknown, says why the check failed, and a rerun settles it: one copy each", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient
@@ -153,7 +153,7 @@ layer(emulatorWithClient({ seed: "demo" }), { timeout: 30_000, excludeTestServic
         for (const c of copies) expect(yield* storedSha(emu, c.uid)).toBe(sha256(contents.get(c.name)!))
       }))
 
-    it.scoped("R-FILE-STATUS-05: a confirm answering 400 (stored size differs from declared) leads to a fresh upload", () =>
+    it.effect("R-FILE-STATUS-05: a confirm answering 400 (stored size differs from declared) leads to a fresh upload", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient
@@ -184,7 +184,7 @@ layer(emulatorWithClient({ seed: "demo" }), { timeout: 30_000, excludeTestServic
         expect(yield* storedSha(emu, added[0]!.uid)).toBe(sha256(bytes))
       }))
 
-    it.scoped("R-UPLOAD-PRESIGN-07: a storage PUT that keeps being dropped is sent again with a fresh presign", () =>
+    it.effect("R-UPLOAD-PRESIGN-07: a storage PUT that keeps being dropped is sent again with a fresh presign", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient

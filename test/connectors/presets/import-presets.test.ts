@@ -22,13 +22,13 @@ import { testClient } from "../../sync/replay-helpers.ts"
 import { fixture } from "./read-fixture.ts"
 
 /** A local attachment server: files under /files/ need no credentials, anything else asks for them. */
-class AttachmentServer extends Context.Tag("test/AttachmentServer")<AttachmentServer, {
+class AttachmentServer extends Context.Service<AttachmentServer, {
   readonly url: string
   /** Requests the attachment server saw, with their Authorization header. */
   readonly seen: Array<{ url: string; authorization: string | undefined }>
-}>() {}
+}>()("test/AttachmentServer") {}
 
-const attachmentServerLayer = Layer.scoped(
+const attachmentServerLayer = Layer.effect(
   AttachmentServer,
   Effect.acquireRelease(
     Effect.promise(async () => {
@@ -95,7 +95,7 @@ const queriesOf = (handle: EmulatorHandle) => {
 // Imports talk to the emulator and the attachment server over real HTTP: the layer's tests
 // run on the live clock (`excludeTestServices`).
 layer(Layer.merge(emulatorLayer({ seed: "empty" }), attachmentServerLayer), { timeout: 30_000, excludeTestServices: true })("presets: imports from other tools that lose nothing", (it) => {
-  it.scoped("jira: fields, comments with attribution, attachments (--attachments, not fetched), sub-tasks, census, people; a rerun sends nothing", () =>
+  it.effect("jira: fields, comments with attribution, attachments (--attachments, not fetched), sub-tasks, census, people; a rerun sends nothing", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { seen, url: filesUrl } = yield* AttachmentServer
@@ -162,7 +162,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), attachmentServerLayer), { ti
       expect(commentsOf(issue!.id)).toHaveLength(4)
     }))
 
-  it.scoped("a comment whose answer is lost (committed, connection dropped) is found, never sent twice", () =>
+  it.effect("a comment whose answer is lost (committed, connection dropped) is found, never sent twice", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { seen, url: filesUrl } = yield* AttachmentServer
@@ -186,7 +186,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), attachmentServerLayer), { ti
       ])
     }))
 
-  it.scoped("trello board JSON: comments oldest first, checklists, archived; people not in the workspace are listed, never rejecting a card", () =>
+  it.effect("trello board JSON: comments oldest first, checklists, archived; people not in the workspace are listed, never rejecting a card", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { seen, url: filesUrl } = yield* AttachmentServer
@@ -213,7 +213,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), attachmentServerLayer), { ti
       expect(shelved.archived === 1 ? !archivedNotice : archivedNotice).toBe(true)
     }))
 
-  it.scoped("asana: a task whose assignee is not a member is imported without them; the parent found by name", () =>
+  it.effect("asana: a task whose assignee is not a member is imported without them; the parent found by name", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { seen, url: filesUrl } = yield* AttachmentServer
@@ -230,7 +230,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), attachmentServerLayer), { ti
       expect(r.census!.notCarried.find((c) => c.column === "Effort ")).toMatchObject({ count: 1 })
     }))
 
-  it.scoped("clickup: comments and checklists from JSON cells, an attachment from its URL", () =>
+  it.effect("clickup: comments and checklists from JSON cells, an attachment from its URL", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { seen, url: filesUrl } = yield* AttachmentServer
