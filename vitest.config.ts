@@ -28,6 +28,10 @@ export default defineConfig({
     // Failures print small values: a diff or an object over this many characters is cut.
     chaiConfig: { truncateThreshold: 400 },
     pool: "forks",
+    // Most files wait on I/O (HTTP to the emulator, child processes, PostgreSQL), not the
+    // CPU: three at once on two cores. vitest's default, one fewer than the cores, ran the
+    // suite one file at a time on this size of machine.
+    maxWorkers: 3,
     // The bundle for the CLI tests; a PostgreSQL server for the PostgreSQL store's tests.
     globalSetup: ["test/setup.global.ts", "test/support/postgres-global-setup.ts"],
     reporters: ["default", "./test/support/summary-reporter.ts"],

@@ -56,7 +56,7 @@ const startChild = (handle: EmulatorHandle, args: ReadonlyArray<string>) =>
 // The planning children and the kills run in real time against a real emulator: the
 // layer's tests run on the live clock (`excludeTestServices`), never a TestClock.
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("import-csv planning on two threads, killed", (it) => {
-  it.effect("SIGKILL at random moments of a threaded plan, then a rerun: every row's op once, in file order, as one uninterrupted thread plans it", () =>
+  it.effect("SIGKILL at random points of a threaded plan, then a rerun: every row's op once, in file order, as one uninterrupted thread plans it", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "plan-thread-kill" }).id
@@ -72,9 +72,18 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       const opsAtKill: Array<number> = []
       for (let i = 0; i < 4; i++) {
         const child = yield* Effect.promise(() => startChild(handle, [journal, csv, ws]))
-        const timer = setTimeout(child.kill, Math.floor(random() * 700))
+        // The kill lands by progress, not by the clock: once the journal holds a random
+        // number more ops than before this run (a loaded machine only makes it later).
+        const target = countOps(journal) + 1 + Math.floor(random() * 60_000)
+        const watch = setInterval(() => {
+          try {
+            if (countOps(journal) >= target) child.kill()
+          } catch {
+            // the journal's tables are not there yet
+          }
+        }, 5)
         const end = yield* Effect.promise(() => child.ended)
-        clearTimeout(timer)
+        clearInterval(watch)
         if (end.signal !== "SIGKILL") {
           expect(end.stdout).toContain("planned")
           break
