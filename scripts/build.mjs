@@ -5,8 +5,8 @@
 //
 // The library entries are ESM with shared chunks. The CLI is one CommonJS file
 // (dist/cli.cjs) that bin/worksync.js compiles with a V8 code cache: compiling the
-// bundle was the largest single cost of a start, and Node 20 caches compiled code
-// only for scripts, not for ES modules. Commands still evaluate their work (./run/)
+// bundle was the largest single cost of a start, and a script's code cache (vm.Script's
+// cachedData) can be kept beside the bundle, keyed to it. Commands still evaluate their work (./run/)
 // only when they run: esbuild keeps dynamically imported modules behind lazy
 // initialisers, and V8 compiles a function only when it is first called.
 // The cache itself is made here, by one `--help` run of the fresh build.
