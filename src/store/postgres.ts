@@ -317,8 +317,44 @@ export const lockPostgresWriter = (
     )
   })
 
-/** `?` placeholders (the SQL both backends speak) as PostgreSQL's `$1, $2, ...`. */
+/**
+ * `?` placeholders (the SQL both backends speak) as PostgreSQL's `$1, $2, ...`. A `?`
+ * inside a string literal, a quoted identifier or a comment is text, not a placeholder:
+ * queries given through the snapshot's `select` and `stream` may hold one
+ * (`WHERE title = 'Why?' AND id = ?`).
+ */
 export const dollarParams = (sql: string): string => {
+  let out = ""
   let n = 0
-  return sql.replace(/\?/g, () => `$${++n}`)
+  let i = 0
+  /** The index just past the end of a quoted run starting at `from` (a doubled quote stays inside). */
+  const pastQuoted = (from: number, quote: string): number => {
+    let j = from + 1
+    while (j < sql.length) {
+      if (sql[j] === quote) {
+        if (sql[j + 1] === quote) j += 2
+        else return j + 1
+      } else j++
+    }
+    return sql.length
+  }
+  while (i < sql.length) {
+    const c = sql[i]!
+    let end = i + 1
+    if (c === "'" || c === "\"") end = pastQuoted(i, c)
+    else if (c === "-" && sql[i + 1] === "-") {
+      const eol = sql.indexOf("\n", i)
+      end = eol === -1 ? sql.length : eol
+    } else if (c === "/" && sql[i + 1] === "*") {
+      const close = sql.indexOf("*/", i + 2)
+      end = close === -1 ? sql.length : close + 2
+    } else if (c === "?") {
+      out += `$${++n}`
+      i = end
+      continue
+    }
+    out += sql.slice(i, end)
+    i = end
+  }
+  return out
 }

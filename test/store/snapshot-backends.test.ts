@@ -100,6 +100,18 @@ for (const backend of BACKENDS) {
         expect(versions).toEqual([{ id: "a", n: 1 }, { id: "b", n: 2 }])
       }))
 
+    it.live("a query's `?` inside a string literal, a quoted name or a comment is text; the others are its parameters", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        yield* completeRun(store, [version("a", 0), version("b", 0)])
+        const rows = yield* store.select<{ id: string; q: string; "why?": string }>("read with question marks", {
+          sql: `SELECT id, 'why?' AS q, 'it''s ?' AS "why?" FROM records -- any record?
+                WHERE id = ? /* one id? */ AND id <> ? ORDER BY id`,
+          params: ["a", "b"]
+        })
+        expect(rows).toEqual([{ id: "a", q: "why?", "why?": "it's ?" }])
+      }))
+
     it.live("carries a version's activity over when asked to reuse it", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
