@@ -87,6 +87,43 @@ const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
+ * The numeric bound checks, by the id of their representation: the JSON Schema keyword
+ * that says each, and the title and description effect gives it (a bound of 0 has a name
+ * of its own: `positive`, "a positive number").
+ */
+const BOUNDS: Readonly<Record<string, {
+  readonly keyword: "minimum" | "exclusiveMinimum" | "maximum" | "exclusiveMaximum"
+  readonly title: string
+  readonly phrase: string
+  readonly zero: { readonly title: string; readonly description: string }
+}>> = {
+  "effect/schema/isGreaterThanOrEqualTo": {
+    keyword: "minimum",
+    title: "greaterThanOrEqualTo",
+    phrase: "greater than or equal to",
+    zero: { title: "nonNegative", description: "a non-negative number" }
+  },
+  "effect/schema/isGreaterThan": {
+    keyword: "exclusiveMinimum",
+    title: "greaterThan",
+    phrase: "greater than",
+    zero: { title: "positive", description: "a positive number" }
+  },
+  "effect/schema/isLessThanOrEqualTo": {
+    keyword: "maximum",
+    title: "lessThanOrEqualTo",
+    phrase: "less than or equal to",
+    zero: { title: "nonPositive", description: "a non-positive number" }
+  },
+  "effect/schema/isLessThan": {
+    keyword: "exclusiveMaximum",
+    title: "lessThan",
+    phrase: "less than",
+    zero: { title: "negative", description: "a negative number" }
+  }
+}
+
+/**
  * The JSON Schema keywords of the checks JSON Schema can say (integer and numeric bounds,
  * each with its title and description: `int`, "an integer"); a check it cannot say (a
  * predicate) adds nothing.
@@ -109,36 +146,14 @@ const checkKeywords = (check: SchemaAST.Check<unknown>): Array<{ schema: Out; ti
   switch (representation?.id) {
     case "effect/schema/isInt":
       return own("int", "an integer", { type: "integer" })
-    case "effect/schema/isGreaterThanOrEqualTo": {
-      const n = value("minimum")
-      if (n === undefined) return []
+    default: {
+      const bound = representation === undefined ? undefined : BOUNDS[representation.id]
+      const n = bound === undefined ? undefined : value(bound.keyword)
+      if (bound === undefined || n === undefined) return []
       return n === 0
-        ? own("nonNegative", "a non-negative number", { minimum: n })
-        : own(`greaterThanOrEqualTo(${n})`, `a number greater than or equal to ${n}`, { minimum: n })
+        ? own(bound.zero.title, bound.zero.description, { [bound.keyword]: n })
+        : own(`${bound.title}(${n})`, `a number ${bound.phrase} ${n}`, { [bound.keyword]: n })
     }
-    case "effect/schema/isGreaterThan": {
-      const n = value("exclusiveMinimum")
-      if (n === undefined) return []
-      return n === 0
-        ? own("positive", "a positive number", { exclusiveMinimum: n })
-        : own(`greaterThan(${n})`, `a number greater than ${n}`, { exclusiveMinimum: n })
-    }
-    case "effect/schema/isLessThanOrEqualTo": {
-      const n = value("maximum")
-      if (n === undefined) return []
-      return n === 0
-        ? own("nonPositive", "a non-positive number", { maximum: n })
-        : own(`lessThanOrEqualTo(${n})`, `a number less than or equal to ${n}`, { maximum: n })
-    }
-    case "effect/schema/isLessThan": {
-      const n = value("exclusiveMaximum")
-      if (n === undefined) return []
-      return n === 0
-        ? own("negative", "a negative number", { exclusiveMaximum: n })
-        : own(`lessThan(${n})`, `a number less than ${n}`, { exclusiveMaximum: n })
-    }
-    default:
-      return []
   }
 }
 
