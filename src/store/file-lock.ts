@@ -8,6 +8,11 @@
  * and nothing here guesses from pids whether a holder is alive. A second connection in
  * the same process is refused as well: SQLite tracks its locks per file, not per
  * descriptor.
+ *
+ * The lock file itself is never removed, so every opener of a store meets the same file
+ * and its locks: two processes opening a new store at once cannot each lock a file of
+ * their own. The one exception is a pid file an older release left behind, which holds
+ * no lock at all; it is taken over under that release's own rule (see removePidFile).
  */
 import Database from "better-sqlite3"
 import * as Data from "effect/Data"
@@ -42,43 +47,119 @@ export class StoreLockError extends Data.TaggedError("StoreLockError")<{
 
 export const lockFileOf = (file: string): string => `${file}.lock`
 
-const isBusy = (e: unknown): boolean => {
+const codeOf = (e: unknown): string => {
   const code = (e as { code?: unknown }).code
-  return typeof code === "string" && code.startsWith("SQLITE_BUSY")
+  return typeof code === "string" ? code : ""
 }
 
-/** Whether the file exists and is not a SQLite database (a pid-file lock of older releases). */
-const isLegacyLockFile = (lock: string): boolean => {
+const isBusy = (e: unknown): boolean => codeOf(e).startsWith("SQLITE_BUSY")
+
+/**
+ * Creates the lock file when there is none: empty, with O_EXCL, owner-only. An empty
+ * file is an empty SQLite database, so the file at the lock's path is always one that
+ * SQLite's locking governs from its first byte; whoever creates it, every opener meets
+ * the same file.
+ */
+const ensureLockFile = (lock: string): void => {
   try {
-    const head = Buffer.alloc(16)
-    const fd = fs.openSync(lock, "r")
-    try {
-      const n = fs.readSync(fd, head, 0, 16, 0)
-      return n < 16 || head.toString("latin1") !== "SQLite format 3\0"
-    } finally {
-      fs.closeSync(fd)
-    }
-  } catch {
-    return false
+    fs.closeSync(fs.openSync(lock, "wx", 0o600))
+  } catch (e) {
+    if (codeOf(e) !== "EEXIST") throw e
   }
 }
 
-const take = (what: string, file: string, waitMs: number): Database.Database => {
-  const lock = lockFileOf(file)
-  // Older releases wrote the holder's pid as text; such a file holds no OS lock.
-  if (isLegacyLockFile(lock)) fs.rmSync(lock, { force: true })
-  let db: Database.Database | undefined
+/**
+ * Opens the lock file that exists and takes its exclusive lock. SQLite never creates the
+ * file here (a file removed in between is created again by the caller, owner-only).
+ */
+const open = (lock: string, waitMs: number): Database.Database => {
+  const db = new Database(lock, { fileMustExist: true })
   try {
-    db = new Database(lock)
-    fs.chmodSync(lock, 0o600)
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(waitMs))}`)
     db.pragma("locking_mode = EXCLUSIVE")
     // The first write takes the exclusive lock, which exclusive mode then keeps.
     db.exec("CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, since TEXT)")
     db.prepare("INSERT OR REPLACE INTO holder (id, pid, since) VALUES (1, ?, ?)").run(process.pid, new Date().toISOString())
+    // Lock files of earlier releases were created by SQLite with the default mode.
+    fs.chmodSync(lock, 0o600)
     return db
   } catch (e) {
+    db.close()
+    throw e
+  }
+}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    // EPERM: the process exists but belongs to someone else.
+    return codeOf(e) === "EPERM"
+  }
+}
+
+/**
+ * Whether the lock file is a pid file of an older release: text SQLite refuses as not a
+ * database. SQLite judges it under its own locks, so a lock file another process is
+ * creating or writing is never taken for one.
+ */
+const isPidFile = (lock: string): boolean => {
+  let db: Database.Database | undefined
+  try {
+    // No waiting: a holder's lock means a SQLite file.
+    db = new Database(lock, { fileMustExist: true, timeout: 0 })
+    db.pragma("schema_version")
+    return false
+  } catch (e) {
+    const code = codeOf(e)
+    if (code === "SQLITE_NOTADB") return true
+    if (code === "SQLITE_CANTOPEN" || isBusy(e)) return false
+    throw e
+  } finally {
     db?.close()
+  }
+}
+
+/**
+ * Removes the lock file when it is a pid file of an older release whose process is gone
+ * (the rule those releases followed). Removals are serialised by the lock of
+ * `<lock>.takeover`, and the file is judged again under it: this release never writes a
+ * pid file, and no new lock file can take the place of one while it is there (O_EXCL),
+ * so the file judged is the file removed, and a lock file that a live process created
+ * or holds is never removed.
+ */
+const removePidFile = (what: string, file: string, lock: string, waitMs: number): void => {
+  const guardFile = `${lock}.takeover`
+  ensureLockFile(guardFile)
+  const guard = open(guardFile, waitMs)
+  try {
+    if (!isPidFile(lock)) return
+    const pid = Number(fs.readFileSync(lock, "latin1").trim())
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) throw new StoreBusy({ what, file })
+    fs.rmSync(lock, { force: true })
+  } finally {
+    guard.close()
+  }
+}
+
+const take = (what: string, file: string, waitMs: number): Database.Database => {
+  const lock = lockFileOf(file)
+  try {
+    // Three tries: a pid file of an older release removed, or the lock file removed by
+    // such a removal between creating it and opening it, costs one each.
+    for (let attempt = 0; ; attempt++) {
+      ensureLockFile(lock)
+      try {
+        return open(lock, waitMs)
+      } catch (e) {
+        if (attempt === 2) throw e
+        if (codeOf(e) === "SQLITE_NOTADB") removePidFile(what, file, lock, waitMs)
+        else if (codeOf(e) !== "SQLITE_CANTOPEN") throw e
+      }
+    }
+  } catch (e) {
+    if (e instanceof StoreBusy) throw e
     if (isBusy(e)) throw new StoreBusy({ what, file })
     throw new StoreLockError({ what, file, detail: e instanceof Error ? e.message : String(e) })
   }

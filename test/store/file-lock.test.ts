@@ -92,4 +92,15 @@ describe("one writer per store file (journal and snapshot lock)", () => {
       )
       expect(fs.statSync(`${file}.lock`).mode & 0o777).toBe(0o600)
     }))
+
+  it.effect("a pid file of an older release whose process still runs is left alone and the store is busy", () =>
+    Effect.gen(function*() {
+      const file = yield* tmpFile
+      // The parent of this test's process runs as long as the test does.
+      fs.writeFileSync(`${file}.lock`, String(process.ppid))
+      const refused = yield* busyOrNot(file)
+      expect(Exit.isFailure(refused)).toBe(true)
+      if (Exit.isFailure(refused)) expect(String(refused.cause)).toContain("StoreBusy")
+      expect(fs.readFileSync(`${file}.lock`, "utf8")).toBe(String(process.ppid))
+    }))
 })
