@@ -11,7 +11,8 @@
  *   "list.ensure", "file.copy", ...), `payload` JSON, `depends_on` (the key of an op that
  *   must be done first), `state` pending | in_flight | done | failed, `attempts`,
  *   `attempted_at` (ISO time of the latest claim), `result` JSON, `error` text,
- *   `uncertain` (1 when a request may have been applied without us learning it).
+ *   `uncertain` (1 when a request may have been applied without us learning it),
+ *   `sent_at` (ISO time that request left: the settle window runs from it).
  * - `id_map`: (namespace, source_key) -> target_id, UNIQUE(namespace, source_key): what the
  *   service created for a source item, kept across runs so later runs are incremental.
  * - `meta`: free key/value pairs (target workspace, plan fingerprint, plan run counter).
@@ -22,11 +23,14 @@
  *   complete(...)   in_flight -> done, with the result and any id mappings, in one
  *                   transaction (the op is never done without its mapping).
  *   fail(...)       in_flight -> failed with the error; `outcomeUnknown` keeps `uncertain`.
- *   markUncertain   in_flight -> pending + uncertain: sent, answer lost, check before resending.
+ *   markUncertain   in_flight -> pending + uncertain: sent (at `sent_at`), answer lost,
+ *                   check before resending.
  *   release(key)    in_flight -> pending: definitely not applied (refused before sending).
  * On start, `resetInFlight()` turns every op left in_flight by a dead process into
- * pending + uncertain. An executor must reconcile an uncertain op (look on the service
- * for what it would have produced) before sending it again.
+ * pending + uncertain, dated as sent at that moment (its request, if any, left before).
+ * An executor must reconcile an uncertain op (look on the service for what it would have
+ * produced) before sending it again, and looks until the settle window after `sent_at`
+ * has passed.
  *
  * Durability: WAL with synchronous=FULL. A process crash (SIGKILL) loses nothing even
  * with NORMAL, but after a power cut NORMAL may roll back the latest commits, and a lost

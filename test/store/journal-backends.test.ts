@@ -155,6 +155,47 @@ for (const backend of BACKENDS) {
         expect((yield* j.failed(1)).map((o) => o.key)).toEqual(["k0"])
       }))
 
+    it.live("the send of unknown outcome is dated: markUncertain and fail record it, a claim or a rerun keeps it, a dead run's in-flight op is dated at the reset", () =>
+      Effect.gen(function*() {
+        const location = yield* backend.location
+        // The journal's own clock, moved by hand: what it stamps is told apart from a send's date.
+        let clock = Date.parse("2030-01-01T00:00:10.000Z")
+        const now = () => new Date(clock).toISOString()
+        const sent = "2030-01-01T00:00:03.000Z"
+        yield* Effect.scoped(Effect.gen(function*() {
+          const j = yield* openJournal(location, { now })
+          yield* j.addOps(ops(4))
+          expect((yield* op(j, "k0")).sentAt).toBeNull()
+          yield* j.claim("k0")
+          yield* j.markUncertain("k0", "HTTP 500", { sentAt: sent })
+          expect(yield* op(j, "k0")).toMatchObject({ state: "pending", uncertain: true, sentAt: sent })
+          // Claimed again (sent again later): the date stays until that send is known.
+          clock += 1000
+          yield* j.claim("k0")
+          expect((yield* op(j, "k0")).sentAt).toBe(sent)
+          yield* j.fail("k0", "outcome unknown", { outcomeUnknown: true, sentAt: "2030-01-01T00:00:10.500Z" })
+          expect(yield* op(j, "k0")).toMatchObject({ state: "failed", uncertain: true, sentAt: "2030-01-01T00:00:10.500Z" })
+          yield* j.retryFailed()
+          expect((yield* op(j, "k0")).sentAt).toBe("2030-01-01T00:00:10.500Z")
+          // Without a date: the send cannot have been later than now.
+          yield* j.claim("k1")
+          yield* j.markUncertain("k1", "unreadable answer", { applied: true })
+          expect((yield* op(j, "k1")).sentAt).toBe(now())
+          // A failure that says nothing of a send leaves the recorded one.
+          yield* j.claim("k1")
+          yield* j.fail("k1", "could not check", { outcomeUnknown: true })
+          expect((yield* op(j, "k1")).sentAt).toBe(now())
+          // This "process" dies with k2 in flight.
+          yield* j.claim("k2")
+        }))
+        clock += 60_000
+        const j = yield* openJournal(location, { now })
+        expect(yield* j.resetInFlight()).toBe(1)
+        // Its request, if it left, left before this restart: the window runs from here.
+        expect(yield* op(j, "k2")).toMatchObject({ state: "pending", uncertain: true, sentAt: now() })
+        expect((yield* op(j, "k3")).sentAt).toBeNull()
+      }))
+
     it.live("retryFailed brings failed ops back (uncertain kept), all or by kind", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
@@ -612,7 +653,7 @@ describe("journal on postgres only", () => {
       expect(yield* live.resetInFlight()).toBe(0)
     }))
 
-  it.live("a journal of the previous version (no owners) opens, migrates, and its in-flight ops are reset", () =>
+  it.live("a journal of an earlier version (no owners, no sent_at) opens, migrates, and its in-flight ops are reset", () =>
     Effect.gen(function*() {
       const location = yield* freshSchema
       const { schema, url } = parsePostgresUrl(location)
@@ -623,10 +664,17 @@ describe("journal on postgres only", () => {
         client,
         `INSERT INTO ${schema}.ops (key, kind, payload, state, attempts, updated_at) VALUES ('a', 'record.create', '{}', 'in_flight', 1, 'x')`
       )
+      // An op whose answer was lost: dated at its last change by the migration.
+      yield* query(
+        client,
+        `INSERT INTO ${schema}.ops (key, kind, payload, state, attempts, uncertain, updated_at)
+         VALUES ('b', 'record.create', '{}', 'pending', 1, 1, '2030-01-01T00:00:05.000Z')`
+      )
       const j = yield* openJournal(location)
       expect(yield* query(client, `SELECT version FROM ${schema}.worksync_schema WHERE store = 'journal'`)).toEqual([{
         version: Math.max(...JOURNAL_PG_MIGRATIONS.map((m) => m.version))
       }])
+      expect(yield* op(j, "b")).toMatchObject({ state: "pending", uncertain: true, sentAt: "2030-01-01T00:00:05.000Z" })
       expect(yield* j.resetInFlight()).toBe(1)
       expect(yield* op(j, "a")).toMatchObject({ state: "pending", uncertain: true })
       expect((yield* j.claimNext({ kinds: ["record.create"], keyPrefix: "" })).pipe(Option.map((o) => o.attempts))).toEqual(Option.some(2))
@@ -648,7 +696,7 @@ describe("journal on postgres only", () => {
       const client = yield* pgClient(server)
       yield* query(client, `UPDATE ${schema}.worksync_schema SET version = 99 WHERE store = 'journal'`)
       const error = yield* Effect.flip(openJournal(location))
-      expect(error.message).toMatch(/newer worksync \(journal format 99; this version reads formats up to 2\)/)
+      expect(error.message).toMatch(/newer worksync \(journal format 99; this version reads formats up to 4\)/)
     }))
 
   it.live("shares a schema with the snapshot store: no table of one is the other's", () =>

@@ -206,7 +206,7 @@ describe("journal", () => {
     const raw = new Database(newer)
     raw.pragma(`user_version = ${JOURNAL_FORMAT + 1}`)
     raw.close()
-    expect(() => new JournalDb(newer)).toThrow(/newer worksync \(journal format 3; this version reads formats up to 2\)/)
+    expect(() => new JournalDb(newer)).toThrow(/newer worksync \(journal format 4; this version reads formats up to 3\)/)
 
     const older = tmpFile()
     const j1 = new JournalDb(older)
@@ -217,6 +217,26 @@ describe("journal", () => {
     expect(j2.get("a")?.payload).toEqual({ workspaceId: "w", title: "x" })
     expect(j2.db.pragma("user_version", { simple: true })).toBe(JOURNAL_FORMAT)
     j2.close()
+  })
+
+  it("a journal of format 2 gains sent_at: its uncertain ops are dated at their last change, the window runs from there", () => {
+    const file = tmpFile()
+    const j0 = new JournalDb(file, { now: () => "2030-01-01T00:00:05.000Z" })
+    j0.addOps([
+      { key: "a", kind: "record.create", payload: { workspaceId: "w", title: "x" } },
+      { key: "b", kind: "record.create", payload: { workspaceId: "w", title: "y" } }
+    ])
+    j0.claim("a")
+    j0.markUncertain("a", "HTTP 500")
+    // As format 2 left it: no column for the send.
+    j0.db.exec("ALTER TABLE ops DROP COLUMN sent_at")
+    j0.db.pragma("user_version = 2")
+    j0.close()
+    const j = new JournalDb(file)
+    expect(j.db.pragma("user_version", { simple: true })).toBe(JOURNAL_FORMAT)
+    expect(j.get("a")).toMatchObject({ uncertain: true, sentAt: "2030-01-01T00:00:05.000Z" })
+    expect(j.get("b")?.sentAt).toBeNull()
+    j.close()
   })
 
   it("the journal file is owner-only and holds no more than what was planned", () => {

@@ -9,7 +9,7 @@
 import * as Effect from "effect/Effect"
 import type { JournalDb } from "./db.ts"
 import { JournalError, JournalStateError } from "./errors.ts"
-import type { Adoption, Mapping, NewOp, Op } from "./types.ts"
+import type { Adoption, FailOptions, Mapping, MarkUncertainOptions, NewOp, Op } from "./types.ts"
 
 type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: JournalError | JournalStateError }
 
@@ -27,12 +27,8 @@ export interface BatchedTransitions {
     mappings?: ReadonlyArray<Mapping>,
     followUps?: ReadonlyArray<NewOp>
   ) => Effect.Effect<void, JournalError | JournalStateError>
-  readonly fail: (key: string, error: string, options?: { readonly outcomeUnknown?: boolean }) => Effect.Effect<void, JournalError | JournalStateError>
-  readonly markUncertain: (
-    key: string,
-    error: string,
-    options?: { readonly applied?: boolean }
-  ) => Effect.Effect<void, JournalError | JournalStateError>
+  readonly fail: (key: string, error: string, options?: FailOptions) => Effect.Effect<void, JournalError | JournalStateError>
+  readonly markUncertain: (key: string, error: string, options?: MarkUncertainOptions) => Effect.Effect<void, JournalError | JournalStateError>
   readonly markResolved: (key: string) => Effect.Effect<void, JournalError | JournalStateError>
   readonly release: (key: string, error?: string | null) => Effect.Effect<void, JournalError | JournalStateError>
   /** An id mapping written on its own, before the op ends (a create that sets `done`). */

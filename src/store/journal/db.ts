@@ -12,8 +12,10 @@ import {
   type Adoption,
   type ClaimNextOptions,
   APPLIED_RESULT,
+  type FailOptions,
   type JournalCounts,
   type Mapping,
+  type MarkUncertainOptions,
   type NewOp,
   type Op,
   type OpState,
@@ -88,15 +90,15 @@ export class JournalDb {
          WHERE key = ? AND state IN ('in_flight', 'pending')`
       ),
       fail: db.prepare(
-        `UPDATE ops SET state = 'failed', error = ?, uncertain = ?, updated_at = ?
+        `UPDATE ops SET state = 'failed', error = ?, uncertain = ?, sent_at = COALESCE(?, sent_at), updated_at = ?
          WHERE key = ? AND state IN ('in_flight', 'pending')`
       ),
       markUncertain: db.prepare(
-        `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, updated_at = ?
+        `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, sent_at = ?, updated_at = ?
          WHERE key = ? AND state = 'in_flight'`
       ),
       markApplied: db.prepare(
-        `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, result = ?, updated_at = ?
+        `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, result = ?, sent_at = ?, updated_at = ?
          WHERE key = ? AND state = 'in_flight'`
       ),
       adopt: db.prepare(
@@ -118,8 +120,9 @@ export class JournalDb {
       resolved: db.prepare(
         `UPDATE ops SET uncertain = 0, updated_at = ? WHERE key = ? AND state = 'pending'`
       ),
+      // A dead run's send, if any, was before now: the settle window runs from here.
       resetInFlight: db.prepare(
-        `UPDATE ops SET state = 'pending', uncertain = 1, updated_at = ? WHERE state = 'in_flight'`
+        `UPDATE ops SET state = 'pending', uncertain = 1, sent_at = ?, updated_at = ? WHERE state = 'in_flight'`
       ),
       map: db.prepare(
         `INSERT INTO id_map (namespace, source_key, target_id, op_key, created_at) VALUES (?, ?, ?, ?, ?)
@@ -237,20 +240,26 @@ export class JournalDb {
     })
   }
 
-  fail(key: string, error: string, options: { readonly outcomeUnknown?: boolean } = {}): void {
+  /** -> failed; with `outcomeUnknown` and `sentAt`, that send is recorded (see `Op.sentAt`). */
+  fail(key: string, error: string, options: FailOptions = {}): void {
     const now = this.now()
-    const changed = this.st.fail.run(error, options.outcomeUnknown === true ? 1 : 0, now, key).changes
+    const unknown = options.outcomeUnknown === true
+    const changed = this.st.fail.run(error, unknown ? 1 : 0, unknown ? options.sentAt ?? null : null, now, key).changes
     if (changed === 0) throw new JournalStateError({ key, expected: "in_flight or pending", actual: this.stateOf(key) })
   }
 
   /**
-   * in_flight -> pending + uncertain. With `applied` (the service answered 2xx, the answer
-   * was unreadable) the op keeps APPLIED_RESULT: reconciled by every run, never sent again.
+   * in_flight -> pending + uncertain, recording when the request of unknown outcome left
+   * (`sentAt`, default now: it cannot have left later). With `applied` (the service
+   * answered 2xx, the answer was unreadable) the op keeps APPLIED_RESULT: reconciled by
+   * every run, never sent again.
    */
-  markUncertain(key: string, error: string, options: { readonly applied?: boolean } = {}): void {
+  markUncertain(key: string, error: string, options: MarkUncertainOptions = {}): void {
+    const now = this.now()
+    const sentAt = options.sentAt ?? now
     const changed = options.applied === true
-      ? this.st.markApplied.run(error, JSON.stringify(APPLIED_RESULT), this.now(), key).changes
-      : this.st.markUncertain.run(error, this.now(), key).changes
+      ? this.st.markApplied.run(error, JSON.stringify(APPLIED_RESULT), sentAt, now, key).changes
+      : this.st.markUncertain.run(error, sentAt, now, key).changes
     if (changed === 0) throw new JournalStateError({ key, expected: "in_flight", actual: this.stateOf(key) })
   }
 
@@ -303,7 +312,8 @@ export class JournalDb {
   }
 
   resetInFlight(): number {
-    return this.st.resetInFlight.run(this.now()).changes
+    const now = this.now()
+    return this.st.resetInFlight.run(now, now).changes
   }
 
   retryFailed(kinds?: ReadonlyArray<string>): number {

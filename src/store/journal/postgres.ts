@@ -34,14 +34,16 @@ import { dollarParams, lockPostgresWriter, openPostgres, pgErrorDetail, type Pos
 import type { StoreOpenError } from "../sqlite.ts"
 import type { BatchedTransitions } from "./batch.ts"
 import { JournalError, JournalStateError } from "./errors.ts"
-import { INSERT_CHUNK, json, JOURNAL_FORMAT, type OpRow, toOp } from "./schema.ts"
-import { JOURNAL_PG_MIGRATIONS } from "./schema-postgres.ts"
+import { INSERT_CHUNK, json, type OpRow, toOp } from "./schema.ts"
+import { JOURNAL_PG_MIGRATIONS, JOURNAL_PG_VERSION } from "./schema-postgres.ts"
 import type { JournalApi, OpenJournalOptions, Planner } from "./service.ts"
 import {
   type Adoption,
   APPLIED_RESULT,
+  type FailOptions,
   type JournalCounts,
   type Mapping,
+  type MarkUncertainOptions,
   type NewOp,
   type Op,
   type OpState,
@@ -65,7 +67,7 @@ const openError = (e: StoreOpenError): JournalError =>
     detail: e.reason === "too-new"
       ? `written by a newer worksync (journal format ${
         e.detail.replace(/^schema version (\d+).*$/, "$1")
-      }; this version reads formats up to ${JOURNAL_FORMAT}): upgrade worksync or use another journal`
+      }; this version reads formats up to ${JOURNAL_PG_VERSION}): upgrade worksync or use another journal`
       : e.detail
   })
 
@@ -411,31 +413,38 @@ export const makePostgresJournalApi = (
       })
     )
 
-  const fail = (key: string, error: string, options: { readonly outcomeUnknown?: boolean } = {}) =>
-    run(
-      "fail",
-      q(
-        `UPDATE ops SET state = 'failed', error = ?, uncertain = ?, updated_at = ?
-         WHERE key = ? AND state IN ('in_flight', 'pending') RETURNING key`,
-        [error, options.outcomeUnknown === true ? 1 : 0, now(), key]
-      ).pipe(Effect.flatMap(changedOrRefused(key, "in_flight or pending")))
-    )
+  const fail = (key: string, error: string, options: FailOptions = {}) =>
+    Effect.suspend(() => {
+      const unknown = options.outcomeUnknown === true
+      return run(
+        "fail",
+        q(
+          `UPDATE ops SET state = 'failed', error = ?, uncertain = ?, sent_at = COALESCE(?, sent_at), updated_at = ?
+           WHERE key = ? AND state IN ('in_flight', 'pending') RETURNING key`,
+          [error, unknown ? 1 : 0, unknown ? options.sentAt ?? null : null, now(), key]
+        ).pipe(Effect.flatMap(changedOrRefused(key, "in_flight or pending")))
+      )
+    })
 
-  const markUncertain = (key: string, error: string, options: { readonly applied?: boolean } = {}) =>
-    run(
-      "markUncertain",
-      (options.applied === true
-        ? q(
-          `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, result = ?, updated_at = ?
-           WHERE key = ? AND state = 'in_flight' RETURNING key`,
-          [error, JSON.stringify(APPLIED_RESULT), now(), key]
-        )
-        : q(
-          `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, updated_at = ?
-           WHERE key = ? AND state = 'in_flight' RETURNING key`,
-          [error, now(), key]
-        )).pipe(Effect.flatMap(changedOrRefused(key, "in_flight")))
-    )
+  const markUncertain = (key: string, error: string, options: MarkUncertainOptions = {}) =>
+    Effect.suspend(() => {
+      const at = now()
+      const sentAt = options.sentAt ?? at
+      return run(
+        "markUncertain",
+        (options.applied === true
+          ? q(
+            `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, result = ?, sent_at = ?, updated_at = ?
+             WHERE key = ? AND state = 'in_flight' RETURNING key`,
+            [error, JSON.stringify(APPLIED_RESULT), sentAt, at, key]
+          )
+          : q(
+            `UPDATE ops SET state = 'pending', uncertain = 1, error = ?, sent_at = ?, updated_at = ?
+             WHERE key = ? AND state = 'in_flight' RETURNING key`,
+            [error, sentAt, at, key]
+          )).pipe(Effect.flatMap(changedOrRefused(key, "in_flight")))
+      )
+    })
 
   const release = (key: string, error: string | null = null) =>
     run(
@@ -592,22 +601,26 @@ export const makePostgresJournalApi = (
     markResolved,
     // Only a dead session's claims: a live one (a helper) holds its owner lock. In
     // pg_locks a two-key advisory lock shows its keys as oids: the first, an int4 that may
-    // be negative, as its unsigned value.
+    // be negative, as its unsigned value. A dead session's send, if any, was before now:
+    // the settle window runs from here.
     resetInFlight: () =>
       plain(run(
         "resetInFlight",
         Effect.map(
-          q(
-            `WITH live AS (
-               SELECT l.objid::bigint AS id FROM pg_locks l
-               WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                 AND l.classid::bigint = (${OWNER_LOCK}::bigint & 4294967295)
-             )
-             UPDATE ops SET state = 'pending', uncertain = 1, updated_at = ?
-             WHERE state = 'in_flight' AND (owner IS NULL OR owner NOT IN (SELECT id FROM live)) RETURNING key`,
-            [now()]
-          ),
+          Effect.suspend(() => {
+            const at = now()
+            return q(
+              `WITH live AS (
+                 SELECT l.objid::bigint AS id FROM pg_locks l
+                 WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                   AND l.classid::bigint = (${OWNER_LOCK}::bigint & 4294967295)
+               )
+               UPDATE ops SET state = 'pending', uncertain = 1, sent_at = ?, updated_at = ?
+               WHERE state = 'in_flight' AND (owner IS NULL OR owner NOT IN (SELECT id FROM live)) RETURNING key`,
+              [at, at]
+            )
+          }),
           (rows) => rows.length
         )
       )),

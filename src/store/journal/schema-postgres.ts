@@ -9,7 +9,7 @@
  * one schema can hold both stores; each keeps its own version row in `worksync_schema`.
  */
 import type { PgMigration } from "../postgres.ts"
-import { JOURNAL_FORMAT } from "./schema.ts"
+import { DATE_UNCERTAIN_SENDS } from "./schema.ts"
 
 const v1 = `
 CREATE TABLE ops (
@@ -59,10 +59,19 @@ CREATE TABLE adoptions (
  * tables). 3 is PostgreSQL's alone: `ops.owner`, the session that claimed an in-flight op
  * (postgres.ts), so one session's `resetInFlight` leaves a live helper's claims alone. A
  * worksync that knows fewer versions refuses the journal (its resetInFlight would take
- * them). Later steps take the next number here, whatever JOURNAL_FORMAT says.
+ * them). Later steps take the next number here, whatever JOURNAL_FORMAT says: 4 is the
+ * file's format 3, `ops.sent_at` (the latest send of unknown outcome).
  */
 export const JOURNAL_PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
   { version: 1, description: "ops, id_map, meta and adoptions", up: v1 },
-  { version: JOURNAL_FORMAT, description: "packed record.create payloads (import-csv)", up: "SELECT 1" },
-  { version: 3, description: "ops.owner: the session holding an in-flight op", up: "ALTER TABLE ops ADD COLUMN owner INTEGER" }
+  { version: 2, description: "packed record.create payloads (import-csv)", up: "SELECT 1" },
+  { version: 3, description: "ops.owner: the session holding an in-flight op", up: "ALTER TABLE ops ADD COLUMN owner INTEGER" },
+  {
+    version: 4,
+    description: "ops.sent_at: the latest send of unknown outcome",
+    up: `ALTER TABLE ops ADD COLUMN IF NOT EXISTS sent_at TEXT; ${DATE_UNCERTAIN_SENDS}`
+  }
 ]
+
+/** The newest journal version on PostgreSQL (named when a newer one is refused). */
+export const JOURNAL_PG_VERSION = Math.max(...JOURNAL_PG_MIGRATIONS.map((m) => m.version))

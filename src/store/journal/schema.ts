@@ -57,6 +57,7 @@ export interface OpRow {
   result: string | null
   error: string | null
   uncertain: number
+  sent_at: string | null
 }
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text))
@@ -72,7 +73,8 @@ export const toOp = (r: OpRow): Op => ({
   attemptedAt: r.attempted_at,
   result: parse(r.result),
   error: r.error,
-  uncertain: r.uncertain === 1
+  uncertain: r.uncertain === 1,
+  sentAt: r.sent_at ?? null
 })
 
 /**
@@ -89,9 +91,25 @@ export const json = (value: unknown): string =>
 /**
  * The journal's format (SQLite `user_version`). 1 (or 0, unset): every payload a JSON
  * object. 2: `record.create` payloads may be packed arrays without `workspaceId`
- * (import-csv, see src/sync/plan.ts). A file of a newer format is refused at open.
+ * (import-csv, see src/sync/plan.ts). 3: `ops.sent_at`, the latest send of unknown
+ * outcome, from which the settle window runs (a version that does not know it would
+ * measure the window from the claim and could send a create again too early). A file of
+ * a newer format is refused at open.
  */
-export const JOURNAL_FORMAT = 2
+export const JOURNAL_FORMAT = 3
+
+/**
+ * Format 3 dates the ops already uncertain: their latest send was no later than their
+ * last change (`updated_at`), so the settle window runs from there.
+ */
+export const DATE_UNCERTAIN_SENDS = "UPDATE ops SET sent_at = updated_at WHERE uncertain = 1 AND state <> 'done'"
+
+/** Format 3's step on SQLite (which has no ADD COLUMN IF NOT EXISTS; a file marked older may have it). */
+const addSentAt = (db: Database.Database): void => {
+  const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('ops')").all()
+  if (!columns.some((c) => c.name === "sent_at")) db.exec("ALTER TABLE ops ADD COLUMN sent_at TEXT")
+  db.exec(DATE_UNCERTAIN_SENDS)
+}
 
 /** Rows per planning INSERT: large enough that per-statement overhead vanishes (measured). */
 export const INSERT_CHUNK = 256
@@ -103,11 +121,13 @@ export const DEFAULT_WAL_AUTOCHECKPOINT = 1000
  * The journal's migrations, through the opener the snapshot uses (src/store/sqlite.ts):
  * one scheme for both stores. 1 creates the tables (`IF NOT EXISTS`, so files of any
  * earlier version, which had no version number, are read as they are and get the
- * `adoptions` table); 2 marks that packed create payloads may be present.
+ * `adoptions` table); 2 marks that packed create payloads may be present; 3 adds
+ * `ops.sent_at`.
  */
 export const JOURNAL_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, description: "ops, id_map, meta and adoptions", up: DDL },
-  { version: JOURNAL_FORMAT, description: "packed record.create payloads (import-csv)", up: () => {} }
+  { version: 2, description: "packed record.create payloads (import-csv)", up: () => {} },
+  { version: JOURNAL_FORMAT, description: "ops.sent_at: the latest send of unknown outcome", up: addSentAt }
 ]
 
 /**

@@ -13,8 +13,10 @@ import { openPostgresJournal } from "./postgres.ts"
 import type {
   Adoption,
   ClaimNextOptions,
+  FailOptions,
   JournalCounts,
   Mapping,
+  MarkUncertainOptions,
   NewOp,
   Op,
   PlannedOp,
@@ -90,17 +92,19 @@ export interface JournalApi {
     mappings?: ReadonlyArray<Mapping>,
     followUps?: ReadonlyArray<NewOp>
   ) => Effect.Effect<void, JournalError | JournalStateError>
-  /** -> failed with the error; `outcomeUnknown` marks it uncertain (reconcile before resending). */
-  readonly fail: (
-    key: string,
-    error: string,
-    options?: { readonly outcomeUnknown?: boolean }
-  ) => Effect.Effect<void, JournalError | JournalStateError>
-  /** in_flight -> pending + uncertain: sent, answer lost (or unreadable: `applied`). */
+  /**
+   * -> failed with the error; `outcomeUnknown` marks it uncertain (reconcile before
+   * resending), `sentAt` records when its request of unknown outcome left.
+   */
+  readonly fail: (key: string, error: string, options?: FailOptions) => Effect.Effect<void, JournalError | JournalStateError>
+  /**
+   * in_flight -> pending + uncertain: sent at `sentAt` (default now), answer lost (or
+   * unreadable: `applied`).
+   */
   readonly markUncertain: (
     key: string,
     error: string,
-    options?: { readonly applied?: boolean }
+    options?: MarkUncertainOptions
   ) => Effect.Effect<void, JournalError | JournalStateError>
   /** Records an adoption (see Adoption). */
   readonly recordAdoption: (adoption: Adoption) => Effect.Effect<void, JournalError>
@@ -109,8 +113,9 @@ export interface JournalApi {
   /** Clears `uncertain` on a pending op after a reconciliation found nothing. */
   readonly markResolved: (key: string) => Effect.Effect<void, JournalError>
   /**
-   * in_flight (left by a dead process) -> pending + uncertain; returns how many. On
-   * PostgreSQL only the ops of sessions no longer alive: a live helper keeps its claims.
+   * in_flight (left by a dead process) -> pending + uncertain, sent at now (a request it
+   * sent left before); returns how many. On PostgreSQL only the ops of sessions no longer
+   * alive: a live helper keeps its claims.
    */
   readonly resetInFlight: () => Effect.Effect<number, JournalError>
   /** failed -> pending (uncertain kept), for a rerun; returns how many. */

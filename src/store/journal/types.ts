@@ -19,12 +19,23 @@ export interface Op {
   readonly dependsOn: string | null
   readonly state: OpState
   readonly attempts: number
-  /** ISO time of the latest claim (just before the latest send), or null if never claimed. */
+  /**
+   * ISO time of the latest claim, or null if never claimed. The claim precedes the send
+   * (limiter waits and 429 retries come between): a record the op made is created no
+   * earlier than this.
+   */
   readonly attemptedAt: string | null
   readonly result: unknown
   readonly error: string | null
   /** A request may have been applied without our learning it: reconcile before resending. */
   readonly uncertain: boolean
+  /**
+   * ISO time of the latest send whose outcome is unknown (its answer lost, or the process
+   * died with the op in flight: then the restart's time, a send can only have been
+   * earlier); null when there was none. The settle window runs from it: nothing is sent
+   * again before the window has passed since this send.
+   */
+  readonly sentAt: string | null
 }
 
 /**
@@ -109,4 +120,20 @@ export interface ClaimNextOptions {
   readonly descending?: boolean
   /** Only ops never claimed before (attempts 0): settling an earlier attempt needs what the planner read. */
   readonly untried?: boolean
+}
+
+/** How an op fails (`fail`). */
+export interface FailOptions {
+  /** It may have been applied: reconcile before sending it again (keeps `uncertain`). */
+  readonly outcomeUnknown?: boolean
+  /** With `outcomeUnknown`: when the request of unknown outcome left (ISO); else the recorded send stays. */
+  readonly sentAt?: string
+}
+
+/** How an op becomes uncertain (`markUncertain`). */
+export interface MarkUncertainOptions {
+  /** The service answered 2xx, unreadably: applied, so never sent again (APPLIED_RESULT). */
+  readonly applied?: boolean
+  /** When the request of unknown outcome left (ISO); default: now, it cannot have left later. */
+  readonly sentAt?: string
 }
