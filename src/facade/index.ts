@@ -99,6 +99,14 @@ export interface ImportCsvOptions {
   readonly delimiter?: string
   readonly encoding?: string
   readonly concurrency?: number
+  /**
+   * Another tool's export (`preset` trello, asana, jira or clickup): the only hosts its
+   * attachment URLs are fetched from, each `HOST[:PORT]`; a loopback, private or
+   * link-local address only for a host named here. Default: the tool's own hosts.
+   */
+  readonly attachmentHosts?: ReadonlyArray<string>
+  /** Attachments larger than this many bytes are not fetched; default 25 MB. */
+  readonly attachmentMaxBytes?: number
 }
 
 export interface CopyFilesOptions {
@@ -236,7 +244,9 @@ export const connect = (connection: ConnectionInput): Worksync => {
             csv: { file: options.csv, delimiter: options.delimiter, encoding: options.encoding },
             mapping,
             graphql,
-            ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {})
+            ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+            attachmentHosts: options.attachmentHosts,
+            attachmentMaxBytes: options.attachmentMaxBytes
           }
           if (options.dryRun === true) {
             return yield* importCsvEffect(rest, { dryRunJournalFile: options.journal }, { ...base, dryRun: true })

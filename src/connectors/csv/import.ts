@@ -33,6 +33,8 @@ import { isNotFound, notAvailableLine } from "../../client/errors.ts"
 import type { GraphqlClientApi } from "../../client/graphql-client.ts"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { restUserEmail } from "../../schema/users.ts"
+import { attachmentPolicy } from "../presets/attachment-hosts.ts"
+import { AttachmentFetchPolicy } from "../presets/attachments.ts"
 import { isJsonFile, isToolPreset, readTrelloBoardFile, tabularReader, TOOL_PRESETS } from "../presets/index.ts"
 import type { Census, PresetRow } from "../presets/model.ts"
 import { nameKey } from "../presets/people.ts"
@@ -116,6 +118,14 @@ export interface ImportOptions {
   readonly graphql?: GraphqlClientApi | undefined
   /** Where attachments named in a tool's export are found by file name (`--attachments`). */
   readonly attachmentsDir?: string | undefined
+  /**
+   * The only hosts attachment URLs are fetched from, each `HOST[:PORT]` (comma-separated
+   * lists too): a loopback, private or link-local address only for a host named here.
+   * Default: the exporting tool's own hosts (presets/attachment-hosts.ts).
+   */
+  readonly attachmentHosts?: ReadonlyArray<string> | undefined
+  /** Attachments larger than this many bytes are not fetched; default 25 MB. */
+  readonly attachmentMaxBytes?: number | undefined
   /** Display name (folded) -> e-mail, from `--people FILE`. */
   readonly people?: ReadonlyMap<string, string> | undefined
 }
@@ -794,6 +804,11 @@ export const importCsv = (
   options: ImportOptions
 ): Effect.Effect<ImportResult, ImportUsageError | ImportFailed | JournalError | JournalStateError | RestError | ReplayAborted> =>
   Effect.gen(function*() {
+    const policy = attachmentPolicy(isToolPreset(options.mapping.preset) ? options.mapping.preset : undefined, {
+      hosts: options.attachmentHosts,
+      maxBytes: options.attachmentMaxBytes
+    })
+    if (Result.isFailure(policy)) return yield* Effect.fail(new ImportUsageError({ message: policy.failure }))
     const planned = yield* planCsvImport(client, journal, options)
     if (options.dryRun === true || "dryRunJournalFile" in journal) return planned
     const j = journal
@@ -834,7 +849,7 @@ export const importCsv = (
           }
           return options.onOpEnd ? options.onOpEnd(end) : Effect.void
         })
-    })
+    }).pipe(Effect.provideService(AttachmentFetchPolicy, policy.success))
     // Still pending: waiting on a failed op, or deferred behind an unknown one.
     const after = yield* j.counts()
     const failures = (yield* j.failed(5)).map((op) => {

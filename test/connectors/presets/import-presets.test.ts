@@ -57,10 +57,16 @@ const localCopy = (filesUrl: string, name: string, dir: string) => {
   return out
 }
 
+/** An import; the local attachment server stands in for the tool's own host, so it is named (`--attachment-hosts`). */
 const run = (ws: string, journalFile: string, options: Partial<ImportOptions> & Pick<ImportOptions, "csv" | "mapping">) =>
-  Effect.flatMap(Emulator, (handle) =>
+  Effect.flatMap(Effect.all([Emulator, AttachmentServer]), ([handle, files]) =>
     Effect.gen(function*() {
-      return yield* importCsv(yield* RestClient, yield* Journal, { workspaceId: ws, graphql: yield* GraphqlClient, ...options })
+      return yield* importCsv(yield* RestClient, yield* Journal, {
+        workspaceId: ws,
+        graphql: yield* GraphqlClient,
+        attachmentHosts: [new URL(files.url).host],
+        ...options
+      })
     }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle)))))
 
 /** Reads of what the emulator stored. */
