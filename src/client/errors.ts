@@ -261,7 +261,7 @@ export class Timeout extends Data.TaggedError("Timeout")<{
  */
 export class OutcomeUnknown extends Data.TaggedError("OutcomeUnknown")<{
   readonly operation: string
-  /** ISO time the attempt started. */
+  /** ISO time the attempt of unknown outcome was sent (it left the limiter; see retry.ts). */
   readonly attemptedAt: string
   /** What was sent, without secrets (e.g. `workspaceId=..., title="..."`). */
   readonly inputSummary: string

@@ -129,41 +129,54 @@ export const makePipeline = (config: ConnectionConfig, limiter: LimiterApi, http
       return yield* Effect.fail(failure)
     })
 
-  const policy = <A, F extends Classifiable>(spec: ServiceCall<F>, once: Effect.Effect<A, F | TransportError | Timeout>) =>
-    withRetry(once, {
-      operation: spec.operation,
-      idempotent: spec.idempotent,
-      settings: config.retry,
-      maxWaitMs: config.maxRetryWaitMs,
-      inputSummary: spec.inputSummary
+  /**
+   * One call under the retry policy. `send` is one attempt's request, run past the
+   * limiter; the time it starts is noted, so an outcome the policy cannot know is dated
+   * from the send of its attempt, not from the call's start.
+   */
+  const policy = <A, F extends Classifiable>(
+    spec: ServiceCall<F>,
+    once: (send: <S, E>(request: Effect.Effect<S, E>) => Effect.Effect<S, E>) => Effect.Effect<A, F | TransportError | Timeout>
+  ) =>
+    Effect.suspend(() => {
+      let sentAt: number | undefined
+      const noted = <S, E>(request: Effect.Effect<S, E>) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          sentAt = now
+          return request
+        })
+      return withRetry(once(noted), {
+        operation: spec.operation,
+        idempotent: spec.idempotent,
+        settings: config.retry,
+        maxWaitMs: config.maxRetryWaitMs,
+        inputSummary: spec.inputSummary,
+        sentAt: () => sentAt
+      })
     })
 
   const call: PipelineApi["call"] = (client, spec) =>
-    policy(
-      spec,
+    policy(spec, (noted) =>
       attempt(
         spec,
-        Effect.suspend(() => exchange(client, spec.request(), spec.operation, config.requestTimeoutMs)),
+        noted(Effect.suspend(() => exchange(client, spec.request(), spec.operation, config.requestTimeoutMs))),
         true,
         (a) => a.status,
         (status) => status >= 200 && status < 300,
         Effect.succeed
-      )
-    )
+      ))
 
   const open: PipelineApi["open"] = (client, spec) =>
-    policy(
-      spec,
+    policy(spec, (noted) =>
       attempt(
         spec,
-        Effect.suspend(() => exchangeHead(client, spec.request(), spec.operation, config.requestTimeoutMs)),
+        noted(Effect.suspend(() => exchangeHead(client, spec.request(), spec.operation, config.requestTimeoutMs))),
         spec.limited,
         (r) => r.status,
         (status) => status < 400,
         // Read (and so drain) the refusal: its text names the cause, its headers the wait.
         (r) => Effect.map(Effect.orElseSucceed(r.text, () => ""), (text): Answer => ({ status: r.status, headers: headersOf(r), text }))
-      )
-    )
+      ))
 
   return { rest, app, bare, call, open }
 }

@@ -94,12 +94,20 @@ export interface RetryOptions {
   readonly inputSummary: string
   /** The longest Retry-After waited (the connection's `maxRetryWaitMs`). */
   readonly maxWaitMs: number
+  /**
+   * When the latest attempt left (epoch ms), past the limiter's wait, once it has; the
+   * caller's send step notes it. An attempt not told of is taken as sent when it began.
+   */
+  readonly sentAt?: () => number | undefined
 }
 
 /**
  * Runs one attempt under the policy. An ambiguous failure of a call not safe to repeat
- * becomes `OutcomeUnknown` (with the attempt's start time) and ends the retries; a 429
- * asking for more than `maxWaitMs` becomes `RetryWaitTooLong` and ends them too.
+ * becomes `OutcomeUnknown` and ends the retries: it carries when that attempt left (not
+ * when the call began: the limiter's waits and 429 retries come before, and a write the
+ * service commits late commits after its send), from which the journal's settle window
+ * runs. A 429 asking for more than `maxWaitMs` becomes `RetryWaitTooLong` and ends the
+ * retries too.
  */
 export const withRetry = <A, E extends Classifiable, R>(
   attempt: Effect.Effect<A, E, R>,
@@ -116,7 +124,7 @@ export const withRetry = <A, E extends Classifiable, R>(
           Effect.fail(
             new OutcomeUnknown({
               operation: options.operation,
-              attemptedAt: new Date(startedAt).toISOString(),
+              attemptedAt: new Date(Math.max(startedAt, options.sentAt?.() ?? startedAt)).toISOString(),
               inputSummary: options.inputSummary,
               reason: e.message
             })

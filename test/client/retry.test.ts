@@ -90,6 +90,35 @@ layer(testEmulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestService
         expect(emu.stats().byRoute["create-record"]).toBe(1)
       }))
 
+    it.effect("R-REST-ERR-06: an outcome unknown is dated when its request left, after the limiter's wait, not when the call began", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const ws = emu.workspaces[0]!
+        // One request in flight at a time: two creates started together, the second waits
+        // for the first's slot. The first request is held a second before it commits and is
+        // answered; the second is answered 500.
+        emu.faults.inject({ route: "create-record", kind: "latency", latencyMs: 1000 })
+        emu.faults.inject({ route: "create-record", kind: "500" })
+        const layer = layerFor(emu, { limiter: { maxInFlight: 1, initialRps: 500, adaptive: false } })
+        const results = yield* withClient(
+          layer,
+          Effect.flatMap(RestClient, (c) =>
+            Effect.all(
+              ["slot first", "slot second"].map((title) => Effect.result(c.createRecord({ workspaceId: ws, title }))),
+              { concurrency: "unbounded" }
+            ))
+        )
+        const created = results.flatMap((r) => (r._tag === "Success" ? [r.success] : []))
+        const failed = results.flatMap((r) => (r._tag === "Failure" ? [r.failure] : []))
+        expect(created).toHaveLength(1)
+        expect(failed.map((e) => e._tag)).toEqual(["OutcomeUnknown"])
+        // The call that failed began at once and waited for the slot; its request left
+        // only once the other had committed and been answered.
+        const committed = emu.ctx.db.prepare("SELECT created_at FROM records WHERE id = ?").get(created[0]!.id) as { created_at: string }
+        const sentAt = Date.parse((failed[0] as OutcomeUnknown).attemptedAt)
+        expect(sentAt).toBeGreaterThanOrEqual(Date.parse(committed.created_at))
+      }))
+
     it.effect("a create refused with 429 is definite and is retried", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
