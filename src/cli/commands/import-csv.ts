@@ -1,10 +1,13 @@
 /**
  * `worksync import-csv --workspace ID --csv FILE --journal FILE [mapping] [--dry-run]
  *  [--rejects FILE] [--json]`: one record per valid row, exactly once across reruns.
+ *  With `--preset` of another tool, `--attachment-hosts HOST[:PORT][,...]` names the only
+ *  hosts its attachment URLs are fetched from (connectors/presets/attachment-hosts.ts).
  *
  * Exit: 0 every row imported (now or before); 2 finished, some rows rejected (see the
  * rejects file); 1 could not finish (a rerun resumes from the journal); 64 bad invocation
- * (unknown column in the mapping, unreadable CSV, journal of another workspace).
+ * (unknown column in the mapping, unreadable CSV, journal of another workspace, a bad
+ * `--attachment-hosts`).
  *
  * The definition only; the work is in ../run/import-csv.ts, loaded when the command runs.
  */
@@ -43,6 +46,16 @@ export const options = {
     Flag.withDescription("directory where attachments named in the export are found by file name (when their URL needs credentials)"),
     Flag.optional
   ),
+  attachmentHosts: Flag.String("attachment-hosts").pipe(
+    Flag.withDescription(
+      "HOST[:PORT][,...]: the only hosts attachment URLs are fetched from (default: the exporting tool's own, e.g. *.atlassian.net); a loopback, private or link-local address only when its host is named here (an on-premises Jira: --attachment-hosts jira.example.com:8080)"
+    ),
+    Flag.optional
+  ),
+  attachmentMaxMb: Flag.Int("attachment-max-mb").pipe(
+    Flag.withDescription("attachments larger than this many MB are not fetched (default 25)"),
+    Flag.optional
+  ),
   people: Flag.String("people").pipe(
     Flag.withDescription("CSV file with columns name,email: people the export names by display name"),
     Flag.optional
@@ -75,6 +88,7 @@ export const importCsvCommand = Command.make("import-csv", options, (flags) =>
         "worksync import-csv --workspace website --csv trello.csv --preset trello --journal import.sqlite --dry-run",
         "worksync import-csv --workspace website --csv trello.csv --preset trello --journal import.sqlite",
         "worksync import-csv --workspace website --csv jira.csv --preset jira --attachments ./jira-files --people people.csv --journal import.sqlite",
+        "worksync import-csv --workspace website --csv jira.csv --preset jira --attachment-hosts jira.example.com:8080 --journal import.sqlite",
         "worksync import-csv --workspace website --csv tasks.csv --map title=Name --map duedAt=\"Due date\" --journal import.sqlite"
       ], ["Exit 2 when rows were rejected (see --rejects); rerun with the same --journal to resume after exit 1."])
     )

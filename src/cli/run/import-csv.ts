@@ -22,6 +22,7 @@ import { clientLayerFromFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
 import { makeProgress } from "../progress.ts"
+import { attachmentFetchOptions } from "./attachment-flags.ts"
 
 registerDescriber(describeJournalError)
 
@@ -80,6 +81,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
     if ((attachmentsDir !== undefined || Option.isSome(flags.people)) && !tool) {
       return yield* Effect.fail(usageError("--attachments and --people go with --preset trello, asana, jira or clickup"))
     }
+    const attachmentFetch = yield* attachmentFetchOptions(flags, tool)
     let people: ReadonlyMap<string, string> | undefined
     if (Option.isSome(flags.people)) {
       const name = flags.people.value
@@ -113,6 +115,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       mapping,
       concurrency,
       attachmentsDir,
+      ...attachmentFetch,
       people,
       ...(adoptionWindow !== undefined ? { skewMs: adoptionWindow * 1000 } : {}),
       onRowsRead: (n: number) => reading.advance(n),
