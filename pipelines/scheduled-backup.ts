@@ -4,7 +4,8 @@
  *   1. back up every workspace (or those named) into the snapshot;
  *   2. mirror each workspace's files into `<files>/<workspace id>/` (incremental: the
  *      journal `<files>/.journal.sqlite` remembers what was copied);
- *   3. keep the last N complete runs of the snapshot (see lib/retention.ts).
+ *   3. keep the last N complete runs of each scope of the snapshot: `worksync prune
+ *      --keep-last N` (src/sync/prune.ts), which also removes what only the others held.
  *
  * Exit 0 only when everything finished; otherwise 1 with one line naming what is
  * incomplete (the backup, or the first file that failed), and a rerun resumes.
@@ -23,10 +24,11 @@ import { workspaceFilesFromServices } from "../src/connectors/files/workspace-fi
 import { openJournal } from "../src/store/journal.ts"
 import { SnapshotStore } from "../src/store/snapshot.ts"
 import { backup, type BackupResult } from "../src/sync/backup.ts"
+import { prune } from "../src/sync/prune.ts"
+import { leftAloneReason } from "../src/sync/retention.ts"
 import { connectionFromEnv } from "./lib/connection.ts"
 import { messageOf, PipelineIncomplete, PipelineUsage } from "./lib/errors.ts"
 import { isMain, required, runPipelineMain, strings } from "./lib/main.ts"
-import { type PruneResult, pruneRuns } from "./lib/retention.ts"
 
 export interface ScheduledBackupOptions {
   readonly snapshot: string
@@ -50,7 +52,14 @@ export interface ScheduledBackupResult {
     /** Server files still PENDING (not downloadable yet), by name. */
     readonly pending: ReadonlyArray<string>
   }
-  readonly retention: PruneResult
+  readonly retention: RetentionResult
+}
+
+/** What retention did: runs forgotten, complete runs kept (ascending), stored versions removed. */
+export interface RetentionResult {
+  readonly removedRuns: ReadonlyArray<number>
+  readonly keptComplete: ReadonlyArray<number>
+  readonly removedVersions: number
 }
 
 /** The workspace ids of one run, from the snapshot. */
@@ -129,10 +138,16 @@ export const scheduledBackup = (
       })
     }
 
-    const retention = yield* Effect.flatMap(SnapshotStore, (store) => pruneRuns(store, options.keep)).pipe(
+    const pruned = yield* prune({ policy: { keepLast: options.keep } }).pipe(
       Effect.provide(snapshotLayer),
       Effect.mapError((e) => new PipelineIncomplete({ message: `retention failed: ${messageOf(e)}` }))
     )
+    const leftAlone = [leftAloneReason("running"), leftAloneReason("failed")]
+    const retention: RetentionResult = {
+      removedRuns: pruned.runs.filter((r) => !r.keep).map((r) => r.runId),
+      keptComplete: pruned.runs.filter((r) => r.keep && !r.reasons.some((why) => leftAlone.includes(why))).map((r) => r.runId),
+      removedVersions: pruned.removedVersions
+    }
     return { backup: done, files, retention }
   })
 

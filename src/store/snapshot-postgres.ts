@@ -13,14 +13,14 @@ import { contentHash } from "./snapshot-hash.ts"
 import { SNAPSHOT_PG_MIGRATIONS } from "./snapshot-schema-postgres.ts"
 import type { PlainEntity } from "./snapshot-schema.ts"
 import {
+  type FileObjectRef,
   MEMBERSHIP,
   type MemberVersion,
-  type PruneOptions,
   type RecordEntry,
   type RecordVersionRef,
+  RUN_OWNED,
   type RunNote,
   runRow,
-  runsToPrune,
   SnapshotError,
   type SnapshotQuery,
   type SnapshotStoreService,
@@ -304,7 +304,7 @@ export const openPostgresSnapshot = (
           ), { discard: true })),
       dropRun: (runId) =>
         tx("drop run", Effect.gen(function*() {
-          for (const t of [...MEMBERSHIP.map((m) => `run_${m}`), "run_notes"]) yield* q(`DELETE FROM ${t} WHERE run_id = ?`, [runId])
+          for (const t of RUN_OWNED) yield* q(`DELETE FROM ${t} WHERE run_id = ?`, [runId])
           yield* q("DELETE FROM runs WHERE id = ?", [runId])
         })),
       removeMembers: (table, runId, ids) =>
@@ -332,17 +332,24 @@ export const openPostgresSnapshot = (
           ),
           files: count("SELECT count(*) AS n FROM run_files WHERE run_id = ?", runId)
         }).pipe(Effect.mapError(fail("count run"))),
-      pruneRuns: (options: PruneOptions) =>
-        tx("prune old runs", Effect.gen(function*() {
-          const runs = yield* q<{ id: number; scope: string; status: "running" | "complete" | "failed" }>(
-            "SELECT id, scope, status FROM runs ORDER BY id"
+      putFileObjects: (runId: number, refs: ReadonlyArray<FileObjectRef>) =>
+        refs.length === 0 ? Effect.void : tx("write file objects", Effect.gen(function*() {
+          // One row per key: a statement cannot touch the same key twice.
+          const sizes = new Map(refs.map((r) => [r.sha256, r.size]))
+          const members = new Map(refs.map((r) => [r.fileId, r.sha256]))
+          yield* insertRows("file_objects (sha256, size)", "ON CONFLICT (sha256) DO NOTHING", [...sizes].map(([sha, size]) => [sha, size]))
+          yield* insertRows(
+            "run_file_objects (run_id, file_id, sha256)",
+            "ON CONFLICT (run_id, file_id) DO UPDATE SET sha256 = excluded.sha256",
+            [...members].map(([fileId, sha]) => [runId, fileId, sha])
           )
-          const { kept, removed } = runsToPrune(runs, options)
-          if (removed.length === 0) return { removedRuns: removed, keptComplete: kept, removedVersions: 0 }
+        })),
+      forgetRuns: (runIds: ReadonlyArray<number>) =>
+        tx("forget runs", Effect.gen(function*() {
+          const removed = [...new Set(runIds)].sort((a, b) => a - b)
+          if (removed.length === 0) return { removedRuns: [], removedVersions: 0, removedObjects: 0 }
           const ids = toArray(removed.map(String))
-          for (const t of [...MEMBERSHIP.map((m) => `run_${m}`), "run_notes"]) {
-            yield* q(`DELETE FROM ${t} WHERE run_id = ANY(?::bigint[])`, [ids])
-          }
+          for (const t of RUN_OWNED) yield* q(`DELETE FROM ${t} WHERE run_id = ANY(?::bigint[])`, [ids])
           yield* q("DELETE FROM runs WHERE id = ANY(?::bigint[])", [ids])
           yield* q(
             "DELETE FROM activity a WHERE NOT EXISTS (SELECT 1 FROM run_records rr WHERE rr.vid = a.vid)"
@@ -352,8 +359,21 @@ export const openPostgresSnapshot = (
             const gone = yield* q(`DELETE FROM ${t} v WHERE NOT EXISTS (SELECT 1 FROM run_${t} m WHERE m.vid = v.vid) RETURNING vid`)
             removedVersions += gone.length
           }
-          return { removedRuns: removed, keptComplete: kept, removedVersions }
+          const objects = yield* q(
+            "DELETE FROM file_objects o WHERE NOT EXISTS (SELECT 1 FROM run_file_objects m WHERE m.sha256 = o.sha256) RETURNING sha256"
+          )
+          return { removedRuns: removed, removedVersions, removedObjects: objects.length }
         })),
+      storageBytes: q<{ n: number | string | null }>(
+        `SELECT sum(pg_total_relation_size(c.oid)) AS n FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+         WHERE ns.nspname = current_schema() AND c.relkind = 'r' AND c.relname = ANY(?::text[])`,
+        [toArray(SNAPSHOT_TABLES)]
+      ).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.mapError(fail("measure snapshot"))),
+      // Outside any transaction (VACUUM refuses to run in one). Plain VACUUM: the space is
+      // reused by later writes; VACUUM FULL would lock out every reader while it rewrites.
+      compact: Effect.forEach(SNAPSHOT_TABLES, (t) => q(`VACUUM ${t}`), { discard: true }).pipe(
+        Effect.mapError(fail("compact snapshot"))
+      ),
       select: <A>(operation: string, query: SnapshotQuery) =>
         q<A>(query.sql, query.params ?? []).pipe(
           Effect.map((rows) => rows as unknown as Array<A>),
@@ -367,6 +387,9 @@ export const openPostgresSnapshot = (
     }
     return service
   })
+
+/** The snapshot's tables (a schema may hold other stores' tables too). */
+const SNAPSHOT_TABLES = ["runs", ...MEMBERSHIP, "activity", ...RUN_OWNED, "file_objects"]
 
 /** A list as a PostgreSQL array literal parameter (`ANY(?::text[])`). */
 const toArray = (values: ReadonlyArray<string>): string =>

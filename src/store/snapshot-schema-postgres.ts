@@ -199,7 +199,24 @@ SELECT
 FROM runs AS ru;
 `
 
+/** File bytes (`backup --files DIR`): as snapshot-schema.ts v3. */
+const v3 = `
+CREATE TABLE file_objects (
+  sha256     TEXT COLLATE "C" PRIMARY KEY,
+  size       BIGINT  NOT NULL
+);
+
+CREATE TABLE run_file_objects (
+  run_id     BIGINT  NOT NULL,
+  file_id    TEXT COLLATE "C" NOT NULL,
+  sha256     TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (run_id, file_id)
+);
+CREATE INDEX run_file_objects_file ON run_file_objects (file_id, run_id);
+`
+
 export const SNAPSHOT_PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
   { version: 1, description: "runs, versioned entities, run membership, notes", up: v1 },
-  { version: 2, description: "views for plain SQL queries", up: v2 }
+  { version: 2, description: "views for plain SQL queries", up: v2 },
+  { version: 3, description: "file bytes: stored objects and the objects each run holds", up: v3 }
 ]

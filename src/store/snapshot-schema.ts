@@ -243,9 +243,32 @@ SELECT
 FROM runs AS ru;
 `
 
+/**
+ * File bytes (`backup --files DIR`): the objects stored under DIR by sha256, and which of
+ * them each run holds, one row per file of the run. An object is named by its content,
+ * so a file kept across runs, or identical files in two workspaces, are one row of
+ * `file_objects` however many runs hold them. The index on `file_id` answers the
+ * incremental question "which object did an earlier run hold for this file id?".
+ */
+const v3 = `
+CREATE TABLE file_objects (
+  sha256     TEXT    PRIMARY KEY,
+  size       INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE run_file_objects (
+  run_id     INTEGER NOT NULL,
+  file_id    TEXT    NOT NULL,
+  sha256     TEXT    NOT NULL,
+  PRIMARY KEY (run_id, file_id)
+) WITHOUT ROWID;
+CREATE INDEX run_file_objects_file ON run_file_objects (file_id, run_id);
+`
+
 export const SNAPSHOT_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, description: "runs, versioned entities, run membership, notes", up: v1 },
-  { version: 2, description: "views for plain SQL queries", up: v2 }
+  { version: 2, description: "views for plain SQL queries", up: v2 },
+  { version: 3, description: "file bytes: stored objects and the objects each run holds", up: v3 }
 ]
 
 /** Entity tables that follow the plain `(vid, id, hash, item)` + `run_<table>` pattern. */

@@ -7,19 +7,20 @@ import type Database from "better-sqlite3"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
 import { lockStore } from "./file-lock.ts"
 import { contentHash } from "./snapshot-hash.ts"
 import { type PlainEntity, SNAPSHOT_MIGRATIONS } from "./snapshot-schema.ts"
 import {
+  type FileObjectRef,
+  type ForgetResult,
   MEMBERSHIP,
   type MemberVersion,
-  type PruneOptions,
-  type PruneResult,
   type RecordEntry,
   type RecordVersionRef,
+  RUN_OWNED,
   type RunNote,
   runRow,
-  runsToPrune,
   SnapshotError,
   type SnapshotQuery,
   type SnapshotStoreService,
@@ -42,25 +43,19 @@ export interface SqliteSnapshotStore extends SnapshotStoreService {
 const STREAM_BATCH = 2000
 
 /**
- * Drops the runs `runsToPrune` names, then the stored versions no remaining run refers
- * to (with their activity). One transaction.
+ * Removes the runs, then the stored versions no remaining run refers to (with their
+ * activity) and the `file_objects` rows no remaining run holds. One transaction.
  *
  * The orphan deletes are set-based (`vid NOT IN (SELECT vid FROM run_<t>)`): SQLite reads
  * each membership table once into a temporary index, where a correlated NOT EXISTS would
  * scan it once per stored version (run_<t> has no index on vid).
  */
-const pruneRunsIn = (db: Database.Database, options: PruneOptions): PruneResult =>
+const forgetRunsIn = (db: Database.Database, runIds: ReadonlyArray<number>): ForgetResult =>
   db.transaction(() => {
-    const runs = db.prepare("SELECT id, scope, status FROM runs ORDER BY id").all() as Array<
-      { id: number; scope: string; status: "running" | "complete" | "failed" }
-    >
-    const { kept, removed } = runsToPrune(runs, options)
-    if (removed.length === 0) return { removedRuns: removed, keptComplete: kept, removedVersions: 0 }
-
-    // Each delete is a range of the (run_id, id) primary key.
-    const deletes = [...MEMBERSHIP.map((t) => `run_${t}`), "run_notes"].map((t) =>
-      db.prepare(`DELETE FROM ${t} WHERE run_id = ?`)
-    )
+    const removed = [...new Set(runIds)].sort((a, b) => a - b)
+    if (removed.length === 0) return { removedRuns: [], removedVersions: 0, removedObjects: 0 }
+    // Each delete is a range of the (run_id, ...) primary key.
+    const deletes = RUN_OWNED.map((t) => db.prepare(`DELETE FROM ${t} WHERE run_id = ?`))
     const deleteRun = db.prepare("DELETE FROM runs WHERE id = ?")
     for (const id of removed) {
       for (const d of deletes) d.run(id)
@@ -74,10 +69,18 @@ const pruneRunsIn = (db: Database.Database, options: PruneOptions): PruneResult 
     for (const t of MEMBERSHIP) {
       removedVersions += db.prepare(`DELETE FROM ${t} WHERE vid NOT IN (SELECT vid FROM run_${t})`).run().changes
     }
-    return { removedRuns: removed, keptComplete: kept, removedVersions }
+    const removedObjects = db.prepare(
+      "DELETE FROM file_objects WHERE sha256 NOT IN (SELECT sha256 FROM run_file_objects)"
+    ).run().changes
+    return { removedRuns: removed, removedVersions, removedObjects }
   })()
 
-/** The object as JSON with one more key (workspaceId, recordId), as stored and exported. */
+/** Bytes of the file and its write-ahead log (what the snapshot takes on disk). */
+const fileBytes = (file: string): number => {
+  let total = 0
+  for (const f of [file, `${file}-wal`]) total += fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0
+  return total
+}
 
 const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => {
   const fail = (operation: string) => (e: unknown) =>
@@ -125,7 +128,9 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
     ),
     bumpRecords: db.prepare(
       "UPDATE records SET last_run = @run WHERE vid IN (SELECT vid FROM run_records WHERE run_id = @run) AND last_run < @run"
-    )
+    ),
+    putObject: db.prepare("INSERT INTO file_objects (sha256, size) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING"),
+    runObject: db.prepare("INSERT OR REPLACE INTO run_file_objects (run_id, file_id, sha256) VALUES (?, ?, ?)")
   }
 
   const plain = (table: PlainEntity, withWorkspace: boolean) => {
@@ -276,7 +281,7 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
     dropRun: (runId: number) =>
       run("drop run", () =>
         db.transaction(() => {
-          for (const t of [...MEMBERSHIP.map((m) => `run_${m}`), "run_notes"]) db.prepare(`DELETE FROM ${t} WHERE run_id = ?`).run(runId)
+          for (const t of RUN_OWNED) db.prepare(`DELETE FROM ${t} WHERE run_id = ?`).run(runId)
           db.prepare("DELETE FROM runs WHERE id = ?").run(runId)
         })()
       ),
@@ -306,8 +311,22 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
           files: one("SELECT count(*) AS n FROM run_files WHERE run_id = ?")
         }
       }),
-    /** Keeps the last `keep` complete runs per scope; see `pruneRunsIn`. */
-    pruneRuns: (options: PruneOptions) => run("prune old runs", () => pruneRunsIn(db, options)),
+    putFileObjects: (runId: number, refs: ReadonlyArray<FileObjectRef>) =>
+      run("write file objects", () =>
+        db.transaction(() => {
+          for (const r of refs) {
+            s.putObject.run(r.sha256, r.size)
+            s.runObject.run(runId, r.fileId, r.sha256)
+          }
+        })()
+      ),
+    forgetRuns: (runIds: ReadonlyArray<number>) => run("forget runs", () => forgetRunsIn(db, runIds)),
+    storageBytes: run("measure snapshot", () => fileBytes(file)),
+    compact: run("compact snapshot", () => {
+      db.exec("VACUUM")
+      // VACUUM in WAL mode writes the new file through the log: fold it back in and empty it.
+      db.pragma("wal_checkpoint(TRUNCATE)")
+    }),
     select: <A>(operation: string, query: SnapshotQuery) =>
       run(operation, () => db.prepare(query.sql).all(...(query.params ?? [])) as Array<A>),
     stream: <A>(operation: string, query: SnapshotQuery) =>

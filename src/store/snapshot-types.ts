@@ -88,52 +88,29 @@ export const runRow = (r: Record<string, unknown>): RunRow => ({
 })
 
 
-/** What `pruneRuns` removed and kept. */
-export interface PruneResult {
-  /** Run ids removed, ascending. */
-  readonly removedRuns: ReadonlyArray<number>
-  /** Complete run ids kept, ascending. */
-  readonly keptComplete: ReadonlyArray<number>
-  /** Stored versions (records, files, lists, users, workspaces) no longer referenced, removed. */
-  readonly removedVersions: number
+/** One file's bytes in a run (`backup --files`): the file, and the object under DIR that holds its bytes. */
+export interface FileObjectRef {
+  readonly fileId: string
+  readonly sha256: string
+  readonly size: number
 }
 
-export interface PruneOptions {
-  /** Complete runs kept per scope; below 1 counts as 1 (the latest complete state is never pruned). */
-  readonly keep: number
+/** What `forgetRuns` removed. */
+export interface ForgetResult {
+  /** Run ids removed, ascending. */
+  readonly removedRuns: ReadonlyArray<number>
+  /** Stored versions (records, files, lists, users, workspaces) no remaining run held, removed. */
+  readonly removedVersions: number
+  /** Rows of `file_objects` no remaining run held, removed (their objects go after the commit). */
+  readonly removedObjects: number
 }
 
 
 /** The run membership tables, one per versioned entity. */
 export const MEMBERSHIP = ["records", "files", "lists", "users", "workspaces"] as const
 
-/**
- * Which runs `pruneRuns` removes: per scope, the runs older than its oldest kept complete
- * run, except runs still marked running; a scope with no complete run keeps everything
- * (there is no state to fall back to). Both lists ascending.
- */
-export const runsToPrune = (
-  runs: ReadonlyArray<{ readonly id: number; readonly scope: string; readonly status: RunStatus }>,
-  options: PruneOptions
-): { readonly removed: Array<number>; readonly kept: Array<number> } => {
-  const keep = Math.max(1, Math.floor(Number.isFinite(options.keep) ? options.keep : 1))
-  const byScope = new Map<string, Array<{ id: number; status: RunStatus }>>()
-  for (const r of [...runs].sort((a, b) => a.id - b.id)) {
-    const list = byScope.get(r.scope) ?? []
-    list.push(r)
-    byScope.set(r.scope, list)
-  }
-  const removed: Array<number> = []
-  const kept: Array<number> = []
-  for (const ofScope of byScope.values()) {
-    const keepComplete = ofScope.filter((r) => r.status === "complete").map((r) => r.id).slice(-keep)
-    kept.push(...keepComplete)
-    const oldestKept = keepComplete[0]
-    if (oldestKept === undefined) continue
-    for (const r of ofScope) if (r.id < oldestKept && r.status !== "running") removed.push(r.id)
-  }
-  return { removed: removed.sort((a, b) => a - b), kept: kept.sort((a, b) => a - b) }
-}
+/** Tables keyed by run besides the membership tables: everything a run alone owns. */
+export const RUN_OWNED: ReadonlyArray<string> = [...MEMBERSHIP.map((t) => `run_${t}`), "run_notes", "run_file_objects"]
 
 /** The object as JSON with one more key (workspaceId, recordId), as stored and exported. */
 export const withKey = (obj: object, key: string, value: string): string => JSON.stringify({ ...obj, [key]: value })
@@ -206,7 +183,7 @@ export interface SnapshotStoreService {
   /** Makes run `to` hold exactly what run `from` holds (every membership table), in one transaction. */
   readonly copyMembership: (from: number, to: number) => Effect.Effect<void, SnapshotError>
   /**
-   * Removes a run and its membership (the versions it alone held stay until `pruneRuns`):
+   * Removes a run and its membership (the versions it alone held stay until `forgetRuns`):
    * a mirror's run once the backup after it holds the same state.
    */
   readonly dropRun: (runId: number) => Effect.Effect<void, SnapshotError>
@@ -219,8 +196,18 @@ export interface SnapshotStoreService {
   /** The version of a record a run holds, if any. */
   readonly memberVersion: (runId: number, id: string) => Effect.Effect<MemberVersion | undefined, SnapshotError>
   readonly counts: (runId: number) => Effect.Effect<RunCounts, SnapshotError>
-  /** Keeps the last `keep` complete runs per scope (see `runsToPrune`), then drops versions no run holds. */
-  readonly pruneRuns: (options: PruneOptions) => Effect.Effect<PruneResult, SnapshotError>
+  /** Records which object holds each file's bytes in the run (and the objects' sizes), in one transaction. */
+  readonly putFileObjects: (runId: number, refs: ReadonlyArray<FileObjectRef>) => Effect.Effect<void, SnapshotError>
+  /**
+   * Removes the runs and everything only they held (versions, activity, file rows, the
+   * `file_objects` rows no remaining run holds), in one transaction: a crash leaves either
+   * every run or none of them removed. The retention decision is the caller's (sync/retention.ts).
+   */
+  readonly forgetRuns: (runIds: ReadonlyArray<number>) => Effect.Effect<ForgetResult, SnapshotError>
+  /** Bytes the store takes: the SQLite file and its WAL, or the PostgreSQL tables of the snapshot. */
+  readonly storageBytes: Effect.Effect<number, SnapshotError>
+  /** Gives the space of removed rows back (SQLite VACUUM; PostgreSQL VACUUM, reusable by later writes). */
+  readonly compact: Effect.Effect<void, SnapshotError>
   /** Rows of a read (see SnapshotQuery), for set-based reads that live next to their callers. */
   readonly select: <A = Record<string, unknown>>(
     operation: string,

@@ -17,9 +17,9 @@ import { StoreOpenError } from "./sqlite.ts"
 
 export { StoreOpenError }
 export {
+  type FileObjectRef,
+  type ForgetResult,
   type MemberVersion,
-  type PruneOptions,
-  type PruneResult,
   type RecordEntry,
   type RecordVersionRef,
   type RunCounts,

@@ -243,18 +243,34 @@ for (const backend of BACKENDS) {
         ])
       }))
 
-    it.live("prunes old runs and the versions no run holds", () =>
+    it.live("forgets runs with the versions, activity and file objects no remaining run holds", () =>
       Effect.gen(function*() {
         const { store } = yield* open()
-        yield* completeRun(store, [version("a", 0, 2), version("b", 0)])
-        yield* completeRun(store, [version("a", 1, 2), version("b", 0)])
-        const r3 = yield* completeRun(store, [version("a", 2), version("b", 0)])
-        const result = yield* store.pruneRuns({ keep: 1 })
-        expect(result).toEqual({ removedRuns: [1, 2], keptComplete: [r3], removedVersions: 2 })
+        const r1 = yield* completeRun(store, [version("a", 0, 2), version("b", 0)], [fileOf("f1", 0)])
+        const r2 = yield* completeRun(store, [version("a", 1, 2), version("b", 0)], [fileOf("f1", 0)])
+        const r3 = yield* completeRun(store, [version("a", 2), version("b", 0)], [fileOf("f1", 1)])
+        const [o1, o2] = ["1".repeat(64), "2".repeat(64)]
+        yield* store.putFileObjects(r1, [{ fileId: "f1", sha256: o1, size: 10 }])
+        yield* store.putFileObjects(r2, [{ fileId: "f1", sha256: o1, size: 10 }])
+        // Written twice: the last object given for a file wins, an object's size is kept once.
+        yield* store.putFileObjects(r3, [{ fileId: "f1", sha256: o1, size: 10 }, { fileId: "f1", sha256: o2, size: 12 }])
+        const before = yield* store.storageBytes
+        expect(before).toBeGreaterThan(0)
+        const result = yield* store.forgetRuns([r2, r1, r1])
+        expect(result).toEqual({ removedRuns: [r1, r2], removedVersions: 3, removedObjects: 1 })
         expect(yield* ids(store, "SELECT id FROM records ORDER BY id")).toEqual(["a", "b"])
         const activity = yield* store.select<{ n: number }>("count activity", { sql: "SELECT count(*) AS n FROM activity" })
         expect(activity).toEqual([{ n: 0 }])
-        expect(yield* store.pruneRuns({ keep: 1 })).toEqual({ removedRuns: [], keptComplete: [r3], removedVersions: 0 })
+        const objects = yield* store.select<{ sha256: string; size: number }>("read objects", {
+          sql: "SELECT sha256, size FROM file_objects ORDER BY sha256"
+        })
+        expect(objects).toEqual([{ sha256: o2, size: 12 }])
+        expect(yield* store.select("read run objects", { sql: "SELECT run_id, file_id, sha256 FROM run_file_objects" })).toEqual([
+          { run_id: r3, file_id: "f1", sha256: o2 }
+        ])
+        expect(yield* store.forgetRuns([])).toEqual({ removedRuns: [], removedVersions: 0, removedObjects: 0 })
+        yield* store.compact
+        expect((yield* store.counts(r3)).records).toBe(2)
       }))
 
     it.live("streams a read in batches, every row once", () =>
