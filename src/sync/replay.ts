@@ -9,27 +9,31 @@
  * 2. `claim` makes the op in_flight with attempted_at, committed before the request leaves.
  * 3. Success: `complete` (done + id mappings in one transaction). A definite failure (the
  *    service refused: 400/403/422, or retries ran out on 429): `fail`. An unknown outcome
- *    (5xx, timeout, dropped connection after sending): the op becomes uncertain and is
- *    reconciled, looking again and again until the settle window after its send has
- *    passed (a write the service commits late is found); only then is it sent again, a
- *    bounded number of times. A 2xx whose answer could not be read (DecodeError) was
- *    applied: the op is reconciled the same way and never sent again.
+ *    (5xx, timeout, dropped connection after sending): the op becomes uncertain, with the
+ *    time its request left (`sent_at`: the client dates the send past its limiter's waits
+ *    and 429 retries, which may outlast the window), and is reconciled, looking again and
+ *    again until the settle window after that send has passed (a write the service
+ *    commits late is found); only then is it sent again, a bounded number of times.
+ *    Between looks the op is parked: it holds no concurrency slot, other ops go on. A 2xx
+ *    whose answer could not be read (DecodeError) was applied: the op is reconciled the
+ *    same way and never sent again.
  *
  * Ops of one executor `group` (e.g. creates with the same title) never run at the same
- * time, so a reconciliation can tell whose record it found. Phases run in order (lists
- * and tags before the records that use them); inside a phase ops run in plan order with
- * bounded concurrency, dependencies (`depends_on`) done first. Every request goes through
- * the client's shared limiter and retry policy (429 waits as the service says).
+ * time, so a reconciliation can tell whose record it found: the ops behind a parked op of
+ * their group wait for it, no other op does. Phases run in order (lists and tags before
+ * the records that use them); inside a phase ops start in plan order with bounded
+ * concurrency, dependencies (`depends_on`) done first. Every request goes through the
+ * client's shared limiter and retry policy (429 waits as the service says).
  */
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../client/config.ts"
 import { ABORT_TAGS, writeOutcome } from "../client/predicates.ts"
 import { isApplied, type JournalApi, type JournalError, type JournalStateError, type Mapping, type NewOp, type Op } from "../store/journal.ts"
+import { type Deferred, runPhase, type Step } from "./replay-schedule.ts"
 
 /** What an executed or reconciled op produced. */
 export interface OpOutcome {
@@ -77,7 +81,10 @@ export class ReplayAborted extends Data.TaggedError("ReplayAborted")<{
 export interface ReplayOptions {
   /** Groups of kinds run one after another; default: every kind the executors know, in one phase. */
   readonly phases?: ReadonlyArray<ReadonlyArray<string>>
-  /** Ops (groups) in flight at once; the client's limiter still bounds the request rate. */
+  /**
+   * Ops worked on at once (an op parked between looks counts for none); the client's
+   * limiter still bounds the request rate.
+   */
   readonly concurrency?: number
   /** Ops fetched from the journal per round. */
   readonly batchSize?: number
@@ -119,6 +126,39 @@ type ReplayError = JournalError | JournalStateError | ReplayAborted
 /** The token refused, a wait asked for beyond --max-retry-wait: no other op would get through. */
 const DEFAULT_ABORT = ABORT_TAGS
 
+/** An op taken from the journal for this run, and where its run stands. */
+interface Task<R> {
+  readonly executor: Executor<R>
+  /** The op as last claimed (first: as read from the journal). */
+  op: Op
+  /** Sends of unknown outcome in this run. */
+  rounds: number
+  /** Reconcile before sending (a send may have been applied). */
+  uncertain: boolean
+  /** The service answered a send 2xx (unreadable): applied, so never sent again. */
+  applied: boolean
+  /** When its latest send of unknown outcome left (epoch ms): the settle window runs from it. */
+  sentAt: number
+  /** The wait before its next look. */
+  gap: number
+}
+
+const parseTime = (iso: string | null): number | undefined => {
+  if (iso === null) return undefined
+  const ms = Date.parse(iso)
+  return Number.isNaN(ms) ? undefined : ms
+}
+
+/**
+ * When the request of unknown outcome behind `error` left: as the client dated it (an
+ * `OutcomeUnknown` carries its attempt's send), else `now` (it cannot have left later).
+ */
+const sentAtOf = (error: ExecFailure, now: number): number => {
+  const dated: unknown = (error as { readonly attemptedAt?: unknown }).attemptedAt
+  const at = Predicate.isTagged(error, "OutcomeUnknown") && typeof dated === "string" ? parseTime(dated) : undefined
+  return at !== undefined && at <= now ? at : now
+}
+
 /** Runs every pending op of the journal with the executors. */
 export const replay = <R>(
   journal: JournalApi,
@@ -128,7 +168,7 @@ export const replay = <R>(
   Effect.gen(function*() {
     const byKind = new Map(executors.map((e) => [e.kind, e]))
     const phases = options.phases ?? [executors.map((e) => e.kind)]
-    const concurrency = options.concurrency ?? 8
+    const concurrency = Math.max(1, options.concurrency ?? 8)
     const batchSize = options.batchSize ?? 500
     const maxRounds = options.maxUnknownRounds ?? 3
     const settleMs = options.settleMs ?? 250
@@ -144,7 +184,7 @@ export const replay = <R>(
         if (end === "sent" || end === "reconciled") {
           report.doneByKind[op.kind] = (report.doneByKind[op.kind] ?? 0) + 1
         }
-        return Effect.as(options.onOpEnd ? options.onOpEnd(op, end) : Effect.void, end)
+        return Effect.as(options.onOpEnd ? options.onOpEnd(op, end) : Effect.void, { _tag: "ended", end } satisfies Step<OpEnd>)
       })
 
     // Ops a dead run left in flight may have been applied: reconcile before resending.
@@ -159,139 +199,121 @@ export const replay = <R>(
         ? Effect.succeed(false)
         : Effect.orElseSucceed(executor.resumable(op, executorJournal), () => false)
 
-    /**
-     * Looks for what `op` produced until the settle window after its latest send has
-     * passed (one look when it has already), at gaps of settleMs, 2 settleMs, ...
-     */
-    const lookUntilSettled = (op: Op, executor: Executor<R>, reconcile: NonNullable<Executor<R>["reconcile"]>) =>
-      Effect.gen(function*() {
-        const sentAt = op.attemptedAt === null ? 0 : Date.parse(op.attemptedAt)
-        let gap = settleMs
-        for (;;) {
-          const found = yield* Effect.result(reconcile(op, executorJournal))
-          if (found._tag === "Failure" || Option.isSome(found.success)) return found
-          // Found and recorded as a first step (see `resumable`): nothing left to look for.
-          if (yield* isResumable(op, executor)) return found
-          const left = sentAt + windowMs - (yield* Clock.currentTimeMillis)
-          if (left <= 0) return found
-          yield* Effect.sleep(Duration.millis(Math.min(gap, left)))
-          gap *= 2
-        }
-      })
+    const taskOf = (op: Op, executor: Executor<R>): Task<R> => ({
+      executor,
+      op,
+      rounds: 0,
+      uncertain: op.uncertain,
+      applied: isApplied(op),
+      // A journal written before sends were dated: the claim is the best left.
+      sentAt: parseTime(op.sentAt) ?? parseTime(op.attemptedAt) ?? 0,
+      gap: settleMs
+    })
 
-    const runOne = (op: Op, executor: Executor<R>): Effect.Effect<OpEnd, ReplayError, R> =>
+    /**
+     * Runs `t` until its op ends or must wait. An op of unknown outcome is looked for
+     * (reconciled) until the settle window after its latest send has passed, at gaps of
+     * settleMs, 2 settleMs, ...; between looks it is parked. Not found by then, it is
+     * sent again, at most `maxRounds` sends per run.
+     */
+    const advance = (t: Task<R>): Effect.Effect<Step<OpEnd>, ReplayError, R> =>
       Effect.gen(function*() {
-        let uncertain = op.uncertain
-        let current = op
-        // The service answered a send 2xx (unreadable): applied, so never sent again.
-        let applied = isApplied(op)
-        for (let round = 0;; round++) {
-          if (uncertain && executor.reconcile) {
-            const found = yield* lookUntilSettled(current, executor, executor.reconcile)
+        const { executor } = t
+        const key = t.op.key
+        for (;;) {
+          if (t.uncertain && executor.reconcile) {
+            const found = yield* Effect.result(executor.reconcile(t.op, executorJournal))
             if (found._tag === "Failure") {
               // Cannot tell whether it was applied: keep it uncertain for the next run.
-              yield* tx.fail(op.key, `could not check whether it was applied: ${found.failure.message}`, {
-                outcomeUnknown: true
-              })
-              return yield* ended(op, "unknown")
+              yield* tx.fail(key, `could not check whether it was applied: ${found.failure.message}`, { outcomeUnknown: true })
+              return yield* ended(t.op, "unknown")
             }
             if (Option.isSome(found.success)) {
               const o = found.success.value
-              yield* tx.complete(op.key, o.result, o.mappings, o.followUps)
-              return yield* ended(op, "reconciled")
+              yield* tx.complete(key, o.result, o.mappings, o.followUps)
+              return yield* ended(t.op, "reconciled")
             }
-            if (applied && !(yield* isResumable(current, executor))) {
+            // Found and recorded as a first step (see `resumable`): nothing left to look for.
+            const resumable = yield* isResumable(t.op, executor)
+            if (!resumable) {
+              const now = yield* Clock.currentTimeMillis
+              const left = t.sentAt + windowMs - now
+              if (left > 0) {
+                const wait = Math.min(t.gap, left)
+                t.gap *= 2
+                return { _tag: "parked", untilMs: now + wait } satisfies Step<OpEnd>
+              }
+            }
+            if (t.applied && !resumable) {
               // Applied, yet not found (renamed or deleted since?): sending it again could
               // only duplicate it. It stays for the next run to look again.
-              yield* tx.fail(op.key, "the service answered success but the answer was unreadable, and the result was not found: not sent again", {
+              yield* tx.fail(key, "the service answered success but the answer was unreadable, and the result was not found: not sent again", {
                 outcomeUnknown: true
               })
-              return yield* ended(op, "unknown")
+              return yield* ended(t.op, "unknown")
             }
-            yield* tx.markResolved(op.key)
+            yield* tx.markResolved(key)
+            t.uncertain = false
           }
-          current = yield* tx.claim(op.key)
-          const exit = yield* Effect.result(executor.execute(current, executorJournal))
+          t.op = yield* tx.claim(key)
+          const exit = yield* Effect.result(executor.execute(t.op, executorJournal))
           if (exit._tag === "Success") {
-            yield* tx.complete(op.key, exit.success.result, exit.success.mappings, exit.success.followUps)
-            return yield* ended(op, "sent")
+            yield* tx.complete(key, exit.success.result, exit.success.mappings, exit.success.followUps)
+            return yield* ended(t.op, "sent")
           }
           const error = exit.failure
           if (abortOn.has(error._tag)) {
-            yield* tx.release(op.key, error.message)
-            return yield* Effect.fail(new ReplayAborted({ key: op.key, reason: error.message }))
+            yield* tx.release(key, error.message)
+            return yield* Effect.fail(new ReplayAborted({ key, reason: error.message }))
           }
           // A 2xx whose answer could not be read is "applied, details unknown".
           const unreadable = Predicate.isTagged(error, "DecodeError")
           if (writeOutcome(error) === "not-applied") {
-            yield* tx.fail(op.key, error.message)
-            return yield* ended(op, "failed")
+            yield* tx.fail(key, error.message)
+            return yield* ended(t.op, "failed")
           }
           if (!executor.reconcile) {
             // Safe to repeat (updates, moves): the client already retried; leave it for a rerun.
-            yield* tx.fail(op.key, error.message)
-            return yield* ended(op, "failed")
+            yield* tx.fail(key, error.message)
+            return yield* ended(t.op, "failed")
           }
-          if (round + 1 >= maxRounds && !unreadable) {
-            yield* tx.fail(op.key, error.message, { outcomeUnknown: true })
-            return yield* ended(op, "unknown")
+          const now = yield* Clock.currentTimeMillis
+          const sentAt = sentAtOf(error, now)
+          const sentIso = new Date(sentAt).toISOString()
+          if (t.rounds + 1 >= maxRounds && !unreadable) {
+            yield* tx.fail(key, error.message, { outcomeUnknown: true, sentAt: sentIso })
+            return yield* ended(t.op, "unknown")
           }
-          yield* tx.markUncertain(op.key, error.message, { applied: unreadable })
-          uncertain = true
-          applied = applied || unreadable
-          current = { ...current, uncertain: true }
-          yield* Effect.sleep(Duration.millis(settleMs))
+          // Dated in the journal, so a rerun after a crash waits out the same window.
+          yield* tx.markUncertain(key, error.message, { applied: unreadable, sentAt: sentIso })
+          t.rounds++
+          t.uncertain = true
+          t.applied = t.applied || unreadable
+          t.sentAt = sentAt
+          t.gap = settleMs
+          t.op = { ...t.op, uncertain: true, sentAt: sentIso }
+          return { _tag: "parked", untilMs: now + settleMs } satisfies Step<OpEnd>
         }
       })
 
     // A group whose op ended with its outcome unknown waits for the next run: while that
     // op is unresolved, a later op of the group could take its record for its own.
-    const deferredGroups = new Set<string>()
-    const deferredOps = new Set<string>()
+    const deferred: Deferred = { groups: new Set(), ops: new Set() }
     for (const kinds of phases) {
       const known = kinds.filter((k) => byKind.has(k))
       if (known.length === 0) continue
-      for (;;) {
-        const fetched = yield* journal.pending({ kinds: known, limit: batchSize + deferredOps.size })
-        const batch: Array<Op> = []
-        for (const op of fetched) {
-          const g = byKind.get(op.kind)!.group?.(op)
-          if (deferredOps.has(op.key)) continue
-          if (g !== undefined && deferredGroups.has(g)) {
-            deferredOps.add(op.key)
-            continue
-          }
-          batch.push(op)
-        }
-        if (batch.length === 0) break
-        // Chain ops of one group; groups (and ungrouped ops) run concurrently.
-        const chains = new Map<string, Array<Op>>()
-        let solo = 0
-        for (const op of batch) {
-          const g = byKind.get(op.kind)!.group?.(op)
-          const id = g === undefined ? `\u0000${solo++}` : g
-          const chain = chains.get(id)
-          if (chain) chain.push(op)
-          else chains.set(id, [op])
-        }
-        yield* Effect.forEach(
-          chains.entries(),
-          ([id, chain]) =>
-            Effect.gen(function*() {
-              for (const [i, op] of chain.entries()) {
-                const end = yield* runOne(op, byKind.get(op.kind)!)
-                if (end === "unknown" && !id.startsWith("\u0000")) {
-                  deferredGroups.add(id)
-                  for (const rest of chain.slice(i + 1)) deferredOps.add(rest.key)
-                  return
-                }
-              }
-            }),
-          { concurrency, discard: true }
-        )
-      }
+      yield* runPhase<Task<R>, OpEnd, ReplayError, R>({
+        concurrency,
+        batchSize,
+        read: (limit) => journal.pending({ kinds: known, limit }),
+        groupOf: (op) => byKind.get(op.kind)!.group?.(op),
+        start: (op) => taskOf(op, byKind.get(op.kind)!),
+        advance,
+        unsettled: (end) => end === "unknown",
+        deferred
+      })
     }
-    report.deferred = deferredOps.size
+    report.deferred = deferred.ops.size
     return report
   })
 

@@ -1,0 +1,193 @@
+/**
+ * How replay runs the ops of one phase: `concurrency` workers, each taking the next op
+ * and advancing it a step (replay.ts says what a step does). A step either ends the op or
+ * parks it until a time: an op of unknown outcome waiting out its settle window between
+ * looks. A parked op holds no worker; when its time comes it is taken before any op not
+ * started yet. Ops of one group run one after another (the next starts when the previous
+ * ended, parked time included); an op that ends unsettled holds its group back for the
+ * next run.
+ *
+ * Ops are read from the journal in plan order a batch at a time, and read again whenever
+ * nothing is ready and an op ended since (it may have made others runnable: dependants,
+ * follow-ups) or the last read was full. The phase ends when nothing is ready, running,
+ * parked or left to read.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type { Op } from "../store/journal.ts"
+
+/** What one step of an op came to: it ended, or it waits (holding no worker) until `untilMs`. */
+export type Step<End> =
+  | { readonly _tag: "ended"; readonly end: End }
+  | { readonly _tag: "parked"; readonly untilMs: number }
+
+/** Groups held back for the next run, and their ops: shared by the phases of one run. */
+export interface Deferred {
+  readonly groups: Set<string>
+  readonly ops: Set<string>
+}
+
+export interface PhaseOptions<Task, End, E, R> {
+  readonly concurrency: number
+  /** Ops read from the journal at a time (beyond those the phase already holds). */
+  readonly batchSize: number
+  /** Up to `limit` runnable pending ops of the phase, in plan order. */
+  readonly read: (limit: number) => Effect.Effect<ReadonlyArray<Op>, E>
+  /** The op's group; undefined: none. */
+  readonly groupOf: (op: Op) => string | undefined
+  /** Where an op read from the journal starts. */
+  readonly start: (op: Op) => Task
+  readonly advance: (task: Task) => Effect.Effect<Step<End>, E, R>
+  /** An op that ended so is unsettled: the later ops of its group wait for the next run. */
+  readonly unsettled: (end: End) => boolean
+  readonly deferred: Deferred
+}
+
+interface Entry<Task> {
+  readonly key: string
+  readonly group: string | undefined
+  readonly task: Task
+}
+
+/** Runs one phase to its end (see the module's comment). */
+export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>): Effect.Effect<void, E, R> =>
+  Effect.gen(function*() {
+    const { deferred } = options
+    const ready: Array<Entry<Task>> = []
+    const due: Array<Entry<Task>> = []
+    /** Ops of a group behind its running, parked or ready op; a group present here is busy. */
+    const groups = new Map<string, Array<Op>>()
+    /** Keys of the ops the phase holds (ready, running, parked, queued behind their group). */
+    const owned = new Set<string>()
+    let running = 0
+    let parked = 0
+    /** While the journal is read: the ops that end meanwhile (the read may show them pending). */
+    let endedWhileReading: Set<string> | undefined
+    /** The journal may hold runnable ops not taken yet. */
+    let dirty = true
+
+    // Idle workers wait for a change; `epoch` counts changes, so none is missed between a
+    // worker's look at the state and its wait.
+    let epoch = 0
+    let waiters: Array<() => void> = []
+    const changed = () => {
+      epoch++
+      const wake = waiters
+      waiters = []
+      for (const w of wake) w()
+    }
+    const changeAfter = (seen: number) =>
+      Effect.callback<void>((resume) => {
+        if (epoch !== seen) return resume(Effect.void)
+        const w = () => resume(Effect.void)
+        waiters.push(w)
+        return Effect.sync(() => {
+          waiters = waiters.filter((x) => x !== w)
+        })
+      })
+
+    const entryOf = (op: Op, group: string | undefined): Entry<Task> => ({ key: op.key, group, task: options.start(op) })
+
+    const take = (op: Op, ended: ReadonlySet<string>) => {
+      if (owned.has(op.key) || deferred.ops.has(op.key) || ended.has(op.key)) return
+      const group = options.groupOf(op)
+      if (group !== undefined && deferred.groups.has(group)) {
+        deferred.ops.add(op.key)
+        return
+      }
+      owned.add(op.key)
+      if (group === undefined) return void ready.push(entryOf(op, group))
+      const queue = groups.get(group)
+      if (queue !== undefined) return void queue.push(op)
+      groups.set(group, [])
+      ready.push(entryOf(op, group))
+    }
+
+    const read = Effect.gen(function*() {
+      const ended = new Set<string>()
+      endedWhileReading = ended
+      // Cleared before reading: an op ending meanwhile asks for another read.
+      dirty = false
+      const limit = options.batchSize + owned.size + deferred.ops.size
+      const ops = yield* options.read(limit)
+      endedWhileReading = undefined
+      for (const op of ops) take(op, ended)
+      // A full read may have left runnable ops behind: read on once these are taken,
+      // whether or not any op ends (they may all park).
+      if (ops.length >= limit) dirty = true
+      changed()
+    })
+
+    const finish = (entry: Entry<Task>, end: End) => {
+      owned.delete(entry.key)
+      endedWhileReading?.add(entry.key)
+      dirty = true
+      if (entry.group !== undefined) {
+        const queue = groups.get(entry.group) ?? []
+        if (options.unsettled(end)) {
+          deferred.groups.add(entry.group)
+          for (const op of queue) {
+            owned.delete(op.key)
+            deferred.ops.add(op.key)
+          }
+          groups.delete(entry.group)
+        } else {
+          const next = queue.shift()
+          if (next === undefined) groups.delete(entry.group)
+          else ready.unshift(entryOf(next, entry.group))
+        }
+      }
+      changed()
+    }
+
+    /** Puts a parked op (counted in `parked` by its worker) back among the due ones at `untilMs`. */
+    const wake = (entry: Entry<Task>, untilMs: number) =>
+      Effect.gen(function*() {
+        const wait = untilMs - (yield* Clock.currentTimeMillis)
+        yield* Effect.forkScoped(
+          Effect.andThen(
+            Effect.sleep(Duration.millis(Math.max(0, wait))),
+            Effect.sync(() => {
+              parked--
+              due.push(entry)
+              changed()
+            })
+          )
+        )
+      })
+
+    const worker = Effect.gen(function*() {
+      for (;;) {
+        const seen = epoch
+        const entry = due.shift() ?? ready.shift()
+        if (entry !== undefined) {
+          running++
+          const step = yield* options.advance(entry.task)
+          // Counted as parked before it stops counting as running: another worker never
+          // sees the phase empty in between.
+          if (step._tag === "parked") parked++
+          running--
+          if (step._tag === "ended") finish(entry, step.end)
+          else yield* wake(entry, step.untilMs)
+          continue
+        }
+        if (endedWhileReading !== undefined) {
+          yield* changeAfter(seen)
+        } else if (dirty) {
+          yield* read
+        } else if (running === 0 && parked === 0) {
+          // Nothing ready, running, parked or left to read: wake the others to end too.
+          changed()
+          return
+        } else {
+          yield* changeAfter(seen)
+        }
+      }
+    })
+
+    yield* Effect.all(Array.from({ length: Math.max(1, options.concurrency) }, () => worker), {
+      concurrency: "unbounded",
+      discard: true
+    })
+  }).pipe(Effect.scoped)
