@@ -23,7 +23,10 @@ import { VERSION } from "./version.ts"
 
 const root = Command.make("worksync").pipe(
   Command.withDescription(
-    "Backup, diff, export, CSV import and file copy for the work-management service, and a local emulator of it."
+    [
+      "Back up, restore and move the data of the work-management service: snapshots, migrations between accounts, CSV imports, file copies, and a local emulator of the service.",
+      "worksync COMMAND --help shows a command's flags and examples; worksync help connection the connection flags they share."
+    ].join("\n")
   ),
   Command.withSubcommands(commands)
 )

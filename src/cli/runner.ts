@@ -8,18 +8,20 @@
  * - A bad invocation (unknown flag or subcommand, bad or missing value) prints one line
  *   on stderr and no help, and exit.ts ends it with 64: a cron mail or a script gets the
  *   problem, not screens of help (effect/cli would print the whole help on stdout too).
+ * - Help is laid out by help-doc.ts: the commands one line each, grouped by job.
  */
-import * as Arr from "effect/Array"
 import * as CliConfig from "effect/cli/CliConfig"
 import * as CliError from "effect/cli/CliError"
 import * as CliOutput from "effect/cli/CliOutput"
 import * as Flag from "effect/cli/Flag"
 import * as GlobalFlag from "effect/cli/GlobalFlag"
-import type * as HelpDoc from "effect/cli/HelpDoc"
+import * as TerminalCapabilities from "effect/cli/TerminalCapabilities"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { firstLine } from "./exit.ts"
+import { renderHelp } from "./help-doc.ts"
 import { printable } from "./output.ts"
 
 const Version = GlobalFlag.Action({
@@ -51,22 +53,15 @@ export const usageLine = (error: CliError.NonShowHelpErrors): string => {
 }
 
 /**
- * The subcommand listing as worksync has always shown it: each entry marked `- NAME`
- * (what scripts and the package test look for), and a blank line after each multi-line
- * entry (a description with its examples, help-doc.ts) so the commands stand apart.
+ * Prints help text rendered with effect/cli's formatter (colour where the terminal takes
+ * it). Below the top level the built-in global flags are one line pointing to
+ * `worksync --help`: a command's help is about its own flags.
  */
-const listed = (doc: HelpDoc.HelpDoc): HelpDoc.HelpDoc =>
-  doc.subcommands === undefined ? doc : {
-    ...doc,
-    subcommands: doc.subcommands.map((group) => ({
-      ...group,
-      commands: Arr.map(group.commands, (c) => ({
-        ...c,
-        name: `- ${c.name}`,
-        description: c.description.includes("\n") ? `${c.description}\n` : c.description
-      }))
-    }))
-  }
+export const printHelp = (render: (formatter: CliOutput.Formatter) => string) =>
+  Effect.flatMap(Effect.context<never>(), (context) => {
+    const colors = Context.get(context, TerminalCapabilities.TerminalCapabilities).canColor
+    return Console.log(render(CliOutput.defaultFormatter({ colors, globalFlags: "summary" })))
+  })
 
 const presenter: CliOutput.Presenter = {
   present: (event) => {
@@ -78,7 +73,7 @@ const presenter: CliOutput.Presenter = {
       case "Version":
         return Console.log(event.version)
       case "Help":
-        return CliOutput.defaultPresenter.present({ ...event, helpDoc: listed(event.helpDoc) })
+        return printHelp((formatter) => renderHelp(formatter, event.helpDoc))
     }
   }
 }

@@ -4,6 +4,7 @@ import { copyFilesCommand } from "./copy-files.ts"
 import { diffCommand } from "./diff.ts"
 import { emulatorCommand } from "./emulator.ts"
 import { exportCommand } from "./export.ts"
+import { helpCommand } from "./help.ts"
 import { importCsvCommand } from "./import-csv.ts"
 import { migrateCommand } from "./migrate.ts"
 import { mirrorCommand } from "./mirror.ts"
@@ -24,5 +25,6 @@ export const commands = [
   webhooksCommand,
   workerCommand,
   emulatorCommand,
-  versionCommand
+  versionCommand,
+  helpCommand
 ] as const
