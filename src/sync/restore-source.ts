@@ -1,10 +1,69 @@
 /**
- * The source side of a restore: the restorable part of each record detail a snapshot run
- * holds, and the census of what the run holds that no restore can carry.
+ * The source side of a restore: the record details a snapshot run holds, read from the
+ * store a batch at a time; the restorable part of each; and the census of what the run
+ * holds that no restore can carry.
  *
  * Read tolerantly: a snapshot is data written by any earlier version, not code.
  */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
+import type { SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
+
+/** A record detail as the snapshot stores it (JSON, parsed). */
+export type StoredDetail = Record<string, unknown>
+
+/** The run's records of one workspace, joined to their stored versions. */
+const RUN_RECORDS = `FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND r.workspace_id = ?`
+
+/**
+ * Every record detail run `runId` holds of the workspace, in id order, as a stream: the
+ * store hands them over a batch at a time (one read, so one consistent view of the run),
+ * and a restore of any size holds only the batch it is planning.
+ */
+export const runDetails = (
+  store: SnapshotStoreService,
+  runId: number,
+  workspaceId: string
+): Stream.Stream<StoredDetail, SnapshotError> =>
+  store.stream<{ detail: string }>("read the run's records", {
+    sql: `SELECT r.detail AS detail ${RUN_RECORDS} ORDER BY r.id`,
+    params: [runId, workspaceId]
+  }).pipe(Stream.map((row) => JSON.parse(row.detail) as StoredDetail))
+
+/** Ids asked for per read of `namedDetails` (well under every backend's parameter limit). */
+const NAMED_PER_READ = 500
+
+/** The details of the named records that run `runId` holds of the workspace (those it lacks are left out). */
+export const namedDetails = (
+  store: SnapshotStoreService,
+  runId: number,
+  workspaceId: string,
+  ids: ReadonlyArray<string>
+): Effect.Effect<Array<StoredDetail>, SnapshotError> => {
+  const unique = [...new Set(ids)]
+  const reads: Array<ReadonlyArray<string>> = []
+  for (let i = 0; i < unique.length; i += NAMED_PER_READ) reads.push(unique.slice(i, i + NAMED_PER_READ))
+  return Effect.map(
+    Effect.forEach(reads, (chunk) =>
+      store.select<{ detail: string }>("read the run's records", {
+        sql: `SELECT r.detail AS detail ${RUN_RECORDS} AND r.id IN (${chunk.map(() => "?").join(", ")}) ORDER BY r.id`,
+        params: [runId, workspaceId, ...chunk]
+      })),
+    (pages) => pages.flat().map((row) => JSON.parse(row.detail) as StoredDetail)
+  )
+}
+
+/** Whether run `runId` holds any record of the workspace. */
+export const holdsRecords = (
+  store: SnapshotStoreService,
+  runId: number,
+  workspaceId: string
+): Effect.Effect<boolean, SnapshotError> =>
+  Effect.map(
+    store.select("read the run's records", { sql: `SELECT r.id AS id ${RUN_RECORDS} LIMIT 1`, params: [runId, workspaceId] }),
+    (rows) => rows.length > 0
+  )
 
 /** The restorable part of a stored record detail. */
 export interface SourceRecord {
@@ -28,7 +87,7 @@ export interface SourceRecord {
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null)
 const count = (v: unknown): number => (Array.isArray(v) ? v.length : 0)
 
-export const readSource = (detail: Record<string, unknown>): SourceRecord => {
+export const readSource = (detail: StoredDetail): SourceRecord => {
   const list = detail.todoList as { title?: unknown } | null | undefined
   const users = Array.isArray(detail.users) ? (detail.users as Array<{ email?: unknown }>) : []
   const tags = Array.isArray(detail.tags) ? (detail.tags as Array<{ title?: unknown }>) : []
@@ -86,34 +145,41 @@ export interface NotRestored {
 
 /**
  * What the run's records hold that the documented record writes cannot set: counted from
- * the details, so the user sees exactly how much stays behind.
+ * the details as they pass (`add`), so the user sees exactly how much stays behind.
  */
-export const censusOfDetails = (details: ReadonlyArray<Record<string, unknown>>): Array<NotRestored> => {
+export const makeCensus = () => {
   let checklists = 0
   let customFields = 0
   let fileValues = 0
   let comments = 0
   let covers = 0
   let repeating = 0
-  for (const d of details) {
-    checklists += count(d.checklists)
-    const fields = Array.isArray(d.customFields) ? (d.customFields as Array<Record<string, unknown>>) : []
-    fileValues += fields.filter((f) => f.type === "FILE" && typeof f.text === "string" && f.text !== "" && f.text !== "[]").length
-    customFields += fields.filter((f) => f.type !== "FILE").filter((f) =>
-      (typeof f.text === "string" && f.text !== "") || typeof f.number === "number" || f.checked === true ||
-      count(f.customFieldOptions) > 0 || count(f.tableRows) > 0
-    ).length
-    comments += typeof d.commentCount === "number" ? d.commentCount : 0
-    if (typeof d.cover === "string" && d.cover !== "") covers++
-    if (d.isRepeating === true) repeating++
+  return {
+    add: (d: StoredDetail): void => {
+      checklists += count(d.checklists)
+      const fields = Array.isArray(d.customFields) ? (d.customFields as Array<Record<string, unknown>>) : []
+      fileValues += fields.filter((f) => f.type === "FILE" && typeof f.text === "string" && f.text !== "" && f.text !== "[]").length
+      customFields += fields.filter((f) => f.type !== "FILE").filter((f) =>
+        (typeof f.text === "string" && f.text !== "") || typeof f.number === "number" || f.checked === true ||
+        count(f.customFieldOptions) > 0 || count(f.tableRows) > 0
+      ).length
+      comments += typeof d.commentCount === "number" ? d.commentCount : 0
+      if (typeof d.cover === "string" && d.cover !== "") covers++
+      if (d.isRepeating === true) repeating++
+    },
+    /** The kinds counted so far that are not zero. */
+    result: (): Array<NotRestored> => {
+      const out: Array<NotRestored> = [
+        { what: "checklists", count: checklists, why: "the documented record writes take no checklists" },
+        { what: "custom field values", count: customFields, why: "the documented record writes take no custom field values" },
+        { what: "file custom field values", count: fileValues, why: "a restore writes records; file values move with `migrate`" },
+        { what: "comments", count: comments, why: "a restore writes records; comments move with `migrate`" },
+        { what: "covers", count: covers, why: "the documented record writes take no cover" },
+        { what: "repeat settings", count: repeating, why: "the documented record writes take no repeat settings" }
+      ]
+      return out.filter((n) => n.count > 0)
+    }
   }
-  const out: Array<NotRestored> = [
-    { what: "checklists", count: checklists, why: "the documented record writes take no checklists" },
-    { what: "custom field values", count: customFields, why: "the documented record writes take no custom field values" },
-    { what: "file custom field values", count: fileValues, why: "a restore writes records; file values move with `migrate`" },
-    { what: "comments", count: comments, why: "a restore writes records; comments move with `migrate`" },
-    { what: "covers", count: covers, why: "the documented record writes take no cover" },
-    { what: "repeat settings", count: repeating, why: "the documented record writes take no repeat settings" }
-  ]
-  return out.filter((n) => n.count > 0)
 }
+
+export type Census = ReturnType<typeof makeCensus>

@@ -31,33 +31,41 @@
  * are sent as bare dates (assumptions.ts ALL_DAY_READ_FORM).
  * Tags and `archived` need operations beyond the documents: a service without them gets
  * the records without, and the result's `notices` say so in one line.
+ *
+ * The run's records are read from the snapshot a batch at a time (restore-source.ts),
+ * planned one at a time (restore-plan.ts), and the plan is written to the journal a batch
+ * at a time: memory does not grow with the run. A restore stopped while planning leaves
+ * the batches it wrote; the rerun resumes their creates and supersedes their updates,
+ * as it does after a stop during the replay.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import type { RestClientApi, RestError } from "../client/rest-client.ts"
 import type { PageError } from "../streams/paging.ts"
 import type { ScanUnstable } from "../streams/stable-scan.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
-import { type Adoption, type JournalApi, JournalError, type JournalStateError, type Mapping, type PlanOp } from "../store/journal.ts"
-import {
-  listEnsureKey,
-  OP_KINDS,
-  PHASES,
-  type RecordCreatePayload,
-  type RecordDeletePayload,
-  type RecordMovePayload,
-  recordNamespace,
-  type RecordUpdatePayload,
-  tagEnsureKey
-} from "./plan.ts"
-import { replay, type ReplayAborted } from "./replay.ts"
+import { type Adoption, type JournalApi, JournalError, type JournalStateError } from "../store/journal.ts"
+import { OP_KINDS, PHASES } from "./plan.ts"
+import { replay, type ReplayAborted, type ReplayReport } from "./replay.ts"
 import { makeRecordExecutors } from "./replay-records.ts"
-import { censusOfDetails, contentHash, type NotRestored, readSource, restoreDate, type SourceRecord } from "./restore-source.ts"
-import { compareSummary, readTarget } from "./restore-target.ts"
+import { makeRecordPlanner, type PlanBatch, planDeletes, type RecordPlanner } from "./restore-plan.ts"
+import {
+  type Census,
+  holdsRecords,
+  makeCensus,
+  namedDetails,
+  type NotRestored,
+  readSource,
+  runDetails,
+  type StoredDetail
+} from "./restore-source.ts"
+import { readTarget } from "./restore-target.ts"
 
 export { restoreDate } from "./restore-source.ts"
 export type { NotRestored } from "./restore-source.ts"
+export { versionNamespace } from "./restore-plan.ts"
 
 export class RestoreError extends Data.TaggedError("RestoreError")<{ readonly message: string }> {}
 
@@ -97,17 +105,132 @@ export interface RestoreResult {
   readonly adopted: ReadonlyArray<Adoption>
 }
 
-/** id_map namespace: source record id -> the version key of its latest planned restore. */
-export const versionNamespace = (target: string) => `restore.version:${target}`
-
 /** Journal meta: set once the service refused `archived` on update-record (then not compared). */
 const ARCHIVED_LEFT_OUT_META = "restore.archived-left-out"
 
-/** The ops of one version: its marker (the version key itself) and its steps. */
-const VERSION_STEPS = ["", "/state", "/update", "/move"] as const
+/** Source records planned per journal transaction. */
+const PLAN_BATCH = 500
 
-/** The content hash of a version key (`...@<hash>` or `...@<hash>#n`). */
-const contentOf = (versionKey: string): string => versionKey.slice(versionKey.lastIndexOf("@") + 1).replace(/#\d+$/, "")
+const refuse = (message: string) => Effect.fail(new RestoreError({ message }))
+
+/** The journal belongs to this target and this kind of job, and the options fit each other and the run. */
+const checkRequest = (journal: JournalApi, options: RestoreOptions, journalKind: string) =>
+  Effect.gen(function*() {
+    const target = options.targetWorkspaceId
+    const owner = Option.getOrUndefined(yield* journal.getMeta("target.workspace"))
+    if (owner !== undefined && owner !== target) {
+      return yield* refuse(`journal ${journal.file} belongs to workspace ${owner}, not ${target}; use another journal file`)
+    }
+    const kind = Option.getOrUndefined(yield* journal.getMeta("kind"))
+    if (kind !== undefined && kind !== journalKind) {
+      return yield* refuse(`journal ${journal.file} was planned by ${kind}, not by a ${journalKind}; use another journal file`)
+    }
+    if (options.deleteMissing === true && options.records !== undefined) {
+      return yield* refuse("deleting what the run lacks restores the whole run: do not name single records with it")
+    }
+    if (options.deleteMissing === true && options.run.status !== "complete") {
+      return yield* refuse(`run ${options.run.id} is ${options.run.status}: deleting what it lacks needs a complete run`)
+    }
+  })
+
+/**
+ * The details to restore, checked before anything is written: the named records (each
+ * one in the run, else RestoreError), or the whole run, read as it is planned (with
+ * `deleteMissing`, a run holding no record of the workspace is refused: it would read as
+ * "everything was deleted").
+ */
+const sourceDetails = (
+  store: SnapshotStoreService,
+  options: RestoreOptions
+): Effect.Effect<Stream.Stream<StoredDetail, SnapshotError>, RestoreError | SnapshotError> =>
+  Effect.gen(function*() {
+    const { run, sourceWorkspaceId: workspace } = options
+    if (options.records !== undefined) {
+      const chosen = yield* namedDetails(store, run.id, workspace, options.records)
+      const found = new Set(chosen.map((d) => String(d.id)))
+      const missing = [...new Set(options.records)].filter((id) => !found.has(id))
+      if (missing.length > 0) {
+        return yield* refuse(
+          `record ${missing.join(", ")} is not in run ${run.id} of workspace ${workspace}; list the run's records with \`export --run ${run.id}\``
+        )
+      }
+      return Stream.fromIterable(chosen)
+    }
+    if (options.deleteMissing === true && !(yield* holdsRecords(store, run.id, workspace))) {
+      return yield* refuse(
+        `run ${run.id} holds no record of workspace ${workspace}: refusing to delete every record of the target; restore without deleting, or back the workspace up first`
+      )
+    }
+    return runDetails(store, run.id, workspace)
+  })
+
+/**
+ * Plans every detail of the stream a batch at a time, counting what stays behind on the
+ * way, and hands each batch's plan to `write`. Returns how many records were planned.
+ */
+const planAll = (
+  details: Stream.Stream<StoredDetail, SnapshotError>,
+  planner: RecordPlanner,
+  census: Census,
+  write: (batch: PlanBatch) => Effect.Effect<void, JournalError>
+): Effect.Effect<number, SnapshotError | JournalError | RestError> =>
+  Effect.gen(function*() {
+    let records = 0
+    yield* Stream.runForEach(Stream.grouped(details, PLAN_BATCH), (batch) =>
+      Effect.gen(function*() {
+        for (const detail of batch) {
+          census.add(detail)
+          yield* planner.plan(readSource(detail))
+        }
+        records += batch.length
+        yield* write(planner.takeBatch())
+      }))
+    return records
+  })
+
+/** The contract's `notRestored`: tags and assignees left behind, lines of `notices`, the census. */
+const notRestoredOf = (planner: RecordPlanner, census: Census, records: number, notices: ReadonlyArray<string>): Array<NotRestored> => {
+  const unknownAssignees = planner.unknownAssignees()
+  return [
+    ...(planner.tagsBehind() > 0
+      ? [{ what: "tags of records that exist on the target", count: planner.tagsBehind(), why: "update-record takes no tags; only a created record gets its tags" }]
+      : []),
+    ...(unknownAssignees.length > 0
+      ? [{ what: "assignees", count: unknownAssignees.length, why: "no user with that e-mail on the target" }]
+      : []),
+    ...notices.map((line) => ({ what: line.slice(0, line.indexOf(":")), count: records, why: line })),
+    ...census.result()
+  ]
+}
+
+/** Replays the journal's plan; `notices` gains what the service turned out to lack. */
+const replayPlan = (
+  client: RestClientApi,
+  journal: JournalApi,
+  concurrency: number,
+  notices: Array<string>
+): Effect.Effect<{ readonly report: ReplayReport; readonly adopted: Array<Adoption> }, JournalError | JournalStateError | ReplayAborted> =>
+  Effect.gen(function*() {
+    yield* journal.retryFailed()
+    const onNotice = (line: string) => {
+      if (!notices.includes(line)) notices.push(line)
+    }
+    const adoptedBefore = yield* journal.lastAdoptionId()
+    const report = yield* replay(journal, makeRecordExecutors(client, { onNotice }), { phases: PHASES, concurrency })
+    if (notices.some((line) => line.startsWith("archived:"))) yield* journal.setMeta(ARCHIVED_LEFT_OUT_META, "1")
+    const adopted = (yield* journal.adoptions(adoptedBefore)).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
+      opKey,
+      namespace,
+      sourceKey,
+      targetId,
+      detail
+    }))
+    return { report, adopted }
+  })
+
+/** How many of the update ops (of records that exist) are done. */
+const doneCount = (journal: JournalApi, keys: ReadonlyArray<string>) =>
+  Effect.map(Effect.forEach(keys, (key) => journal.get(key)), (ops) => ops.filter((o) => Option.isSome(o) && o.value.state === "done").length)
 
 /** Plans and (unless dry run) replays a restore. */
 export const restore = (
@@ -121,308 +244,56 @@ export const restore = (
 > =>
   Effect.gen(function*() {
     const target = options.targetWorkspaceId
-    const owner = Option.getOrUndefined(yield* journal.getMeta("target.workspace"))
-    if (owner !== undefined && owner !== target) {
-      return yield* Effect.fail(
-        new RestoreError({ message: `journal ${journal.file} belongs to workspace ${owner}, not ${target}; use another journal file` })
-      )
-    }
     const journalKind = options.journalKind ?? "restore"
-    const kind = Option.getOrUndefined(yield* journal.getMeta("kind"))
-    if (kind !== undefined && kind !== journalKind) {
-      return yield* Effect.fail(
-        new RestoreError({ message: `journal ${journal.file} was planned by ${kind}, not by a ${journalKind}; use another journal file` })
-      )
-    }
-    if (options.deleteMissing === true && options.records !== undefined) {
-      return yield* Effect.fail(new RestoreError({ message: "deleting what the run lacks restores the whole run: do not name single records with it" }))
-    }
-    if (options.deleteMissing === true && options.run.status !== "complete") {
-      return yield* Effect.fail(new RestoreError({ message: `run ${options.run.id} is ${options.run.status}: deleting what it lacks needs a complete run` }))
-    }
-
-    const details = (yield* store.select<{ detail: string }>("read the run's records", {
-      sql: `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
-            WHERE rr.run_id = ? AND r.workspace_id = ? ORDER BY r.id`,
-      params: [options.run.id, options.sourceWorkspaceId]
-    })).map((row) => JSON.parse(row.detail) as Record<string, unknown>)
-    const wanted = options.records === undefined ? undefined : new Set(options.records)
-    const chosen = wanted === undefined ? details : details.filter((d) => wanted.has(String(d.id)))
-    if (wanted !== undefined) {
-      const found = new Set(chosen.map((d) => String(d.id)))
-      const missing = [...wanted].filter((id) => !found.has(id))
-      if (missing.length > 0) {
-        return yield* Effect.fail(
-          new RestoreError({
-            message: `record ${missing.join(", ")} is not in run ${options.run.id} of workspace ${options.sourceWorkspaceId}; list the run's records with \`export --run ${options.run.id}\``
-          })
-        )
-      }
-    }
-    const sources = chosen.map(readSource)
-    if (options.deleteMissing === true && sources.length === 0) {
-      return yield* Effect.fail(
-        new RestoreError({
-          message: `run ${options.run.id} holds no record of workspace ${options.sourceWorkspaceId}: refusing to delete every record of the target; restore without deleting, or back the workspace up first`
-        })
-      )
-    }
+    const dryRun = options.dryRun === true
+    yield* checkRequest(journal, options, journalKind)
+    const details = yield* sourceDetails(store, options)
 
     const now = yield* readTarget(client, target)
     const notices = [...now.notices]
-    if (!options.dryRun) {
+    if (!dryRun) {
       yield* journal.setMeta("target.workspace", target)
       yield* journal.setMeta("kind", journalKind)
     }
     const archivedSettable = Option.isNone(yield* journal.getMeta(ARCHIVED_LEFT_OUT_META))
+    const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable, dryRun })
+    const census = makeCensus()
+    const write = (batch: PlanBatch) => (dryRun || batch.ops.length + batch.mappings.length === 0 ? Effect.void : Effect.asVoid(journal.addPlan(batch)))
+    const records = yield* planAll(details, planner, census, write)
+    const deletes = options.deleteMissing === true ? yield* planDeletes(journal, target, now, planner.matched(), options.run.id) : []
+    yield* write({ ops: deletes, supersede: [], mappings: [] })
+    const planned = { ...planner.counts(), deletes: deletes.length }
+    const { unchanged, ...sent } = planned
 
-    const unknownAssignees = new Set<string>()
-    const ops: Array<PlanOp> = []
-    const mappings: Array<Mapping> = []
-    const ensured = new Set<string>()
-    let creates = 0
-    let updates = 0
-    let moves = 0
-    let unchanged = 0
-    let tagsBehind = 0
-    const listRef = (title: string | null): { listId?: string; listTitle?: string } => {
-      if (title === null) return {}
-      const id = now.lists.get(title)
-      if (id !== undefined) return { listId: id }
-      const key = listEnsureKey(target, title)
-      if (!ensured.has(key)) {
-        ensured.add(key)
-        ops.push({ key, kind: OP_KINDS.listEnsure, payload: { workspaceId: target, title } })
-      }
-      return { listTitle: title }
-    }
-    const versionNs = versionNamespace(target)
-    const recordNs = recordNamespace(target)
-    /** Whether the journal holds an op with this key (planned by this or an earlier restore). */
-    const inJournal = (key: string) => Effect.map(journal.get(key), Option.isSome)
-    /**
-     * The key for a create of this record: the first of `base`, `base#2`, ... not yet in
-     * the journal, or the one still unfinished (it resumes: `resume`).
-     */
-    const createKey = (base: string) =>
-      Effect.gen(function*() {
-        for (let n = 1;; n++) {
-          const key = n === 1 ? base : `${base}#${n}`
-          const op = yield* journal.get(key)
-          if (Option.isNone(op)) return { key, resume: false }
-          if (op.value.state !== "done") return { key, resume: true }
-        }
-      })
-    /** Whether the target's description is the source's (read only when nothing else tells). */
-    const sameDescription = (r: SourceRecord, targetId: string) =>
-      Effect.map(client.getRecord({ workspaceId: target, recordId: targetId }), (d) =>
-        r.html !== "" ? d.html === r.html : d.text === r.text)
-    // Applied after the ops are added: older versions' unfinished ops, superseded.
-    const newVersions: Array<{ sourceId: string; versionKey: string; previous: string | undefined }> = []
-    /** The update ops of records that exist (not the state set after a create): `updated` counts these. */
-    const updateKeys: Array<string> = []
-    /** Target ids some run record matches (kept by deleteMissing). */
-    const matched = new Set<string>()
-    for (const r of sources) {
-      const hash = contentHash(r)
-      const base = `restore:${target}:${r.id}`
-      const assigneeIds = r.emails.flatMap((e) => {
-        const id = now.users.get(e)
-        if (id === undefined) unknownAssignees.add(e)
-        return id === undefined ? [] : [id]
-      })
-      const assigneeEmails = r.emails.filter((e) => now.users.has(e))
-      const startedAt = restoreDate(r.startedAt)
-      const duedAt = restoreDate(r.duedAt)
-      const mapped = Option.getOrUndefined(yield* journal.lookup(recordNs, r.id))
-      const inPlace = mapped === undefined && now.records.has(r.id)
-      const targetId = mapped ?? (inPlace ? r.id : undefined)
-      const current = targetId === undefined ? undefined : now.records.get(targetId)
-      const latest = Option.getOrUndefined(yield* journal.lookup(versionNs, r.id))
-      /** A fresh version key: a content seen before (the source went back to it) gets `#n`. */
-      const freshVersion = Effect.gen(function*() {
-        let key = `${base}@${hash}`
-        for (let n = 2; yield* inJournal(key); n++) key = `${base}@${hash}#${n}`
-        if (!options.dryRun) newVersions.push({ sourceId: r.id, versionKey: key, previous: latest })
-        return key
-      })
-      const marker = (key: string, dependsOn: string): PlanOp => ({ key, kind: OP_KINDS.marker, payload: { hash }, dependsOn })
-
-      if (current === undefined) {
-        const { key, resume } = yield* createKey(base)
-        // A create planned earlier and not finished: the replay below resumes it.
-        if (resume) continue
-        const versionKey = yield* freshVersion
-        const tagIds: Array<string> = []
-        const tagTitles: Array<string> = []
-        for (const t of Option.isSome(now.tags) ? r.tags : []) {
-          const id = Option.isSome(now.tags) ? now.tags.value.get(t) : undefined
-          if (id !== undefined) tagIds.push(id)
-          else {
-            tagTitles.push(t)
-            const ensureKey = tagEnsureKey(target, t)
-            if (!ensured.has(ensureKey)) {
-              ensured.add(ensureKey)
-              ops.push({ key: ensureKey, kind: OP_KINDS.tagEnsure, payload: { workspaceId: target, title: t } })
-            }
-          }
-        }
-        const payload: RecordCreatePayload = {
-          workspaceId: target,
-          sourceKey: r.id,
-          title: r.title,
-          origin: `source record ${r.id}`,
-          ...listRef(r.listTitle),
-          ...(r.html !== "" ? { descriptionHtml: r.html } : r.text !== "" ? { description: r.text } : {}),
-          ...(startedAt !== undefined ? { startedAt } : {}),
-          ...(duedAt !== undefined ? { duedAt } : {}),
-          ...(assigneeIds.length > 0 ? { assigneeIds } : {}),
-          ...(tagIds.length > 0 ? { tagIds } : {}),
-          ...(tagTitles.length > 0 ? { tagTitles } : {})
-        }
-        ops.push({ key, kind: OP_KINDS.recordCreate, payload })
-        creates++
-        let last = key
-        // create-record takes no done / archived / color: set them once it exists.
-        if (r.done || r.archived || r.color !== null) {
-          const state: RecordUpdatePayload = {
-            workspaceId: target,
-            recordRef: r.id,
-            fields: { done: r.done, archived: r.archived, ...(r.color !== null ? { color: r.color } : {}) },
-            origin: `source record ${r.id}`
-          }
-          last = `${versionKey}/state`
-          ops.push({ key: last, kind: OP_KINDS.recordUpdate, payload: state, dependsOn: key })
-        }
-        ops.push(marker(versionKey, last))
-        continue
-      }
-
-      matched.add(current.id)
-      const difference = compareSummary(r, current, assigneeEmails, archivedSettable)
-      if (difference.tags) tagsBehind++
-      if (!difference.fields && !difference.list) {
-        const described = (inPlace && r.updatedAt !== null && r.updatedAt === current.updatedAt) ||
-          (latest !== undefined && contentOf(latest) === hash) ||
-          (latest === undefined && !inPlace && (yield* inJournal(`${base}@${hash}`))) ||
-          (yield* sameDescription(r, current.id))
-        if (described) {
-          unchanged++
-          continue
-        }
-      }
-      // Matched by id: the id maps to itself, so updates find it as they find created ones.
-      if (inPlace) mappings.push({ namespace: recordNs, sourceKey: r.id, targetId: r.id })
-      const versionKey = yield* freshVersion
-      const update: RecordUpdatePayload = {
-        workspaceId: target,
-        recordRef: r.id,
-        fields: {
-          title: r.title,
-          ...(r.html !== "" ? { descriptionHtml: r.html } : { description: r.text }),
-          startedAt: startedAt ?? null,
-          duedAt: duedAt ?? null,
-          done: r.done,
-          archived: r.archived,
-          ...(r.color !== null ? { color: r.color } : {}),
-          assigneeIds
-        },
-        origin: `source record ${r.id}`
-      }
-      const updateKey = `${versionKey}/update`
-      ops.push({ key: updateKey, kind: OP_KINDS.recordUpdate, payload: update })
-      updateKeys.push(updateKey)
-      updates++
-      let last = updateKey
-      if (difference.list) {
-        const move: RecordMovePayload = { workspaceId: target, recordRef: r.id, ...listRef(r.listTitle), origin: `source record ${r.id}` }
-        last = `${versionKey}/move`
-        ops.push({ key: last, kind: OP_KINDS.recordMove, payload: move, dependsOn: updateKey })
-        moves++
-      }
-      ops.push(marker(versionKey, last))
-    }
-    let deletes = 0
-    if (options.deleteMissing === true) {
-      // Records matched through the journal whose source is in the run, and those in place.
-      for (const { sourceKey, targetId } of yield* journal.mappings(recordNs)) {
-        if (sources.some((r) => r.id === sourceKey)) matched.add(targetId)
-      }
-      for (const r of sources) if (now.records.has(r.id)) matched.add(r.id)
-      for (const id of now.records.keys()) {
-        if (matched.has(id)) continue
-        const key = `restore:${target}:delete:${id}`
-        // Deleted (or planned for deletion) by an earlier restore.
-        if (yield* inJournal(key)) continue
-        const payload: RecordDeletePayload = { workspaceId: target, recordId: id, origin: `target record ${id} (not in run ${options.run.id})` }
-        ops.push({ key, kind: OP_KINDS.recordDelete, payload })
-        deletes++
-      }
-    }
-    const planned = { creates, updates, moves, deletes }
-    const notRestoredOf = (leftOut: ReadonlyArray<string>): Array<NotRestored> => [
-      ...(tagsBehind > 0
-        ? [{ what: "tags of records that exist on the target", count: tagsBehind, why: "update-record takes no tags; only a created record gets its tags" }]
-        : []),
-      ...(unknownAssignees.size > 0
-        ? [{ what: "assignees", count: unknownAssignees.size, why: "no user with that e-mail on the target" }]
-        : []),
-      ...leftOut.map((line) => ({ what: line.slice(0, line.indexOf(":")), count: sources.length, why: line })),
-      ...censusOfDetails(chosen)
-    ]
-    if (options.dryRun) {
+    if (dryRun) {
       return {
-        records: sources.length,
-        planned,
+        records,
+        planned: sent,
         unchanged,
         created: 0,
         updated: 0,
         deleted: 0,
         failed: 0,
         unknown: 0,
-        unknownAssignees: [...unknownAssignees].sort(),
-        notRestored: notRestoredOf(notices),
+        unknownAssignees: planner.unknownAssignees(),
+        notRestored: notRestoredOf(planner, census, records, notices),
         notices,
         adopted: []
       }
     }
-    // With the version map in one transaction: a crash cannot leave a version planned but
-    // not recorded as the latest (a rerun would plan it again beside the first).
-    yield* journal.addPlan({
-      ops,
-      supersede: newVersions.flatMap((v) =>
-        v.previous === undefined ? [] : [{ keys: VERSION_STEPS.map((step) => `${v.previous}${step}`), by: v.versionKey }]
-      ),
-      mappings: [...mappings, ...newVersions.map((v) => ({ namespace: versionNs, sourceKey: v.sourceId, targetId: v.versionKey }))]
-    })
-    yield* journal.retryFailed()
-    const onNotice = (line: string) => {
-      if (!notices.includes(line)) notices.push(line)
-    }
-    const adoptedBefore = yield* journal.lastAdoptionId()
-    const report = yield* replay(journal, makeRecordExecutors(client, { onNotice }), {
-      phases: PHASES,
-      concurrency: options.concurrency ?? 8
-    })
-    if (notices.some((line) => line.startsWith("archived:"))) yield* journal.setMeta(ARCHIVED_LEFT_OUT_META, "1")
+    const { adopted, report } = yield* replayPlan(client, journal, options.concurrency ?? 8, notices)
     return {
-      records: sources.length,
-      planned,
+      records,
+      planned: sent,
       unchanged,
       created: report.doneByKind[OP_KINDS.recordCreate] ?? 0,
-      updated: (yield* Effect.forEach(updateKeys, (key) => journal.get(key))).filter((o) => Option.isSome(o) && o.value.state === "done").length,
+      updated: yield* doneCount(journal, planner.updateKeys()),
       deleted: report.doneByKind[OP_KINDS.recordDelete] ?? 0,
       failed: report.failed,
       unknown: report.unknown,
-      unknownAssignees: [...unknownAssignees].sort(),
-      notRestored: notRestoredOf(notices),
+      unknownAssignees: planner.unknownAssignees(),
+      notRestored: notRestoredOf(planner, census, records, notices),
       notices,
-      adopted: (yield* journal.adoptions(adoptedBefore)).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
-        opKey,
-        namespace,
-        sourceKey,
-        targetId,
-        detail
-      }))
+      adopted
     }
   })

@@ -1,0 +1,337 @@
+/**
+ * Planning a restore, one source record at a time (the rules are in restore.ts): each
+ * record is matched with a target record and planned as a create, an update (and move),
+ * or nothing; then, with `deleteMissing`, the target records no run record matched are
+ * planned for deletion.
+ *
+ * The planner keeps only what spans records: the lists and tags already ensured, the
+ * target ids matched (for the deletions), the counts. The ops of the records planned so
+ * far are handed over by `takeBatch`, so a restore writes its plan to the journal a batch
+ * at a time and never holds the plan of the whole run.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { RestClientApi, RestError } from "../client/rest-client.ts"
+import type { JournalApi, JournalError, Mapping, PlanOp } from "../store/journal.ts"
+import {
+  listEnsureKey,
+  OP_KINDS,
+  type RecordCreatePayload,
+  type RecordDeletePayload,
+  type RecordMovePayload,
+  recordNamespace,
+  type RecordUpdatePayload,
+  tagEnsureKey
+} from "./plan.ts"
+import type { RecordSummary } from "../schema/records.ts"
+import { contentHash, restoreDate, type SourceRecord } from "./restore-source.ts"
+import { compareSummary, type TargetState } from "./restore-target.ts"
+
+/** id_map namespace: source record id -> the version key of its latest planned restore. */
+export const versionNamespace = (target: string) => `restore.version:${target}`
+
+/** The ops of one version: its marker (the version key itself) and its steps. */
+const VERSION_STEPS = ["", "/state", "/update", "/move"] as const
+
+/** The content hash of a version key (`...@<hash>` or `...@<hash>#n`). */
+const contentOf = (versionKey: string): string => versionKey.slice(versionKey.lastIndexOf("@") + 1).replace(/#\d+$/, "")
+
+/**
+ * What the records planned since the last batch add to the journal, in one transaction:
+ * their ops, the older versions they supersede, and the mappings (ids matched in place,
+ * each record's latest version). Together, so a crash cannot leave a version planned but
+ * not recorded as the latest (a rerun would plan it again beside the first).
+ */
+export interface PlanBatch {
+  readonly ops: ReadonlyArray<PlanOp>
+  readonly supersede: ReadonlyArray<{ readonly keys: ReadonlyArray<string>; readonly by: string }>
+  readonly mappings: ReadonlyArray<Mapping>
+}
+
+export interface PlanCounts {
+  readonly creates: number
+  readonly updates: number
+  readonly moves: number
+  readonly unchanged: number
+}
+
+export interface RecordPlannerOptions {
+  readonly client: RestClientApi
+  readonly journal: JournalApi
+  /** The target workspace id. */
+  readonly target: string
+  /** The target as it is now. */
+  readonly now: TargetState
+  /** Whether the service sets `archived` (else it is not compared). */
+  readonly archivedSettable: boolean
+  /** Plan only: no version is recorded as the latest. */
+  readonly dryRun: boolean
+}
+
+/** A source record's versions: its key base, the hash of its content, its latest version planned. */
+interface Version {
+  readonly base: string
+  readonly hash: string
+  readonly latest: string | undefined
+}
+
+/** The key for a create of this record, and whether it is one planned earlier and not finished. */
+interface CreateKey {
+  readonly key: string
+  readonly resume: boolean
+}
+
+/** Plans the source records handed to `plan`, one at a time (see the file's comment). */
+export const makeRecordPlanner = (options: RecordPlannerOptions) => {
+  const { client, journal, now, target } = options
+  const versionNs = versionNamespace(target)
+  const recordNs = recordNamespace(target)
+  /** List and tag ensure ops planned by this restore (each once). */
+  const ensured = new Set<string>()
+  const unknownAssignees = new Set<string>()
+  /** Target ids some run record matches (kept by deleteMissing). */
+  const matched = new Set<string>()
+  /** The update ops of records that exist (not the state set after a create): `updated` counts these. */
+  const updateKeys: Array<string> = []
+  const counts = { creates: 0, updates: 0, moves: 0, unchanged: 0 }
+  let tagsBehind = 0
+
+  let ops: Array<PlanOp> = []
+  let mappings: Array<Mapping> = []
+  let newVersions: Array<{ sourceId: string; versionKey: string; previous: string | undefined }> = []
+
+  /** Whether the journal holds an op with this key (planned by this or an earlier restore). */
+  const inJournal = (key: string) => Effect.map(journal.get(key), Option.isSome)
+
+  const ensureOnce = (key: string, op: () => PlanOp) => {
+    if (ensured.has(key)) return
+    ensured.add(key)
+    ops.push(op())
+  }
+
+  /** The list a write names: its id on the target, or its title once a list.ensure makes it. */
+  const listRef = (title: string | null): { listId?: string; listTitle?: string } => {
+    if (title === null) return {}
+    const id = now.lists.get(title)
+    if (id !== undefined) return { listId: id }
+    const key = listEnsureKey(target, title)
+    ensureOnce(key, () => ({ key, kind: OP_KINDS.listEnsure, payload: { workspaceId: target, title } }))
+    return { listTitle: title }
+  }
+
+  /** The tags of a create: ids of the target's tags, titles of those a tag.ensure makes. */
+  const tagRefs = (r: SourceRecord): { tagIds?: Array<string>; tagTitles?: Array<string> } => {
+    if (Option.isNone(now.tags)) return {}
+    const tagIds: Array<string> = []
+    const tagTitles: Array<string> = []
+    for (const t of r.tags) {
+      const id = now.tags.value.get(t)
+      if (id !== undefined) {
+        tagIds.push(id)
+        continue
+      }
+      tagTitles.push(t)
+      const key = tagEnsureKey(target, t)
+      ensureOnce(key, () => ({ key, kind: OP_KINDS.tagEnsure, payload: { workspaceId: target, title: t } }))
+    }
+    return { ...(tagIds.length > 0 ? { tagIds } : {}), ...(tagTitles.length > 0 ? { tagTitles } : {}) }
+  }
+
+  /** Assignee ids on the target by e-mail; e-mails with no user there are left out and reported. */
+  const assigneesOf = (r: SourceRecord): Array<string> =>
+    r.emails.flatMap((e) => {
+      const id = now.users.get(e)
+      if (id === undefined) unknownAssignees.add(e)
+      return id === undefined ? [] : [id]
+    })
+
+  /**
+   * The key for a create of this record: the first of `base`, `base#2`, ... not yet in
+   * the journal, or the one still unfinished (it resumes).
+   */
+  const createKey = (base: string): Effect.Effect<CreateKey, JournalError> =>
+    Effect.gen(function*() {
+      for (let n = 1;; n++) {
+        const key = n === 1 ? base : `${base}#${n}`
+        const op = yield* journal.get(key)
+        if (Option.isNone(op)) return { key, resume: false }
+        if (op.value.state !== "done") return { key, resume: true }
+      }
+    })
+
+  /** A fresh version key: a content seen before (the source went back to it) gets `#n`. */
+  const freshVersion = (r: SourceRecord, { base, hash, latest }: Version) =>
+    Effect.gen(function*() {
+      let key = `${base}@${hash}`
+      for (let n = 2; yield* inJournal(key); n++) key = `${base}@${hash}#${n}`
+      if (!options.dryRun) newVersions.push({ sourceId: r.id, versionKey: key, previous: latest })
+      return key
+    })
+
+  const marker = (key: string, hash: string, dependsOn: string): PlanOp => ({ key, kind: OP_KINDS.marker, payload: { hash }, dependsOn })
+
+  /** No target record: created, then done / archived / colour set (create-record takes none of them). */
+  const planCreate = (r: SourceRecord, version: Version, assigneeIds: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      const { base, hash } = version
+      const { key, resume } = yield* createKey(base)
+      // A create planned earlier and not finished: the replay resumes it.
+      if (resume) return
+      const versionKey = yield* freshVersion(r, version)
+      const tags = tagRefs(r)
+      const startedAt = restoreDate(r.startedAt)
+      const duedAt = restoreDate(r.duedAt)
+      const payload: RecordCreatePayload = {
+        workspaceId: target,
+        sourceKey: r.id,
+        title: r.title,
+        origin: `source record ${r.id}`,
+        ...listRef(r.listTitle),
+        ...(r.html !== "" ? { descriptionHtml: r.html } : r.text !== "" ? { description: r.text } : {}),
+        ...(startedAt !== undefined ? { startedAt } : {}),
+        ...(duedAt !== undefined ? { duedAt } : {}),
+        ...(assigneeIds.length > 0 ? { assigneeIds: [...assigneeIds] } : {}),
+        ...tags
+      }
+      ops.push({ key, kind: OP_KINDS.recordCreate, payload })
+      counts.creates++
+      let last = key
+      if (r.done || r.archived || r.color !== null) {
+        const state: RecordUpdatePayload = {
+          workspaceId: target,
+          recordRef: r.id,
+          fields: { done: r.done, archived: r.archived, ...(r.color !== null ? { color: r.color } : {}) },
+          origin: `source record ${r.id}`
+        }
+        last = `${versionKey}/state`
+        ops.push({ key: last, kind: OP_KINDS.recordUpdate, payload: state, dependsOn: key })
+      }
+      ops.push(marker(versionKey, hash, last))
+    })
+
+  /**
+   * Whether a target record whose summary shows no difference also has the source's
+   * description: it is not in the listing, so it counts as the same when the record's
+   * `updatedAt` is the one in the run (in place), when the journal's latest version of
+   * the record has this content, or when get-record shows it (read only for those).
+   */
+  const sameDescription = (r: SourceRecord, current: RecordSummary, inPlace: boolean, { base, hash, latest }: Version) =>
+    Effect.gen(function*() {
+      if (inPlace && r.updatedAt !== null && r.updatedAt === current.updatedAt) return true
+      if (latest !== undefined && contentOf(latest) === hash) return true
+      if (latest === undefined && !inPlace && (yield* inJournal(`${base}@${hash}`))) return true
+      const d = yield* client.getRecord({ workspaceId: target, recordId: current.id })
+      return r.html !== "" ? d.html === r.html : d.text === r.text
+    })
+
+  /** A matched target record that differs: updated, and moved when its list differs. */
+  const planUpdate = (r: SourceRecord, version: Version, assigneeIds: ReadonlyArray<string>, inPlace: boolean, moved: boolean) =>
+    Effect.gen(function*() {
+      // Matched by id: the id maps to itself, so updates find it as they find created ones.
+      if (inPlace) mappings.push({ namespace: recordNs, sourceKey: r.id, targetId: r.id })
+      const versionKey = yield* freshVersion(r, version)
+      const update: RecordUpdatePayload = {
+        workspaceId: target,
+        recordRef: r.id,
+        fields: {
+          title: r.title,
+          ...(r.html !== "" ? { descriptionHtml: r.html } : { description: r.text }),
+          startedAt: restoreDate(r.startedAt) ?? null,
+          duedAt: restoreDate(r.duedAt) ?? null,
+          done: r.done,
+          archived: r.archived,
+          ...(r.color !== null ? { color: r.color } : {}),
+          assigneeIds: [...assigneeIds]
+        },
+        origin: `source record ${r.id}`
+      }
+      const updateKey = `${versionKey}/update`
+      ops.push({ key: updateKey, kind: OP_KINDS.recordUpdate, payload: update })
+      updateKeys.push(updateKey)
+      counts.updates++
+      let last = updateKey
+      if (moved) {
+        const move: RecordMovePayload = { workspaceId: target, recordRef: r.id, ...listRef(r.listTitle), origin: `source record ${r.id}` }
+        last = `${versionKey}/move`
+        ops.push({ key: last, kind: OP_KINDS.recordMove, payload: move, dependsOn: updateKey })
+        counts.moves++
+      }
+      ops.push(marker(versionKey, version.hash, last))
+    })
+
+  /** Plans one source record. */
+  const plan = (r: SourceRecord): Effect.Effect<void, JournalError | RestError> =>
+    Effect.gen(function*() {
+      const assigneeIds = assigneesOf(r)
+      const mapped = Option.getOrUndefined(yield* journal.lookup(recordNs, r.id))
+      const inPlace = mapped === undefined && now.records.has(r.id)
+      // Never deleted: the target record this one maps to, and one with its id.
+      if (mapped !== undefined) matched.add(mapped)
+      if (now.records.has(r.id)) matched.add(r.id)
+      const targetId = mapped ?? (inPlace ? r.id : undefined)
+      const current = targetId === undefined ? undefined : now.records.get(targetId)
+      const version: Version = {
+        base: `restore:${target}:${r.id}`,
+        hash: contentHash(r),
+        latest: Option.getOrUndefined(yield* journal.lookup(versionNs, r.id))
+      }
+      if (current === undefined) return yield* planCreate(r, version, assigneeIds)
+      const assigneeEmails = r.emails.filter((e) => now.users.has(e))
+      const difference = compareSummary(r, current, assigneeEmails, options.archivedSettable)
+      if (difference.tags) tagsBehind++
+      if (!difference.fields && !difference.list && (yield* sameDescription(r, current, inPlace, version))) {
+        counts.unchanged++
+        return
+      }
+      yield* planUpdate(r, version, assigneeIds, inPlace, difference.list)
+    })
+
+  return {
+    plan,
+    /** The ops of the records planned since the last call, with what they supersede and map. */
+    takeBatch: (): PlanBatch => {
+      const batch: PlanBatch = {
+        ops,
+        supersede: newVersions.flatMap((v) =>
+          v.previous === undefined ? [] : [{ keys: VERSION_STEPS.map((step) => `${v.previous}${step}`), by: v.versionKey }]
+        ),
+        mappings: [...mappings, ...newVersions.map((v) => ({ namespace: versionNs, sourceKey: v.sourceId, targetId: v.versionKey }))]
+      }
+      ops = []
+      mappings = []
+      newVersions = []
+      return batch
+    },
+    counts: (): PlanCounts => ({ ...counts }),
+    /** Records whose tags differ on the target (update-record takes no tags). */
+    tagsBehind: () => tagsBehind,
+    unknownAssignees: (): ReadonlyArray<string> => [...unknownAssignees].sort(),
+    updateKeys: (): ReadonlyArray<string> => updateKeys,
+    matched: (): ReadonlySet<string> => matched
+  }
+}
+
+export type RecordPlanner = ReturnType<typeof makeRecordPlanner>
+
+/**
+ * The deletions of `deleteMissing`: every target record no run record matched, except
+ * those an earlier restore deleted (or planned to). One lookup per target record.
+ */
+export const planDeletes = (
+  journal: JournalApi,
+  target: string,
+  now: TargetState,
+  matched: ReadonlySet<string>,
+  runId: number
+): Effect.Effect<Array<PlanOp>, JournalError> =>
+  Effect.gen(function*() {
+    const ops: Array<PlanOp> = []
+    for (const id of now.records.keys()) {
+      if (matched.has(id)) continue
+      const key = `restore:${target}:delete:${id}`
+      if (Option.isSome(yield* journal.get(key))) continue
+      const payload: RecordDeletePayload = { workspaceId: target, recordId: id, origin: `target record ${id} (not in run ${runId})` }
+      ops.push({ key, kind: OP_KINDS.recordDelete, payload })
+    }
+    return ops
+  })
