@@ -140,6 +140,19 @@ export const targetConnectionOptions = {
   )
 }
 
+/**
+ * `--notify URL` of the commands a scheduler runs (backup, prune, verify): pings in
+ * healthchecks.io's convention around the run (notify.ts).
+ */
+export const notifyOption = {
+  notify: Flag.String("notify").pipe(
+    Flag.withDescription(
+      "ping URL/start when the run starts, URL when it succeeds, URL/fail (with the one-line summary) when it fails; a ping that fails is only a warning (profile key notifyUrl, env WORKSYNC_NOTIFY_URL)"
+    ),
+    withFallback(profileThenEnv("notifyUrl", "WORKSYNC_NOTIFY_URL"))
+  )
+}
+
 export const jsonOption = booleanFlag("json").pipe(
   Flag.withDescription("print one JSON result object on stdout")
 )

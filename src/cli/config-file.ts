@@ -39,7 +39,8 @@ export const PROFILE_FIELDS = [
   "org",
   "headerPrefix",
   "maxRetryWait",
-  "bodyIdleTimeout"
+  "bodyIdleTimeout",
+  "notifyUrl"
 ] as const
 export type ProfileField = (typeof PROFILE_FIELDS)[number]
 /** Keys holding seconds: written as a number or a string (`"maxRetryWait": 600`). */

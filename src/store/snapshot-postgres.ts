@@ -374,6 +374,20 @@ export const openPostgresSnapshot = (
       compact: Effect.forEach(SNAPSHOT_TABLES, (t) => q(`VACUUM ${t}`), { discard: true }).pipe(
         Effect.mapError(fail("compact snapshot"))
       ),
+      integrityCheck: q<{ failures: number | null }>(
+        "SELECT checksum_failures AS failures FROM pg_stat_database WHERE datname = current_database()"
+      ).pipe(
+        Effect.map((rows) => {
+          const failures = rows[0]?.failures ?? 0
+          return failures > 0 ? [`the server counted ${failures} data checksum failure(s) in this database (pg_stat_database)`] : []
+        }),
+        Effect.mapError(fail("check the database's integrity"))
+      ),
+      addVerification: (v) =>
+        tx("record the verification", q(
+          "INSERT INTO verifications (run_id, verified_at, ok, checks) VALUES (?, ?, ?, ?)",
+          [v.runId, v.verifiedAt, v.ok ? 1 : 0, JSON.stringify(v.checks)]
+        )).pipe(Effect.asVoid),
       select: <A>(operation: string, query: SnapshotQuery) =>
         q<A>(query.sql, query.params ?? []).pipe(
           Effect.map((rows) => rows as unknown as Array<A>),

@@ -215,8 +215,36 @@ CREATE TABLE run_file_objects (
 CREATE INDEX run_file_objects_file ON run_file_objects (file_id, run_id);
 `
 
+/** Verifications: as snapshot-schema.ts v4 (the same table, the same columns added to runs_summary). */
+const v4 = `
+CREATE TABLE verifications (
+  run_id      BIGINT  NOT NULL,
+  verified_at TEXT    NOT NULL,
+  ok          INTEGER NOT NULL,
+  checks      TEXT    NOT NULL
+);
+CREATE INDEX verifications_run ON verifications (run_id, verified_at);
+
+DROP VIEW IF EXISTS runs_summary;
+CREATE VIEW runs_summary AS
+SELECT
+  ru.id AS run_id,
+  ru.status AS status,
+  ru.started AS started_at,
+  ru.finished AS finished_at,
+  ru.scope AS scope,
+  ru."full" AS "full",
+  (SELECT count(*) FROM run_records AS rr WHERE rr.run_id = ru.id) AS records,
+  (SELECT count(*) FROM run_files AS rf WHERE rf.run_id = ru.id) AS files,
+  (SELECT coalesce(sum(r.activity_count), 0) FROM run_records AS rr JOIN records AS r ON r.vid = rr.vid WHERE rr.run_id = ru.id) AS activities,
+  (SELECT max(v.verified_at) FROM verifications AS v WHERE v.run_id = ru.id) AS last_verified_at,
+  (SELECT v.ok FROM verifications AS v WHERE v.run_id = ru.id ORDER BY v.verified_at DESC LIMIT 1) AS verified_ok
+FROM runs AS ru;
+`
+
 export const SNAPSHOT_PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
   { version: 1, description: "runs, versioned entities, run membership, notes", up: v1 },
   { version: 2, description: "views for plain SQL queries", up: v2 },
-  { version: 3, description: "file bytes: stored objects and the objects each run holds", up: v3 }
+  { version: 3, description: "file bytes: stored objects and the objects each run holds", up: v3 },
+  { version: 4, description: "verifications of runs, shown by runs_summary", up: v4 }
 ]

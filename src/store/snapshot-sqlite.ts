@@ -327,6 +327,20 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
       // VACUUM in WAL mode writes the new file through the log: fold it back in and empty it.
       db.pragma("wal_checkpoint(TRUNCATE)")
     }),
+    integrityCheck: run("check the file's integrity", () => {
+      try {
+        return (db.pragma("integrity_check") as Array<{ integrity_check: string }>).map((r) => r.integrity_check).filter((t) => t !== "ok")
+      } catch (e) {
+        // Damage bad enough that the check itself stops is its finding, not a failure to check.
+        if (/^SQLITE_(CORRUPT|NOTADB)/.test((e as { code?: string }).code ?? "")) return [`SQLite: ${(e as Error).message}`]
+        throw e
+      }
+    }),
+    addVerification: (v) =>
+      run("record the verification", () =>
+        void db.prepare("INSERT INTO verifications (run_id, verified_at, ok, checks) VALUES (?, ?, ?, ?)")
+          .run(v.runId, v.verifiedAt, v.ok ? 1 : 0, JSON.stringify(v.checks))
+      ),
     select: <A>(operation: string, query: SnapshotQuery) =>
       run(operation, () => db.prepare(query.sql).all(...(query.params ?? [])) as Array<A>),
     stream: <A>(operation: string, query: SnapshotQuery) =>

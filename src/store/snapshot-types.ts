@@ -110,7 +110,7 @@ export interface ForgetResult {
 export const MEMBERSHIP = ["records", "files", "lists", "users", "workspaces"] as const
 
 /** Tables keyed by run besides the membership tables: everything a run alone owns. */
-export const RUN_OWNED: ReadonlyArray<string> = [...MEMBERSHIP.map((t) => `run_${t}`), "run_notes", "run_file_objects"]
+export const RUN_OWNED: ReadonlyArray<string> = [...MEMBERSHIP.map((t) => `run_${t}`), "run_notes", "run_file_objects", "verifications"]
 
 /** The object as JSON with one more key (workspaceId, recordId), as stored and exported. */
 export const withKey = (obj: object, key: string, value: string): string => JSON.stringify({ ...obj, [key]: value })
@@ -215,4 +215,23 @@ export interface SnapshotStoreService {
   ) => Effect.Effect<Array<A>, SnapshotError>
   /** The same read as a stream, fetched in batches, so memory stays flat (export). */
   readonly stream: <A = Record<string, unknown>>(operation: string, query: SnapshotQuery) => Stream.Stream<A, SnapshotError>
+  /**
+   * The backend's own check of its storage, as problems found (none when sound): SQLite's
+   * `PRAGMA integrity_check`; on PostgreSQL, the data checksum failures the server counted
+   * in the database (the server checks its pages itself).
+   */
+  readonly integrityCheck: Effect.Effect<Array<string>, SnapshotError>
+  /** Records the outcome of a verification of a run (`verifications`, shown by `runs_summary`). */
+  readonly addVerification: (verification: Verification) => Effect.Effect<void, SnapshotError>
+}
+
+/** One verification of a run (`worksync verify`), as recorded. */
+export interface Verification {
+  readonly runId: number
+  /** ISO timestamp. */
+  readonly verifiedAt: string
+  /** Every check asked for held. */
+  readonly ok: boolean
+  /** The checks' outcomes, stored as JSON. */
+  readonly checks: unknown
 }

@@ -30,7 +30,8 @@ export {
   scopeOf,
   SnapshotError,
   type SnapshotQuery,
-  type SnapshotStoreService
+  type SnapshotStoreService,
+  type Verification
 } from "./snapshot-types.ts"
 
 export interface SnapshotOpenOptions {

@@ -2,16 +2,17 @@
  * `worksync backup --snapshot FILE [--workspace ID]... [--full] [--refresh-every N] [--json]`: a new run of
  * the snapshot from every workspace (or those named).
  *
- * Exit: 0 the run is complete; 1 it could not finish (the run is marked failed, nothing
- * is marked deleted, the next run resumes); 64 bad invocation (unknown workspace, a file
- * that is not a snapshot).
+ * Exit: 0 the run is complete and holds everything it was asked for; 1 it could not
+ * finish (the run is marked failed, nothing is marked deleted, the next run resumes), or
+ * it is complete but skipped something (a record listed and then not found), named on
+ * stderr; 64 bad invocation (unknown workspace, a file that is not a snapshot).
  *
  * The definition only; the work is in ../run/backup.ts, loaded when the command runs.
  */
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { booleanFlag, connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, connectionOptions, jsonOption, notifyOption, verbosityOptions } from "../common-options.ts"
 import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
@@ -32,6 +33,7 @@ export const options = {
     Flag.optional
   ),
   json: jsonOption,
+  ...notifyOption,
   ...engineOption,
   ...verbosityOptions
 }

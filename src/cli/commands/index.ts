@@ -9,6 +9,7 @@ import { importCsvCommand } from "./import-csv.ts"
 import { migrateCommand } from "./migrate.ts"
 import { mirrorCommand } from "./mirror.ts"
 import { restoreCommand } from "./restore.ts"
+import { verifyCommand } from "./verify.ts"
 import { versionCommand } from "./version.ts"
 import { webhooksCommand } from "./webhooks.ts"
 import { workerCommand } from "./worker.ts"
@@ -17,6 +18,7 @@ export const commands = [
   backupCommand,
   diffCommand,
   exportCommand,
+  verifyCommand,
   importCsvCommand,
   copyFilesCommand,
   restoreCommand,

@@ -9,6 +9,7 @@ import type { BackupFlags } from "../commands/backup.ts"
 import { verbosityOf } from "../common-options.ts"
 import { clientLayerFromFlags, nextStepSuffix } from "../connection.ts"
 import { CliExit, ExitCode, usageError } from "../exit.ts"
+import { withNotify } from "../notify.ts"
 import { logLine, printJson } from "../output.ts"
 import { makeProgress } from "../progress.ts"
 import { snapshotFailure } from "./snapshot-failure.ts"
@@ -17,6 +18,25 @@ const summary = (r: BackupResult): string =>
   `backup: run ${r.runId} complete: ${r.workspaces} workspace${r.workspaces === 1 ? "" : "s"}, ${r.records} records ` +
   `(${r.changes.created} created, ${r.changes.updated} updated, ${r.changes.deleted} deleted), ` +
   `${r.activities} activity items, ${r.files} files`
+
+/** Run notes that say the run lacks something it was asked for (a record, a file, a workspace). */
+const isSkip = (kind: string): boolean => kind === "vanished" || kind === "skipped" || kind.endsWith("-skipped")
+
+/**
+ * The line naming what a complete run skipped, if anything: the run is kept (what it
+ * holds is consistent), but the exit status must not say everything was done.
+ */
+const skippedLine = (runId: string) =>
+  Effect.gen(function*() {
+    const store = yield* SnapshotStore
+    const skips = (yield* store.notes(Number(runId))).filter((n) => isSkip(n.kind))
+    if (skips.length === 0) return undefined
+    const first = skips[0]!
+    const what = first.kind === "vanished" ? `record ${first.subject}` : first.subject ?? first.kind
+    const why = typeof first.detail === "string" ? ` (${first.detail})` : ""
+    const more = skips.length > 1 ? ` and ${skips.length - 1} more` : ""
+    return `backup: run ${runId} is complete but skipped ${what}${why}${more}; run_notes of run ${runId} lists them, a rerun takes what still exists`
+  })
 
 const messageOf = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
@@ -30,11 +50,14 @@ export const backupRun = (flags: BackupFlags) =>
     }
     const client = yield* clientLayerFromFlags(flags, { rest: true })
     const progress = yield* makeProgress({ label: "records", unit: "items", verbosity })
-    const result = yield* backup({
-      workspaces: flags.workspace,
-      full: flags.full,
-      refreshEvery,
-      progress: { advance: (n) => progress.advance(n), setTotal: (n) => progress.setTotal(n) }
+    const { result, skipped } = yield* Effect.gen(function*() {
+      const result = yield* backup({
+        workspaces: flags.workspace,
+        full: flags.full,
+        refreshEvery,
+        progress: { advance: (n) => progress.advance(n), setTotal: (n) => progress.setTotal(n) }
+      })
+      return { result, skipped: yield* skippedLine(result.runId) }
     }).pipe(
       Effect.provide(Layer.merge(client, SnapshotStore.layer(flags.snapshot))),
       Effect.ensuring(progress.done()),
@@ -53,4 +76,6 @@ export const backupRun = (flags: BackupFlags) =>
     )
     if (flags.json) yield* printJson(result)
     yield* logLine(verbosity, summary(result))
-  })
+    if (skipped !== undefined) return yield* Effect.fail(new CliExit({ code: ExitCode.failed, message: skipped }))
+    return summary(result)
+  }).pipe(withNotify("backup", flags, (line) => line))
