@@ -156,7 +156,7 @@ export { replay, ReplayAborted, type ReplayOptions, type ReplayReport } from "./
 export { type NotRestored, restore, RestoreError, type RestoreOptions, type RestoreResult } from "./sync/restore.ts"
 export { type MigrateEnd, MigrateError, type MigrateOptions, migrate } from "./sync/migrate/migrate.ts"
 export type { MigrationReport } from "./sync/migrate/verify.ts"
-export { mirror, type MirrorEvent, type MirrorOptions } from "./sync/mirror/mirror.ts"
+export { mirror, MirrorError, type MirrorEvent, type MirrorOptions } from "./sync/mirror/mirror.ts"
 
 // Connectors: export, CSV import, file copy and uid re-linking.
 export {

@@ -6,10 +6,10 @@ import * as Option from "effect/Option"
 import { GraphqlClient } from "../../client/graphql-client.ts"
 import { RestClient } from "../../client/rest-client.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
-import { isPostgresUrl } from "../../store/postgres.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { findWorkspace } from "../../sync/backup.ts"
 import { mirror } from "../../sync/mirror/mirror.ts"
+import { mirrorSecretFile } from "../../sync/mirror/webhook.ts"
 import { DEFAULT_RECONCILE_EVERY, type MirrorFlags } from "../commands/mirror.ts"
 import { verbosityOf } from "../common-options.ts"
 import { checkConfigFile, clientLayerFromFlags, nextStepSuffix } from "../connection.ts"
@@ -48,7 +48,7 @@ export const mirrorRun = (flags: MirrorFlags) =>
       const publicUrl = yield* checkPublicUrl(flags.publicUrl)
       // The webhook's secret lives in an owner-only file beside the snapshot, never in a
       // store that other machines read; a database has no "beside".
-      if (isPostgresUrl(flags.snapshot)) {
+      if (mirrorSecretFile(flags.snapshot) === undefined) {
         return yield* Effect.fail(usageError(
           `--snapshot ${shownLocation(flags.snapshot)}: mirror keeps its webhook secret in a file beside the snapshot; give it a snapshot file`
         ))

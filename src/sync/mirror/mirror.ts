@@ -13,8 +13,11 @@
  *   whenever a gap shows: an event that cannot be applied exactly, the webhook found
  *   disabled or UNHEALTHY (re-enabled first).
  * - The snapshot's lock is held for the whole run: one writer per snapshot.
+ * - The webhook's secret is kept in a file (webhook.ts): beside a snapshot file, or where
+ *   `secretFile` says; a snapshot in PostgreSQL needs `secretFile`.
  */
 import { createHash } from "node:crypto"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -30,7 +33,7 @@ import { serveWebhooks, type ReceivedDelivery } from "../../webhooks/receiver.ts
 import { backup } from "../backup.ts"
 import { actionOf } from "./apply.ts"
 import { openMirrorRun, summaryOf, writeVersion } from "./run.ts"
-import { checkWebhook, ensureWebhook, secretFileOf } from "./webhook.ts"
+import { checkWebhook, ensureWebhook, mirrorSecretFile } from "./webhook.ts"
 
 export interface MirrorEvent {
   readonly event: string
@@ -57,7 +60,16 @@ export interface MirrorOptions {
   readonly log?: (line: string) => void
   /** Told once the receiver listens and the first reconciliation is done. */
   readonly onReady?: (info: { readonly url: string; readonly runId: number }) => void
+  /**
+   * The file that keeps the webhook's secret (owner-only). Default: beside a snapshot
+   * file, `<snapshot>.webhook.json`, as `worksync mirror` keeps it. Required for a
+   * snapshot in PostgreSQL, which has no "beside".
+   */
+  readonly secretFile?: string
 }
+
+/** The mirror cannot start as asked (nothing was registered or written). */
+export class MirrorError extends Data.TaggedError("MirrorError")<{ readonly message: string }> {}
 
 /** Deliveries applied per transaction at most. */
 const BATCH = 500
@@ -86,13 +98,15 @@ export const mirror = (options: MirrorOptions) =>
   Effect.gen(function*() {
     const { graphql, rest, store } = options
     const log = options.log ?? (() => undefined)
+    const secretFile = mirrorSecretFile(store.file, options.secretFile)
+    if (secretFile === undefined) {
+      return yield* new MirrorError({
+        message: `snapshot ${store.file} is in PostgreSQL: mirror keeps its webhook secret in a file beside the snapshot, ` +
+          "and a database has none; name the file with `secretFile`"
+      })
+    }
     yield* store.lockWriter
-    const register = ensureWebhook(graphql, {
-      url: options.publicUrl,
-      workspaces: options.workspaces,
-      secretFile: secretFileOf(store.file),
-      log
-    })
+    const register = ensureWebhook(graphql, { url: options.publicUrl, workspaces: options.workspaces, secretFile, log })
     let hook = yield* register
     const queue = yield* Effect.acquireRelease(Queue.unbounded<ReceivedDelivery>(), Queue.shutdown)
     const isDuplicate = makeSeen(options.duplicateWindowMs ?? 10 * 60_000)

@@ -1,7 +1,8 @@
 /**
  * The mirror's webhook: registered once for the public URL, scoped to the mirrored
  * workspaces, and reused by later starts. Its secret lives in a file beside the snapshot
- * (`<snapshot>.webhook.json`, owner-only), never in output, logs or the snapshot.
+ * (`<snapshot>.webhook.json`, owner-only), or the file the caller names, never in output,
+ * logs or the snapshot.
  *
  * A webhook is reused when the file names it and the service still has it. Otherwise a
  * new one is created (the service shows a secret only when it creates the webhook), the
@@ -14,6 +15,7 @@ import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import type { GraphqlClientApi } from "../../client/graphql-client.ts"
 import type { Webhook } from "../../schema/webhooks.ts"
+import { isPostgresUrl } from "../../store/postgres-url.ts"
 
 export interface SecretFile {
   readonly webhookId: string
@@ -23,6 +25,14 @@ export interface SecretFile {
 }
 
 export const secretFileOf = (snapshot: string): string => `${snapshot}.webhook.json`
+
+/**
+ * Where a mirror of `snapshot` keeps its webhook's secret: the file named, else beside a
+ * snapshot file. A snapshot in PostgreSQL has no "beside", and its URL is no path (two
+ * URLs differing only in their password would even share one): none unless named.
+ */
+export const mirrorSecretFile = (snapshot: string, named?: string): string | undefined =>
+  named ?? (isPostgresUrl(snapshot) ? undefined : secretFileOf(snapshot))
 
 export const readSecretFile = (file: string): SecretFile | undefined => {
   try {
