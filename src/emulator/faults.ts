@@ -1,8 +1,9 @@
 /**
  * Fault injection, all off by default: a per-token rate limit (token bucket), latency,
  * random 500s, dropped connections, ambiguous writes (committed, answer lost), churn
- * under list-records, answers whose body stalls after the headers (stall-body.ts), and
- * scripted one-shot faults for deterministic tests.
+ * under list-records and list-files (after every page, or the first `pages` pages),
+ * answers whose body stalls after the headers (stall-body.ts), and scripted one-shot
+ * faults for deterministic tests.
  */
 import type { EmulatorContext } from "./context.ts"
 import { Prng } from "./ids.ts"
@@ -62,6 +63,8 @@ export class FaultController {
   private buckets = new Map<string, Bucket>()
   /** Writes answered 504 and not committed yet ("late-commit"). */
   readonly lateCommits = new LateCommits()
+  /** List pages the record churn and the file churn have followed (their `pages` bound). */
+  private churnPages = { records: 0, files: 0 }
   /** Retry-After form when the options name none (the alt variant: an HTTP date, RATE_LIMIT_MODEL). */
   private readonly retryAfterDefault: "seconds" | "http-date"
 
@@ -81,6 +84,8 @@ export class FaultController {
     this.options = { ...this.options, ...options }
     if (options.seed !== undefined) this.prng = new Prng(options.seed)
     if (options.rateLimit !== undefined) this.buckets.clear()
+    if ("churn" in options) this.churnPages.records = 0
+    if ("fileChurn" in options) this.churnPages.files = 0
   }
 
   /** Turns every fault off and forgets scripted ones. */
@@ -88,6 +93,7 @@ export class FaultController {
     this.options = {}
     this.scripted = []
     this.buckets.clear()
+    this.churnPages = { records: 0, files: 0 }
     // Held writes commit now rather than never.
     void this.lateCommits.releaseAll()
   }
@@ -127,6 +133,18 @@ export class FaultController {
     return churn !== undefined && (churn.insertsPerPage > 0 || churn.deletesPerPage > 0 || (churn.movesPerPage ?? 0) > 0)
       ? churn
       : null
+  }
+
+  /**
+   * The churn that follows one page of a listing (list-records: `churn`, list-files:
+   * `fileChurn`), counted against its `pages`; null when none is set or they are used up.
+   */
+  churnPage(listing: "records" | "files"): ChurnOptions | null {
+    const churn = listing === "records" ? this.churn() : (this.options.fileChurn ?? null)
+    if (churn === null) return null
+    if (churn.pages !== undefined && this.churnPages[listing] >= churn.pages) return null
+    this.churnPages[listing]++
+    return churn
   }
 
   /** Decides the fault (if any) of one request. */
@@ -224,7 +242,8 @@ export const attachFaults = (ctx: EmulatorContext, faults: FaultController): voi
   controllers.set(ctx, faults)
 }
 
-export const churnOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.churn() ?? null
+/** The churn after one list-records page of a running emulator (FaultOptions.churn), if any. */
+export const churnPageOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.churnPage("records") ?? null
 
 /** The webhook delivery faults of a running emulator (FaultOptions.webhookDeliveries), if any. */
 export const deliveryFaultsOf = (ctx: EmulatorContext): { readonly duplicate: boolean; readonly jitterMs: number } => {
@@ -232,5 +251,5 @@ export const deliveryFaultsOf = (ctx: EmulatorContext): { readonly duplicate: bo
   return { duplicate: f?.duplicate === true, jitterMs: Math.max(0, f?.jitterMs ?? 0) }
 }
 
-/** The list-files churn of a running emulator (FaultOptions.fileChurn), if any. */
-export const fileChurnOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.settings.fileChurn ?? null
+/** The churn after one list-files page of a running emulator (FaultOptions.fileChurn), if any. */
+export const fileChurnPageOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.churnPage("files") ?? null

@@ -24,6 +24,18 @@ export interface ChurnOptions {
    * before the page just served (core/moves.ts). Default 0.
    */
   readonly movesPerPage?: number | undefined
+  /**
+   * List calls the churn follows, then it stops (every call when omitted): churn driven
+   * by the reading's progress, so a test can let a scan's later passes read a still list.
+   */
+  readonly pages?: number | undefined
+  /**
+   * Each new record or file takes a createdAt earlier than every item of the listing, as
+   * an import of old items does: a file lands at the head of the oldest-first order (the
+   * tail of the newest-first one); a record at the front of the position order (the tail
+   * of the newest-first one). By its timestamps it looks as if it had been there all along.
+   */
+  readonly backdated?: boolean | undefined
 }
 
 /** Fault injection; all off by default. */
@@ -120,7 +132,11 @@ export interface EmulatorOptions {
   readonly timeScale?: number
   readonly faults?: FaultOptions
   readonly limits?: LimitOptions
-  /** Start of the emulator's clock (ms since the epoch); default: real time. */
+  /**
+   * Start of the emulator's clock (ms since the epoch); default: real time. Its answers'
+   * Date header follows this clock, so a start apart from real time is a service whose
+   * clock is skewed from the client's.
+   */
   readonly clockStart?: number
   /** Seed of the id generator; default 1. */
   readonly idSeed?: number

@@ -9,7 +9,6 @@
  * listing, so the fault changes list and position there too but nothing shifts.
  */
 import type { EmulatorContext } from "../context.ts"
-import { churnOf } from "../faults.ts"
 import { all, run } from "./sql.ts"
 import { emit, recordAction } from "./writes.ts"
 import { recordDetail } from "./serialize.ts"
@@ -22,17 +21,17 @@ interface Row {
 }
 
 /**
- * Applies the configured moves after a page ending at offset `end` of the listing
+ * Moves `moves` records after a page ending at offset `end` of the listing
  * `where`/`params` (ordered by `order`, the variant's list-records order).
  */
 export const applyMoves = (
   ctx: EmulatorContext,
+  moves: number,
   where: ReadonlyArray<string>,
   params: ReadonlyArray<unknown>,
   order: string,
   end: number
 ): void => {
-  const moves = churnOf(ctx)?.movesPerPage ?? 0
   if (moves <= 0) return
   const condition = `r.deleted_at IS NULL AND ${where.join(" AND ")}`
   const reversed = order.split(",").map((term) =>

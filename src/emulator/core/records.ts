@@ -20,7 +20,8 @@ import {
   SEARCH_MAX_LIMIT
 } from "../../schema/limits.ts"
 import type { EmulatorContext, Principal, RestOperation } from "../context.ts"
-import { churnOf } from "../faults.ts"
+import { churnPageOf } from "../faults.ts"
+import type { ChurnOptions } from "../options.ts"
 import { notFound } from "../http.ts"
 import { accessibleWorkspaceIds, requireWorkspace } from "./access.ts"
 import { reinterpret, toStoredDate, type StoredDate } from "./dates.ts"
@@ -133,10 +134,12 @@ const requireTags = (ctx: EmulatorContext, workspaceId: string, tagIds: Readonly
 
 /**
  * Churn fault: after a page is read, records appear before the first one and the front
- * ones disappear, so the next offset page drifts.
+ * ones disappear, so the next offset page drifts. `backdated` records take a createdAt
+ * older than every record of the listing (an import of old records): to a reader that
+ * judges by timestamps they look as if they had been there all along (and the alt
+ * order, newest first, lists them last).
  */
-const applyChurn = (ctx: EmulatorContext, filter: Filter): void => {
-  const churn = churnOf(ctx)
+const applyChurn = (ctx: EmulatorContext, filter: Filter, churn: ChurnOptions | null): void => {
   if (churn === null) return
   const front = all<{ id: string; workspace_id: string; list_id: string; position: number }>(
     ctx.db,
@@ -149,6 +152,13 @@ const applyChurn = (ctx: EmulatorContext, filter: Filter): void => {
   const first = front[0]
   if (first === undefined) return
   const now = ctx.clock.iso()
+  const oldest = churn.backdated === true
+    ? get<{ at: string | null }>(
+      ctx.db,
+      `SELECT min(r.created_at) AS at ${FROM_RECORDS} WHERE r.deleted_at IS NULL AND ${filter.where.join(" AND ")}`,
+      ...filter.params
+    )?.at ?? null
+    : null
   const created: Array<string> = []
   const doomed = front.slice(0, churn.deletesPerPage)
   ctx.db.transaction(() => {
@@ -159,7 +169,7 @@ const applyChurn = (ctx: EmulatorContext, filter: Filter): void => {
         title: `Churn record ${ctx.ids.uid()}`,
         position: first.position - (churn.insertsPerPage - i),
         createdBy: null,
-        createdAt: now
+        createdAt: oldest === null ? now : new Date(Date.parse(oldest) - 1000 * (i + 1)).toISOString()
       })
       created.push(id)
     }
@@ -235,8 +245,9 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
 
 const pageOf = (ctx: EmulatorContext, filter: Filter, rows: ReadonlyArray<RecordTuple>, hasNextPage: boolean, skip: number) => {
   const items = summariesOfTuples(ctx.db, rows)
-  applyChurn(ctx, filter)
-  applyMoves(ctx, filter.where, filter.params, recordOrder(ctx), skip + rows.length)
+  const churn = churnPageOf(ctx)
+  applyChurn(ctx, filter, churn)
+  applyMoves(ctx, churn?.movesPerPage ?? 0, filter.where, filter.params, recordOrder(ctx), skip + rows.length)
   return {
     items,
     pageInfo: {
