@@ -17,17 +17,23 @@
  * shifted during the pass (a window sharing more or fewer items than planned with the
  * one before, a gap, counts before and after that differ or exceed the ids seen) is
  * followed by a verification pass: the listing is read again, stitched, and ids not
- * seen yet are added. An id it finds that was created before the pass it was missed by
- * began (createdAt before the newest timestamp received when that pass started: a
- * bound that needs no clock of ours) is an item that moved; then the verification pass
- * may have missed movers too, and another follows. Passes stop when one finds no
- * mover; when `maxVerificationPasses` run out first, the scan fails (ScanUnstable).
- * docs/snapshot.md gives the reasoning and the cost.
+ * seen yet are added (and emitted as each pass ends). An id it finds that was created
+ * before the pass it was missed by began (createdAt before the newest timestamp
+ * received when that pass started: a bound that needs no clock of ours) moved, or was
+ * created with an earlier timestamp. The verification pass itself may have missed a
+ * record that moved while it read: passes go on until one settles the scan
+ * (scan-rules.ts `passSettles`: nothing older found and nothing placed behind the
+ * reading that the count does not account for, or nothing shifted at all); when
+ * `maxVerificationPasses` run out first, the scan fails (ScanUnstable) after emitting
+ * everything it read. docs/snapshot.md gives the reasoning and the cost.
  *
  * Every loop is bounded: re-reads caused by drift (`maxRereads`), pages in all
  * (`maxPages`, scaled on the count), and pages in a row that bring no new id
- * (`maxStalledPages`: churn outrunning the reads). Each failure is one ScanUnstable line
- * naming the operation, the workspace and the budget.
+ * (`maxStalledPages`: churn outrunning the reads; in a verification pass, whose pages
+ * bring ids the scan has seen, pages that bring none the pass itself has not read yet).
+ * Each failure is one ScanUnstable line naming the operation, the workspace and the
+ * budget; the items read before it have been emitted (a caller that can use an
+ * unverified listing keeps them).
  *
  * When the service answers no count (count-records' answer is not shown by the
  * documents), the scan plans from the first page alone and pages on, stitched; shifts
@@ -40,11 +46,12 @@
  *
  * Guarantee: every item that existed (and matched the filter) for the whole scan is
  * emitted exactly once, unless it moved behind the reading in every pass (then the scan
- * fails rather than finish short). Items created or deleted during the scan may or may
- * not be; the report says what happened.
+ * fails rather than finish short; scan-rules.ts names the limits of that check). Items
+ * created or deleted during the scan may or may not be; the report says what happened.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { RestClient } from "../client/rest-client.ts"
@@ -53,6 +60,7 @@ import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
 import type { RecordSummary } from "../schema/records.ts"
 import { clampLimit, type FetchPage, type PageError, Paging, targeted, type Window } from "./paging.ts"
 import { countRecords, DEFAULT_PAGE_CONCURRENCY, recordsFetch } from "./records.ts"
+import { createdOf, needsVerification, passSettles, stampOf, stepShift } from "./scan-rules.ts"
 
 export interface ScanReport {
   /** The listing scanned: list-records or list-files. */
@@ -86,8 +94,10 @@ export interface ScanReport {
   /** Ids first seen by a verification pass; first 50 kept. */
   readonly foundByRepair: number
   readonly foundByRepairIds: ReadonlyArray<string>
-  /** Of those, items created before the pass that missed them began: moves detected. */
+  /** Of those, items created before the pass that missed them began: moved (or created with an earlier timestamp). */
   readonly movesDetected: number
+  /** Items placed behind the reading during the last verification pass, as its pages showed (0 without one). */
+  readonly lastPassGrew: number
   /** The overlap in use at the end (it grows when drift outpaces it). */
   readonly overlap: number
 }
@@ -152,11 +162,6 @@ export interface ScanSource<A extends Scannable> {
 const idsOf = (items: ReadonlyArray<{ readonly id: string }>): Set<string> => new Set(items.map((i) => i.id))
 const touches = (items: ReadonlyArray<{ readonly id: string }>, ids: ReadonlySet<string>): boolean =>
   items.some((i) => ids.has(i.id))
-const stampOf = (item: Scannable): number => {
-  const c = Date.parse(item.createdAt)
-  const u = Date.parse(item.updatedAt)
-  return Math.max(Number.isNaN(c) ? -Infinity : c, Number.isNaN(u) ? -Infinity : u)
-}
 
 /** Plans and runs the stable scan of one listing. */
 export const stableScan = <A extends Scannable>(
@@ -189,6 +194,7 @@ export const stableScan = <A extends Scannable>(
       foundByRepair: 0,
       foundByRepairIds: [],
       movesDetected: 0,
+      lastPassGrew: 0,
       overlap: 0
     })
     const unstable = (detail: string) => new ScanUnstable({ operation, workspaceId, detail })
@@ -199,6 +205,12 @@ export const stableScan = <A extends Scannable>(
       // Mutable scan state, fresh for each run of the stream.
       let pages = 0
       let stalled = 0
+      /**
+       * Ids the current verification pass has read (null outside one). Its pages bring ids
+       * the scan has seen, as expected; a page bringing none this pass has not read either
+       * is the pass falling back over what it read (changes outrunning it): a stall.
+       */
+      let passRead: Set<string> | null = null
       let budget = options.maxPages ?? Infinity
       const seen = new Set<string>()
       /** Every request goes through here: the page budgets are checked before it is sent. */
@@ -212,8 +224,10 @@ export const stableScan = <A extends Scannable>(
           }
           pages++
           return Effect.map(fetch(skip, size), (page) => {
-            if (page.items.some((i) => !seen.has(i.id))) stalled = 0
+            const known = passRead ?? seen
+            if (page.items.some((i) => !known.has(i.id))) stalled = 0
             else stalled++
+            for (const i of page.items) passRead?.add(i.id)
             return { skip, items: page.items, more: page.more }
           })
         })
@@ -243,6 +257,9 @@ export const stableScan = <A extends Scannable>(
       let verificationPasses = 0
       let foundByRepair = 0
       let movesDetected = 0
+      let lastPassGrew = 0
+      /** How the listing moved behind the reading during the current verification pass (scan-rules.ts stepShift). */
+      let signs = { grew: 0, shrank: 0 }
       let newest = -Infinity
       let prev: Window<A> | null = null
 
@@ -286,17 +303,22 @@ export const stableScan = <A extends Scannable>(
 
       /**
        * Pages from a page touching `anchor` until one touching `target` (null: until the
-       * end), each page sharing an id with the one before. Returns every item read.
+       * end), each page sharing an id with the one before. Returns every item read. Each
+       * step adds to `signs`; `passIds` (the ids this walk read, when given) tells items
+       * met again after the reading passed them.
        */
       const bridge = (
         anchor: ReadonlySet<string>,
         target: ReadonlySet<string> | null,
-        start: number
+        start: number,
+        passIds: Set<string> | null = null,
+        /** The page at `start`, when the caller read it already. */
+        read?: Window<A>
       ): Effect.Effect<Array<A>, PageError | ScanUnstable> =>
         Effect.gen(function*() {
           let skip = Math.max(0, start)
           let back = Math.max(1, overlap)
-          let page = yield* reread(skip, false)
+          let page = read ?? (yield* reread(skip, false))
           // Step back until the page reaches the anchor (or the start of the list).
           while (overlap > 0 && skip > 0 && anchor.size > 0 && !touches(page.items, anchor)) {
             skip = Math.max(0, skip - back)
@@ -304,6 +326,7 @@ export const stableScan = <A extends Scannable>(
             page = yield* reread(skip, true)
           }
           const out = [...page.items]
+          for (const i of page.items) passIds?.add(i.id)
           while ((target === null || !touches(page.items, target)) && page.more && page.items.length > 0) {
             const next: Window<A> = yield* reread(page.skip + page.items.length - overlap, false)
             if (overlap === 0) {
@@ -313,14 +336,21 @@ export const stableScan = <A extends Scannable>(
             }
             const before = idsOf(page.items)
             const shared = sharedWith(next.items, before)
-            if (shared !== planned(page.items) && next.items.length > 0) shifts++
+            if (next.items.length > 0) {
+              if (shared !== planned(page.items)) shifts++
+              const repeats = passIds === null ? 0 : next.items.filter((i) => !before.has(i.id) && passIds.has(i.id)).length
+              const step = stepShift(shared, planned(page.items), repeats)
+              signs = { grew: signs.grew + step.grew, shrank: signs.shrank + step.shrank }
+            }
             if (shared === 0) {
               driftReads++
-              // Drift between two consecutive reads outran the overlap: widen it and bridge again.
+              // Drift between two consecutive reads outran the overlap: widen it and bridge
+              // again. That walk steps back over items this one read: it tells repeats anew.
               overlap = Math.min(overlap * 2, Math.floor(size / 2))
-              out.push(...(yield* bridge(before, target, next.skip)))
+              out.push(...(yield* bridge(before, target, next.skip, passIds === null ? null : new Set())))
               return out
             }
+            for (const i of next.items) passIds?.add(i.id)
             out.push(...next.items)
             page = next
           }
@@ -389,50 +419,69 @@ export const stableScan = <A extends Scannable>(
           foundByRepair,
           foundByRepairIds: [...repairIds],
           movesDetected,
+          lastPassGrew,
           overlap
         })
 
       // Verification: after any sign that the listing shifted, read it again until a pass
-      // finds nothing that moved behind the one before.
-      const verify: Stream.Stream<A, PageError | ScanUnstable, RestClient> = Stream.unwrap(Effect.gen(function*() {
-        const extra: Array<A> = []
-        let countAfter = yield* source.count
-        yield* publish(countAfter)
-        const shifted = shifts > 0 || gapsRepaired > 0 || duplicates > 0 || countAfter !== countBefore ||
-          (countAfter !== null && seen.size < countAfter) || (overlap === 0 && countBefore === null)
-        if (!shifted) return Stream.empty
-        let passStarted = startedBefore
-        let countBeforePass = countAfter
-        for (;;) {
+      // settles the scan (scan-rules.ts). Each pass emits what it found as it ends, so a
+      // scan that fails its budget has emitted everything it read.
+      interface PassStart {
+        /** The newest timestamp received when the pass before this one began. */
+        readonly previousStarted: number
+        /** The count just before this pass. */
+        readonly countBefore: number | null
+      }
+      const verificationPass = (pass: PassStart) =>
+        Effect.gen(function*() {
           if (verificationPasses >= maxVerify) {
             return yield* unstable(
               overlap === 0
                 ? `verification budget exceeded: pages of ${size} item leave no overlap to stitch, and no pass of the ${maxVerify} verification passes ran under a steady count`
-                : `verification budget exceeded: items kept moving behind the reading through ${maxVerify} verification passes (${movesDetected} moves detected)`
+                : `verification budget exceeded: the listing kept changing behind the reading through ${maxVerify} verification passes (${movesDetected} items found that were older than the pass that missed them; ${lastPassGrew} placed behind the last pass)`
             )
           }
           verificationPasses++
-          const nextStarted = newest
-          const all = yield* bridge(new Set(), null, 0)
+          // Created before this, an item existed when the pass began.
+          const started = newest
+          signs = { grew: 0, shrank: 0 }
+          passRead = new Set()
+          const head = yield* reread(0, false)
+          // Created after the newest item the pass's first page shows, an item counts as
+          // created while the pass read: a bound that errs toward counting more (an item
+          // created just before, elsewhere in the order), which only makes settling harder.
+          const headNewest = head.items.reduce((m, i) => Math.max(m, stampOf(i)), started)
+          const all = yield* bridge(new Set(), null, 0, new Set(), head)
+          passRead = null
           const found = fresh(all, "all")
-          const moved = found.filter((i) => Date.parse(i.createdAt) < passStarted).length
+          const moved = found.filter((i) => createdOf(i) < pass.previousStarted).length
+          const created = found.filter((i) => createdOf(i) > headNewest).length
           foundByRepair += found.length
           for (const i of found) if (repairIds.length < 50) repairIds.push(i.id)
           movesDetected += moved
-          extra.push(...found)
-          passStarted = nextStarted
-          countAfter = yield* source.count
+          lastPassGrew = signs.grew
+          const countAfter = yield* source.count
           yield* publish(countAfter)
-          // Without overlap nothing shows a shift inside a pass: only a pass over which the
-          // count stood still, with every counted id seen, settles the scan.
-          const settled = overlap > 0 ||
-            (countAfter !== null && countAfter === countBeforePass && seen.size >= countAfter)
-          countBeforePass = countAfter
-          // Nothing found had been there before the previous pass began: that pass missed
-          // no item that moved, and this one read what it missed.
-          if (moved === 0 && settled) break
-        }
-        return Stream.fromIterable(extra)
+          const settled = passSettles({
+            overlap,
+            grew: signs.grew,
+            shrank: signs.shrank,
+            countBefore: pass.countBefore,
+            countAfter,
+            seen: seen.size,
+            moved,
+            created
+          })
+          const next = settled ? Option.none<PassStart>() : Option.some<PassStart>({ previousStarted: started, countBefore: countAfter })
+          return [found, next] as const
+        })
+
+      const verify: Stream.Stream<A, PageError | ScanUnstable, RestClient> = Stream.unwrap(Effect.gen(function*() {
+        const countAfter = yield* source.count
+        yield* publish(countAfter)
+        const shifted = needsVerification({ shifts, gapsRepaired, duplicates, countBefore, countAfter, seen: seen.size, overlap })
+        if (!shifted) return Stream.empty
+        return Stream.paginate({ previousStarted: startedBefore, countBefore: countAfter }, verificationPass)
       }))
 
       return Stream.concat(plannedWindows, Stream.concat(tail, verify))

@@ -77,3 +77,22 @@ layer(emulatorLayer({ seed: { workspaces: 4, recordsPerWorkspace: 400 } }), { ti
       expect(report).toMatchObject({ gapsRepaired: 0, rereadPages: 0, duplicates: 0, verificationPasses: 0 })
     }))
 })
+
+// A listing longer than the stall budget (50 pages in a row without a new id): a
+// verification pass brings no new id on almost every page, as expected.
+layer(emulatorLayer({ seed: { workspaces: 1, recordsPerWorkspace: 5_200 } }), { timeout: 60_000, excludeTestServices: true })("stable scan of a long listing", (it) => {
+  it.effect("R-REST-PAGE-04: a deletion during the first pass of 53 pages: the verification pass reads them all and the scan completes, not stopped as a stall", () =>
+    Effect.gen(function*() {
+      const emu = yield* emulatorWithFaultReset
+      const ws = emu.workspaces[0]!
+      // One deletion, after the first page: the pages after it shift, a verification follows.
+      emu.faults.configure({ churn: { insertsPerPage: 0, deletesPerPage: 1, pages: 1 } })
+      const { ids, report } = yield* scan(emu, ws, 4)
+      const listed = listedIds(emu, ws)
+      expect(report.verificationPasses).toBeGreaterThan(0)
+      expect(report.pageSize * 50).toBeLessThan(listed.length)
+      const got = new Set(ids)
+      expect(listed.filter((id) => !got.has(id)).slice(0, 5)).toEqual([])
+      expect(got.size).toBe(ids.length)
+    }))
+})

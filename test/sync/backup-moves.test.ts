@@ -29,7 +29,10 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 300 } }), { ti
       const file = yield* tempFile
       yield* runBackup(emu, file)
       const before = allLive(emu)
-      emu.faults.configure({ churn: { insertsPerPage: 1, deletesPerPage: 2, movesPerPage: 2 } })
+      // After each of the first 6 list-records pages: a first pass (4 pages) and the start
+      // of the verification pass that follows it (moves that never stop leave no pass that
+      // can vouch for the listing: the test below).
+      emu.faults.configure({ churn: { insertsPerPage: 1, deletesPerPage: 2, movesPerPage: 2, pages: 6 } })
       const result = yield* runBackup(emu, file)
       emu.faults.reset()
       const after = new Set(allLive(emu))
@@ -49,5 +52,33 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 300 } }), { ti
         expect(scans.some((s) => s.foundByRepair > 0 && s.verificationPasses > 0)).toBe(true)
       }
       if (process.env["SCAN_REPORT"] !== undefined) console.log(JSON.stringify(scans[0]))
+    }))
+
+  it.effect("R-REST-PAGE-04: records created under old timestamps through every pass (a listing no pass can vouch for): the backup fails naming the listing, its run marks nothing deleted, and the rerun completes", () =>
+    Effect.gen(function*() {
+      const emu = yield* emulatorWithFaultReset
+      const file = yield* tempFile
+      yield* runBackup(emu, file)
+      // Each list-records page is followed by two records created with timestamps older
+      // than every other: each verification pass finds records older than the pass before
+      // it, so none can show that nothing moved behind the reading.
+      emu.faults.configure({ churn: { insertsPerPage: 2, deletesPerPage: 0, backdated: true } })
+      const failed = yield* Effect.flip(runBackup(emu, file))
+      emu.faults.reset()
+      expect(failed._tag).toBe("ScanUnstable")
+      expect(failed.message).toMatch(/^list-records \(workspace \S+\): verification budget exceeded: /)
+      expect(failed.message.split("\n")).toHaveLength(1)
+      const runs = yield* useStore(file, (s) => s.listRuns)
+      expect(runs.map((r) => r.status)).toEqual(["complete", "failed"])
+      // A diff only compares complete runs: the failed run's listing deletes nothing.
+      const refused = yield* Effect.flip(Effect.provide(diff({ to: String(runs[1]!.id) }), SnapshotStore.layer(file)))
+      expect(refused._tag).toBe("RunNotFound")
+      const before = allLive(emu)
+      const rerun = yield* runBackup(emu, file)
+      expect(rerun.changes.deleted).toBe(0)
+      const { result: changes } = yield* Effect.provide(diff(), SnapshotStore.layer(file))
+      expect(changes.records.deleted).toEqual([])
+      const inRun = new Set(yield* runIds(file, rerun.runId))
+      expect(before.filter((id) => !inRun.has(id)).slice(0, 5)).toEqual([])
     }))
 })
