@@ -25,7 +25,7 @@ const root = Command.make("worksync").pipe(
   Command.withDescription(
     [
       "Back up, restore and move the data of the work-management service: snapshots, migrations between accounts, CSV imports, file copies, and a local emulator of the service.",
-      "worksync COMMAND --help shows a command's flags and examples; worksync help connection the connection flags they share."
+      "worksync doctor checks a connection; worksync COMMAND --help shows a command's flags and examples, worksync help connection the flags they share."
     ].join("\n")
   ),
   Command.withSubcommands(commands)

@@ -293,6 +293,9 @@ export const startServers = async (
   const wrap =
     (handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) =>
     (req: http.IncomingMessage, res: http.ServerResponse) => {
+      // The Date header is the service's clock (EmulatorOptions.clockStart), as a real
+      // service's is its own: a clock set apart from real time is a skewed service clock.
+      res.setHeader("Date", new Date(ctx.clock.now()).toUTCString())
       handler(req, res).catch((error: unknown) => {
         if (!(error instanceof HttpError)) console.error("emulator: unexpected error", error)
         sendError(res, error, ctx.variant)

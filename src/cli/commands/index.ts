@@ -2,6 +2,7 @@
 import { backupCommand } from "./backup.ts"
 import { copyFilesCommand } from "./copy-files.ts"
 import { diffCommand } from "./diff.ts"
+import { doctorCommand } from "./doctor.ts"
 import { emulatorCommand } from "./emulator.ts"
 import { exportCommand } from "./export.ts"
 import { helpCommand } from "./help.ts"
@@ -27,6 +28,7 @@ export const commands = [
   webhooksCommand,
   workerCommand,
   emulatorCommand,
+  doctorCommand,
   versionCommand,
   helpCommand
 ] as const
