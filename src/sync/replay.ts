@@ -86,7 +86,7 @@ export interface ReplayOptions {
    * limiter still bounds the request rate.
    */
   readonly concurrency?: number
-  /** Ops fetched from the journal per round. */
+  /** Ops read from the journal at a time (see replay-schedule.ts). */
   readonly batchSize?: number
   /** Resends of an op whose outcome stays unknown after reconciliation, within one run. */
   readonly maxUnknownRounds?: number
