@@ -137,6 +137,21 @@ export const clientLayerFromFlags = (
     })
   })
 
+/** Downloads go through the app base URL, which the REST-only check does not cover. */
+export const requireBaseUrl = (flags: ConnectionFlags, flag: string, env: string): Effect.Effect<void, CliExit> => {
+  const url = Option.getOrElse(flags.baseUrl, () => "").trim()
+  if (url === "") {
+    return Effect.fail(usageError(`missing the GraphQL/app base URL (downloads use it): pass --${flag} or set ${env}`))
+  }
+  try {
+    const parsed = new URL(url)
+    if (parsed.protocol === "http:" || parsed.protocol === "https:") return Effect.void
+  } catch {
+    // reported below
+  }
+  return Effect.fail(usageError(`--${flag} ${shownUrl(url)}: not an http(s) URL`))
+}
+
 /** The `--to-*` connection of copy-files: each flag falls back to the source connection's. */
 export const targetFlags = (source: ConnectionFlags, target: ConnectionFlags): ConnectionFlags => ({
   restUrl: Option.orElse(target.restUrl, () => source.restUrl),

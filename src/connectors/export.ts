@@ -3,7 +3,9 @@
  * `workspaces`, as ndjson (the stored objects, one per line) or csv (flattened
  * columns). Rows stream from the store in a fixed order (by id; activity by record id
  * then service order) and are written in bounded batches, so memory stays flat.
- * Each file is written under a temporary name and renamed when complete.
+ * Each file is written under a temporary name and renamed when complete. With the files
+ * directory of `backup --files`, the run's file bytes are laid out under `files/` too
+ * (export-files.ts).
  */
 import { stringify } from "csv-stringify/sync"
 import * as Data from "effect/Data"
@@ -11,7 +13,9 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { ObjectStoreApi } from "../store/object-store.ts"
 import { type RunNotFound, resolveRun, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
+import { exportFiles, type FilesExport } from "./export-files.ts"
 import { ACTIVITY_COLUMNS, type Column, FILE_COLUMNS, RECORD_COLUMNS, toCells, WORKSPACE_COLUMNS } from "./export-columns.ts"
 
 export type ExportFormat = "ndjson" | "csv"
@@ -25,12 +29,16 @@ export interface ExportOptions {
   readonly guardFormulas?: boolean | undefined
   /** Called after each written batch with the rows written so far in the current file. */
   readonly onProgress?: ((file: string, rows: number) => void) | undefined
+  /** The files directory of `backup --files`: lay the run's file bytes out under `files/`. */
+  readonly files?: ObjectStoreApi | undefined
 }
 
 export interface ExportResult {
   readonly runId: string
   readonly format: ExportFormat
   readonly files: ReadonlyArray<{ readonly name: string; readonly path: string; readonly rows: number }>
+  /** With `files`: the file bytes written under `files/`, and the files that could not be. */
+  readonly fileBytes?: FilesExport
 }
 
 /** Writing an export file failed. */
@@ -174,7 +182,11 @@ export const exportRun = (
       )
       files.push({ name: source.name, path: target, rows })
     }
-    return { runId: String(run.id), format: options.format, files }
+    if (options.files === undefined) return { runId: String(run.id), format: options.format, files }
+    const fileBytes = yield* exportFiles(store, run.id, options.outDir, options.files).pipe(
+      Effect.catchTag("LocalIoError", (e) => Effect.fail(new ExportError({ file: e.path, detail: e.detail })))
+    )
+    return { runId: String(run.id), format: options.format, files, fileBytes }
   })
 
 /** `exportRun` with the store from the context. */

@@ -35,7 +35,9 @@ import { countRecords, recordsFetch } from "../streams/records.ts"
 import { type ScanReport, type ScanUnstable, stableFileScan, stableRecordScan } from "../streams/stable-scan.ts"
 import { contentHash } from "../store/snapshot-hash.ts"
 import type { StoreBusy, StoreLockError } from "../store/file-lock.ts"
+import type { ObjectStoreError } from "../store/object-store.ts"
 import { type RecordEntry, scopeOf, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
+import { backupFileBytes, type BackupFilesOptions, type FileBytes } from "./backup-files.ts"
 import { type ChangeCounts, diffCounts } from "./diff.ts"
 
 export interface BackupProgress {
@@ -68,6 +70,8 @@ export interface BackupOptions {
   readonly progress?: BackupProgress | undefined
   /** The caller already holds the snapshot's lock (a mirror reconciling its own snapshot). */
   readonly lockHeld?: boolean | undefined
+  /** Also store the bytes of every CONFIRMED file in the files directory (`backup --files DIR`). */
+  readonly files?: BackupFilesOptions | undefined
 }
 
 /** The contract's `backup --json` object. */
@@ -78,6 +82,8 @@ export interface BackupResult {
   readonly activities: number
   readonly files: number
   readonly changes: ChangeCounts
+  /** With `files`: objects stored, files whose bytes were there already, bytes written. */
+  readonly fileBytes?: FileBytes
 }
 
 /** A workspace named for the backup does not exist (or is not visible to the token). */
@@ -90,7 +96,7 @@ export class WorkspaceNotFound extends Data.TaggedError("WorkspaceNotFound")<{
   }
 }
 
-export type BackupError = PageError | ScanUnstable | SnapshotError | StoreBusy | StoreLockError | WorkspaceNotFound
+export type BackupError = PageError | ScanUnstable | SnapshotError | StoreBusy | StoreLockError | WorkspaceNotFound | ObjectStoreError
 
 interface Counters {
   refreshed: number
@@ -286,6 +292,7 @@ export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult,
     // One backup per snapshot at a time: a second one would take the first's run for a
     // killed one and mark it failed under it.
     if (options.lockHeld !== true) yield* store.lockWriter
+    if (options.files !== undefined) yield* options.files.objects.lock
     const all = yield* Stream.runCollect(workspacesStream())
     const selected = yield* selectWorkspaces([...all], options.workspaces ?? [])
     const scope = scopeOf(options.workspaces === undefined || options.workspaces.length === 0 ? [] : selected.map((w) => w.id))
@@ -316,17 +323,35 @@ export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult,
       for (const id of vanishedIds) {
         yield* store.note(runId, { workspaceId: null, kind: "vanished", subject: id, detail: "listed, then not found by get-record" })
       }
+      // After every workspace's file metadata: the bytes of the run's CONFIRMED files. A
+      // file left without its bytes is noted; the run is complete for everything else.
+      const bytes = options.files === undefined ? undefined : yield* backupFileBytes(store, runId, options.files)
+      for (const f of bytes?.skipped ?? []) {
+        yield* store.note(runId, {
+          workspaceId: f.workspaceId,
+          kind: "file-skipped",
+          subject: `file ${f.fileId} (${JSON.stringify(f.name)})`,
+          detail: f.reason
+        })
+      }
+      const fileBytes = bytes === undefined ? undefined : { stored: bytes.stored, reused: bytes.reused, bytes: bytes.bytes }
       const previous = yield* store.previousComplete(scope, runId)
       const changes = yield* diffCounts(store, "records", previous?.id ?? 0, runId)
       const counts = yield* store.counts(runId)
-      yield* store.completeRun(runId, { ...(yield* stats), previousRun: previous?.id ?? null, changes })
+      yield* store.completeRun(runId, {
+        ...(yield* stats),
+        previousRun: previous?.id ?? null,
+        changes,
+        ...(bytes === undefined ? {} : { fileBytes: { ...fileBytes, skipped: bytes.skipped.length } })
+      })
       return {
         runId: String(runId),
         workspaces: counts.workspaces,
         records: counts.records,
         activities: counts.activities,
         files: counts.files,
-        changes
+        changes,
+        ...(fileBytes === undefined ? {} : { fileBytes })
       } satisfies BackupResult
     })
 

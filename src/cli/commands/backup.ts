@@ -1,6 +1,7 @@
 /**
- * `worksync backup --snapshot FILE [--workspace ID]... [--full] [--refresh-every N] [--json]`: a new run of
- * the snapshot from every workspace (or those named).
+ * `worksync backup --snapshot FILE [--workspace ID]... [--files DIR] [--full] [--refresh-every N] [--json]`:
+ * a new run of the snapshot from every workspace (or those named); with `--files`, the
+ * bytes of their CONFIRMED files too.
  *
  * Exit: 0 the run is complete and holds everything it was asked for; 1 it could not
  * finish (the run is marked failed, nothing is marked deleted, the next run resumes), or
@@ -26,6 +27,12 @@ export const options = {
   full: booleanFlag("full").pipe(
     Flag.withDescription("refetch every record detail and activity, not only what changed")
   ),
+  files: Flag.String("files").pipe(
+    Flag.withDescription(
+      "also store the bytes of every CONFIRMED file in DIR, one object per distinct content (by sha256, kept across runs, verified while written); downloads use --base-url"
+    ),
+    Flag.optional
+  ),
   refreshEvery: Flag.Int("refresh-every").pipe(
     Flag.withDescription(
       "re-read each record's detail and activity at least every N runs, whatever its updatedAt says (rolling, about 1/N of the records a run; default 7, 0 never)"
@@ -46,7 +53,8 @@ export const backupCommand = Command.make("backup", options, (flags) =>
       withExamples("back up workspaces, records, activity and file metadata into a SQLite snapshot", [
         "worksync backup --snapshot backup.sqlite                      # connection from WORKSYNC_* or worksync.config.json",
         "worksync backup --profile prod --snapshot backup.sqlite --json",
-        "worksync backup --snapshot backup.sqlite --workspace website --workspace mobile"
+        "worksync backup --snapshot backup.sqlite --workspace website --workspace mobile",
+        "worksync backup --snapshot backup.sqlite --files files/ --json   # file bytes too"
       ], ["Each run is compared with the previous complete run of the same scope; a failed run marks nothing deleted and the next run resumes."])
     )
   )

@@ -1,6 +1,7 @@
 /**
  * `worksync export --snapshot FILE --out DIR [--format ndjson|csv] [--run RUN]
- *  [--guard-formulas] [--json]`: records, activity, files and workspaces of one run.
+ *  [--files DIR] [--guard-formulas] [--json]`: records, activity, files and workspaces of
+ * one run; with `--files`, the run's file bytes under `DIR/files/` too.
  *
  * The definition only; the work is in ../run/export.ts, loaded when the command runs.
  */
@@ -18,6 +19,12 @@ export const options = {
     Flag.withDefault("ndjson" as const)
   ),
   run: Flag.String("run").pipe(Flag.withDescription("run id; default the latest complete run"), Flag.optional),
+  files: Flag.String("files").pipe(
+    Flag.withDescription(
+      "the files directory of backup --files: also lay the run's file bytes out under OUT/files/<workspace>/, with a manifest.ndjson each, as copy-files does"
+    ),
+    Flag.optional
+  ),
   guardFormulas: booleanFlag("guard-formulas").pipe(
     Flag.withDescription("csv: prefix cells starting with = + - @ with an apostrophe (spreadsheet formula injection)")
   ),
@@ -32,7 +39,8 @@ export const exportCommand = Command.make("export", options, (flags) =>
     Command.withDescription(
       withExamples("write one snapshot run as ndjson or csv files", [
         "worksync export --snapshot backup.sqlite --out export/",
-        "worksync export --snapshot backup.sqlite --out export/ --format csv --guard-formulas --run 4"
+        "worksync export --snapshot backup.sqlite --out export/ --format csv --guard-formulas --run 4",
+        "worksync export --snapshot backup.sqlite --out export/ --files files/   # with the files' bytes"
       ])
     )
   )

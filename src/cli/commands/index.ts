@@ -9,6 +9,7 @@ import { helpCommand } from "./help.ts"
 import { importCsvCommand } from "./import-csv.ts"
 import { migrateCommand } from "./migrate.ts"
 import { mirrorCommand } from "./mirror.ts"
+import { pruneCommand } from "./prune.ts"
 import { restoreCommand } from "./restore.ts"
 import { verifyCommand } from "./verify.ts"
 import { versionCommand } from "./version.ts"
@@ -19,6 +20,7 @@ export const commands = [
   backupCommand,
   diffCommand,
   exportCommand,
+  pruneCommand,
   verifyCommand,
   importCsvCommand,
   copyFilesCommand,

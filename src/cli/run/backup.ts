@@ -2,22 +2,27 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
+import { workspaceFilesFromServices } from "../../connectors/files/workspace-files.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
+import { ObjectStoreError, openObjectStore } from "../../store/object-store.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { backup, type BackupResult, WorkspaceNotFound } from "../../sync/backup.ts"
 import type { BackupFlags } from "../commands/backup.ts"
 import { verbosityOf } from "../common-options.ts"
-import { clientLayerFromFlags, nextStepSuffix } from "../connection.ts"
+import { clientLayerFromFlags, nextStepSuffix, requireBaseUrl } from "../connection.ts"
 import { CliExit, ExitCode, usageError } from "../exit.ts"
 import { withNotify } from "../notify.ts"
 import { logLine, printJson } from "../output.ts"
-import { makeProgress } from "../progress.ts"
+import { formatBytes, makeProgress } from "../progress.ts"
 import { snapshotFailure } from "./snapshot-failure.ts"
 
 const summary = (r: BackupResult): string =>
   `backup: run ${r.runId} complete: ${r.workspaces} workspace${r.workspaces === 1 ? "" : "s"}, ${r.records} records ` +
   `(${r.changes.created} created, ${r.changes.updated} updated, ${r.changes.deleted} deleted), ` +
-  `${r.activities} activity items, ${r.files} files`
+  `${r.activities} activity items, ${r.files} files` +
+  (r.fileBytes === undefined
+    ? ""
+    : `; file bytes: ${r.fileBytes.stored} new object${r.fileBytes.stored === 1 ? "" : "s"} (${formatBytes(r.fileBytes.bytes)}), ${r.fileBytes.reused} already stored`)
 
 /** Run notes that say the run lacks something it was asked for (a record, a file, a workspace). */
 const isSkip = (kind: string): boolean => kind === "vanished" || kind === "skipped" || kind.endsWith("-skipped")
@@ -48,14 +53,22 @@ export const backupRun = (flags: BackupFlags) =>
     if (refreshEvery !== undefined && refreshEvery < 0) {
       return yield* Effect.fail(usageError(`--refresh-every ${refreshEvery}: must be 0 (never) or more`))
     }
+    const filesDir = Option.getOrUndefined(flags.files)
+    // File bytes are downloaded through the app base URL (`/uploads/{uid}/{name}`).
+    if (filesDir !== undefined) yield* requireBaseUrl(flags, "base-url", "WORKSYNC_BASE_URL")
     const client = yield* clientLayerFromFlags(flags, { rest: true })
     const progress = yield* makeProgress({ label: "records", unit: "items", verbosity })
     const { result, skipped } = yield* Effect.gen(function*() {
+      const files = filesDir === undefined ? undefined : {
+        objects: yield* openObjectStore(filesDir),
+        download: (yield* workspaceFilesFromServices).download
+      }
       const result = yield* backup({
         workspaces: flags.workspace,
         full: flags.full,
         refreshEvery,
-        progress: { advance: (n) => progress.advance(n), setTotal: (n) => progress.setTotal(n) }
+        progress: { advance: (n) => progress.advance(n), setTotal: (n) => progress.setTotal(n) },
+        files
       })
       return { result, skipped: yield* skippedLine(result.runId) }
     }).pipe(
@@ -64,6 +77,9 @@ export const backupRun = (flags: BackupFlags) =>
       Effect.catch((e): Effect.Effect<never, unknown> => {
         if (e instanceof WorkspaceNotFound) return Effect.fail(usageError(`--workspace ${e.workspace}: ${e.message}`))
         if (e instanceof StoreBusy) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
+        if (e instanceof ObjectStoreError && e.operation === "open") {
+          return Effect.fail(usageError(`--files ${filesDir}: cannot use it as the files directory: ${e.detail}`))
+        }
         const mapped = snapshotFailure(e, flags.snapshot)
         if (mapped !== undefined) return Effect.fail(mapped)
         return Effect.fail(

@@ -17,7 +17,7 @@ import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
 import type { COPY_DEFAULT_CONCURRENCY, CopyFilesFlags } from "../commands/copy-files.ts"
 import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
-import { checkConfigFile, clientLayerFromFlags, targetFlags } from "../connection.ts"
+import { checkConfigFile, clientLayerFromFlags, requireBaseUrl, targetFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
 import { formatBytes, makeProgress } from "../progress.ts"
@@ -43,21 +43,6 @@ const parseEnd = (flag: string, value: string): Effect.Effect<Endpoint, CliExit>
     onFailure: (e) => Effect.fail(usageError(e.message)),
     onSuccess: Effect.succeed
   })
-
-/** Downloads go through the app base URL, which the REST-only check does not cover. */
-const requireBaseUrl = (flags: ConnectionFlags, flag: string, env: string): Effect.Effect<void, CliExit> => {
-  const url = Option.getOrElse(flags.baseUrl, () => "").trim()
-  if (url === "") {
-    return Effect.fail(usageError(`missing the GraphQL/app base URL (downloads use it): pass --${flag} or set ${env}`))
-  }
-  try {
-    const parsed = new URL(url)
-    if (parsed.protocol === "http:" || parsed.protocol === "https:") return Effect.void
-  } catch {
-    // reported below
-  }
-  return Effect.fail(usageError(`--${flag} ${url}: not an http(s) URL`))
-}
 
 /**
  * The service's answer to listing the files of a workspace that does not exist (HTTP 422
