@@ -17,6 +17,7 @@ import { Readable } from "node:stream"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { insertFile, storageCredentialLog, storageKeyFor } from "../../src/emulator/uploads/files.ts"
 import { cleanEnv, connectionEnv } from "../support/cli.ts"
+import { freshSchema, pgClient, query as pgQuery } from "../support/postgres.ts"
 import { Emulator, emulatorLayer } from "../support/effect.ts"
 import { cli, WorkDir, workDirLayer } from "./cli-effect.ts"
 
@@ -278,6 +279,41 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-files-")
           { id: 2, status: "complete" }
         ])
         expect(query(snapshot, "SELECT count(*) AS n FROM run_file_objects WHERE run_id = 2")).toEqual([{ n: 40 }])
+      }), 120_000)
+
+    it.effect("on a PostgreSQL snapshot: the same objects, runs record them, and prune removes what only a forgotten run held", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const dir = yield* WorkDir
+        const snapshot = yield* freshSchema
+        const filesDir = path.join(dir, "files-pg")
+        const first = yield* cli(["backup", "--snapshot", snapshot, "--files", filesDir, "--json"], { env: connectionEnv(emu) })
+        expect(first.code, first.stderr).toBe(0)
+        const files = confirmedFiles(emu)
+        const objects = objectsIn(filesDir)
+        expect(JSON.parse(first.stdout).fileBytes).toMatchObject({ stored: objects.length, reused: files.length - objects.length })
+        expect(objects.every((o) => o.name === o.actual)).toBe(true)
+        const client = yield* pgClient(snapshot.replace(/\?schema=.*$/, ""))
+        const held = yield* pgQuery<{ file_id: string; sha256: string }>(client, "SELECT file_id, sha256 FROM worksync.run_file_objects WHERE run_id = 1")
+        expect(held).toHaveLength(files.length)
+        expect(new Set(held.map((h) => h.sha256))).toEqual(new Set(objects.map((o) => o.name)))
+
+        // A file replaced between the runs: its old object is held by run 1 only.
+        const victim = files.find((f) => f.name === "notes.txt")!
+        const replaced = Buffer.from("new notes, new bytes")
+        emu.ctx.db.prepare("UPDATE files SET size = ? WHERE id = ?").run(replaced.length, victim.id)
+        yield* Effect.promise(() => emu.ctx.objects.put(storageKeyFor(victim.uid), Readable.from([replaced])))
+        const second = yield* cli(["backup", "--snapshot", snapshot, "--files", filesDir, "--json"], { env: connectionEnv(emu) })
+        expect(second.code, second.stderr).toBe(0)
+        expect(JSON.parse(second.stdout).fileBytes).toEqual({ stored: 1, reused: files.length - 1, bytes: replaced.length })
+        const old = held.find((h) => h.file_id === victim.id)!.sha256
+        const pruned = yield* cli(["prune", "--snapshot", snapshot, "--files", filesDir, "--keep-last", "1", "--json"])
+        expect(pruned.code, pruned.stderr).toBe(0)
+        expect(JSON.parse(pruned.stdout)).toMatchObject({ forgotten: 1, kept: 1 })
+        const left = objectsIn(filesDir).map((o) => o.name)
+        expect(left).not.toContain(old)
+        expect(left).toContain(sha(replaced))
+        expect(yield* pgQuery(client, "SELECT count(*)::int AS n FROM worksync.file_objects")).toEqual([{ n: left.length }])
       }), 120_000)
 
     it.effect("exit 64 with one line: --files without a base URL, or a DIR that is a file", () =>
