@@ -9,6 +9,7 @@ import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { storageCredentialLog, storageKeyFor } from "../../src/emulator/uploads/files.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { connectionEnv } from "../support/cli.ts"
+import { seedConfirmedFiles } from "../connectors/files/_helpers.ts"
 
 const BIN = process.env.WORKSYNC_CLI_BIN ?? "bin/worksync.js"
 
@@ -253,4 +254,42 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       // Nothing copied (the target's manifest may already be open).
       expect(fs.readdirSync(out).filter((f) => f !== "manifest.ndjson")).toEqual([])
     }))
+
+  // Two copies of 258 files: the timeout leaves room for a loaded machine.
+  it.effect("R-REST-PAGE-08: 258 files, files created under older timestamps and deleted at the head of the listing while it is read: exit 1 with one line naming the unverified listing, every file it read copied; the rerun exits 0 and copies the rest, none twice", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const ws = emu.admin.createWorkspace({ name: "Head churn" }).id
+      const seeded = seedConfirmedFiles(emu, ws, 258)
+      const out = path.join(yield* tmp(), "out")
+      const journal = path.join(yield* tmp(), "j.sqlite")
+      const args = ["copy-files", "--from", `workspace:${ws}`, "--to", `dir:${out}`, "--journal", journal, "--json", "-q"]
+      const manifestUids = () => fs.readFileSync(path.join(out, "manifest.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l).uid as string)
+
+      emu.faults.configure({ fileChurn: { insertsPerPage: 2, deletesPerPage: 1, backdated: true } })
+      const first = yield* run(emu, args).pipe(Effect.ensuring(Effect.sync(() => emu.faults.configure({ fileChurn: undefined }))))
+      noSecrets(emu, first)
+      expect(first.code).toBe(1)
+      expect(first.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(new RegExp(`^worksync: copy-files: the file listing of workspace ${ws} could not be verified complete \\(verification budget exceeded: [^\\n]*\\); of the \\d+ file\\(s\\) it read, \\d+ copied, 0 already copied, \\d+ failed; rerun with the same --journal to copy any it missed$`))
+      ])
+      const j1 = JSON.parse(first.stdout)
+      expect(j1.copied + j1.failed).toBe(j1.files)
+      // Every file that stayed throughout the run was read and copied.
+      const afterFirst = new Set(filesOf(emu, ws).map((f) => f.uid))
+      const copiedFirst = new Set(manifestUids())
+      expect(copiedFirst.size).toBe(j1.copied)
+      expect(seeded.filter((uid) => afterFirst.has(uid) && !copiedFirst.has(uid)).slice(0, 5)).toEqual([])
+
+      const second = yield* run(emu, args)
+      expect(second.code).toBe(0)
+      expect(second.stderr).toBe("")
+      const j2 = JSON.parse(second.stdout)
+      expect(j2.failed).toBe(0)
+      const all = manifestUids()
+      expect(new Set(all).size).toBe(all.length)
+      const inManifest = new Set(all)
+      expect(filesOf(emu, ws).filter((f) => !inManifest.has(f.uid)).map((f) => f.name).slice(0, 5)).toEqual([])
+      expect(j2.copied).toBe(all.length - j1.copied)
+    }), 120_000)
 })

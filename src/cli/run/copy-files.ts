@@ -7,7 +7,7 @@ import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import { isNotFound } from "../../client/errors.ts"
 import type { ClientServices } from "../../client/layer.ts"
-import { copyFiles, CopySetupError, type CopySummary, DEFAULT_CONCURRENCY } from "../../connectors/files/copy.ts"
+import { copyFiles, CopySetupError, type CopySummary, DEFAULT_CONCURRENCY, ListingUnverified } from "../../connectors/files/copy.ts"
 import { isFileCopyError } from "../../connectors/files/errors.ts"
 import type { WorkspaceFiles } from "../../connectors/files/ports.ts"
 import { describeEndpoint, type Endpoint, parseEndpoint } from "../../connectors/files/spec.ts"
@@ -111,6 +111,9 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
 
       const progress = yield* makeProgress({ label: "copy", unit: "bytes", verbosity })
       yield* logLine(verbosity, `copy-files: ${describeEndpoint(from)} -> ${describeEndpoint(to)}`, "detail")
+      // A source listing that could not be verified complete: its files were copied, the
+      // run still ends 1 (after its summary) so a rerun copies what it missed.
+      let unverified: ListingUnverified | undefined
       const summary: CopySummary = yield* copyFiles({
         ...copy,
         filter: { include: flags.include, exclude: flags.exclude },
@@ -138,6 +141,10 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
         }
       }).pipe(
         Effect.catch((e) => {
+          if (e instanceof ListingUnverified) {
+            unverified = e
+            return Effect.succeed(e.summary)
+          }
           if (e instanceof CopySetupError) return Effect.fail(usageError(e.message))
           // Like backup and import-csv: a workspace that does not exist is a bad invocation.
           const unknown = from.kind === "workspace" ? unknownWorkspace(e) : undefined
@@ -164,6 +171,14 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
           new CliExit({
             code: ExitCode.failed,
             message: `copy-files: stopped: ${summary.stopped.reason}; ${summary.stopped.notStarted} file(s) not started; rerun with the same --journal to resume`
+          })
+        )
+      }
+      if (unverified !== undefined) {
+        return yield* Effect.fail(
+          new CliExit({
+            code: ExitCode.failed,
+            message: `copy-files: ${unverified.describe("--journal")}`
           })
         )
       }

@@ -9,7 +9,12 @@
  *
  * Bytes stream end to end (download piped into the upload, or to/from disk), with sha256
  * and size computed on the way and checked against the declared size.
+ *
+ * A workspace source whose listing cannot be verified complete (it kept changing behind
+ * the reading) still gives every file it read: those are copied, then the copy fails with
+ * `ListingUnverified` (the summary inside), and a rerun copies what the listing missed.
  */
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -113,6 +118,28 @@ export interface CopySummary {
 /** A configuration problem found before any file moved. */
 export class CopySetupError extends Error {
   readonly _tag = "CopySetupError"
+}
+
+/**
+ * The source workspace's listing could not be verified complete: the copy ran over every
+ * file it read (`summary`), and may have missed some that a rerun with the same journal
+ * copies.
+ */
+export class ListingUnverified extends Data.TaggedError("ListingUnverified")<{
+  readonly workspaceId: string
+  /** Why the listing is unverified (the scan's budget that ran out). */
+  readonly detail: string
+  readonly summary: CopySummary
+}> {
+  override get message(): string {
+    return this.describe("journal")
+  }
+
+  /** One line; `journal` names the journal as the caller's user knows it (`--journal`). */
+  describe(journal: string): string {
+    const s = this.summary
+    return `the file listing of workspace ${this.workspaceId} could not be verified complete (${this.detail}); of the ${s.files} file(s) it read, ${s.copied} copied, ${s.skipped} already copied, ${s.failed} failed; rerun with the same ${journal} to copy any it missed`
+  }
 }
 
 interface PlannedFile extends UploadJob {
@@ -232,7 +259,8 @@ const copyToDir = (
 
 /**
  * Runs the copy. Per-file failures are recorded (journal `failed`, summary `failures`) and
- * the rest carries on; journal and listing failures end the run.
+ * the rest carries on; journal and listing failures end the run, except a listing that
+ * could not be verified complete: its files are copied first (`ListingUnverified`).
  */
 export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary, unknown, Scope.Scope> =>
   Effect.gen(function*() {
@@ -391,7 +419,7 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
       if (waiting.length > 0) yield* Effect.sleep(SPREAD_POLL)
     }
 
-    return {
+    const summary: CopySummary = {
       files: planned.length,
       copied,
       skipped: planned.length - todo.length,
@@ -400,5 +428,9 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
       pendingSource: listed.pending,
       failures,
       ...(stop !== undefined ? { stopped: { reason: stop, notStarted } } : {})
-    } satisfies CopySummary
+    }
+    if (listed.unverified !== null && from.kind === "workspace") {
+      return yield* new ListingUnverified({ workspaceId: from.workspaceId, detail: listed.unverified.detail, summary })
+    }
+    return summary
   })

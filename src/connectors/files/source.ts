@@ -6,6 +6,8 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { FileItem } from "../../schema/files.ts"
+import { ScanUnstable } from "../../streams/stable-scan.ts"
 import { detailOf, LocalIoError } from "./errors.ts"
 import type { SourceFile } from "./plan.ts"
 import type { WorkspaceFiles } from "./ports.ts"
@@ -16,6 +18,11 @@ export interface SourceListing {
   readonly files: ReadonlyArray<SourceFile>
   /** Names of source files left out because they are still PENDING (not servable). */
   readonly pending: ReadonlyArray<string>
+  /**
+   * Set when the workspace's listing could not be verified complete (it kept changing
+   * behind the reading): `files` holds every file it read, and may miss some.
+   */
+  readonly unverified: ScanUnstable | null
 }
 
 /** CONFIRMED files of a workspace (PENDING ones reported), or the files of a directory tree. */
@@ -29,18 +36,24 @@ export const listSource = (
       try: () => walkDirectory(from.path, filter),
       catch: (e) => new LocalIoError({ path: from.path, operation: "list source directory", detail: detailOf(e) })
     }).pipe(
-      Effect.map((local) => ({
+      Effect.map((local): SourceListing => ({
         files: local.map((f): SourceFile => ({ kind: "dir", root: from.path, relPath: f.relPath, size: f.size })),
-        pending: []
+        pending: [],
+        unverified: null
       }))
     )
   }
-  return Stream.runCollect(source!.listFiles(from.workspaceId)).pipe(
-    Effect.map((chunk) => {
+  // A listing that cannot be verified still gave every file it read (the scan emits as it
+  // reads): those are copied, and the caller says the listing may be short.
+  const read: Array<FileItem> = []
+  return Stream.runForEach(source!.listFiles(from.workspaceId), (item) => Effect.sync(() => void read.push(item))).pipe(
+    Effect.as<ScanUnstable | null>(null),
+    Effect.catchIf((e): e is ScanUnstable => e instanceof ScanUnstable, (e) => Effect.succeed(e)),
+    Effect.map((unverified): SourceListing => {
       const files: Array<SourceFile> = []
       const pending: Array<string> = []
       const seen = new Set<string>()
-      for (const item of chunk) {
+      for (const item of read) {
         // Offset paging may repeat an item when the listing shifts under us.
         if (seen.has(item.uid)) continue
         seen.add(item.uid)
@@ -58,7 +71,7 @@ export const listSource = (
           pending.push(item.name)
         }
       }
-      return { files, pending }
+      return { files, pending, unverified }
     })
   )
 }

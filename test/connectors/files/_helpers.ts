@@ -15,7 +15,8 @@ import { copyFiles, type CopyFilesOptions } from "../../../src/connectors/files/
 import type { WorkspaceFiles } from "../../../src/connectors/files/ports.ts"
 import { workspaceFilesFromServices } from "../../../src/connectors/files/workspace-files.ts"
 import type { EmulatorHandle, EmulatorOptions } from "../../../src/emulator/index.ts"
-import { storageCredentialLog, storageKeyFor } from "../../../src/emulator/uploads/files.ts"
+import { insertFile, storageCredentialLog, storageKeyFor } from "../../../src/emulator/uploads/files.ts"
+import { isDiskObjectStore } from "../../../src/emulator/uploads/object-store.ts"
 import { openJournal } from "../../../src/store/journal.ts"
 import type { FileItem } from "../../../src/schema/files.ts"
 import { Emulator, emulatorLayer, tempDir as scopedTempDir } from "../../support/effect.ts"
@@ -102,6 +103,29 @@ export const uploadBytes = (client: ClientCtx, workspaceId: string, name: string
     )
     return r.uid
   }).pipe(Effect.provide(client.ctx))
+
+/**
+ * `count` small CONFIRMED files (`f0.txt`, ...) written straight into the emulator's
+ * tables and storage, for listings of many files; returns their uids.
+ */
+export const seedConfirmedFiles = (emu: EmulatorHandle, workspaceId: string, count: number): Array<string> => {
+  const store = emu.ctx.objects
+  if (!isDiskObjectStore(store)) throw new Error("the emulator's object store is not on disk")
+  return Array.from({ length: count }, (_, i) => {
+    const bytes = Buffer.from(`file ${i}\n`)
+    const file = insertFile(emu.ctx, {
+      name: `f${i}.txt`,
+      size: bytes.length,
+      type: "text/plain",
+      extension: "txt",
+      orgId: emu.org,
+      workspaceId,
+      status: "CONFIRMED"
+    })
+    store.putBytes(storageKeyFor(file.uid), bytes)
+    return file.uid
+  })
+}
 
 /** Deterministic pseudo-random bytes (sha256 counter stream), fast enough for tens of MB. */
 export const patternBytes = (label: string, size: number): Buffer => {
