@@ -34,7 +34,8 @@
  *
  * The run's records are read from the snapshot a batch at a time (restore-source.ts),
  * planned one at a time (restore-plan.ts), and the plan is written to the journal a batch
- * at a time: memory does not grow with the run. A restore stopped while planning leaves
+ * at a time: neither the run's details nor its plan are ever all in memory (the target's
+ * listing is: each record is compared with it). A restore stopped while planning leaves
  * the batches it wrote; the rerun resumes their creates and supersedes their updates,
  * as it does after a stop during the replay.
  */
