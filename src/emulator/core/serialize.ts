@@ -53,21 +53,28 @@ export interface RecordSummaryJson {
   color: string | null
   createdAt: string
   updatedAt: string
-  todoList: { id: string; title: string }
-  users: Array<RecordUserJson>
-  tags: Array<TagJson>
+  todoList: Readonly<{ id: string; title: string }>
+  users: ReadonlyArray<RecordUserJson>
+  tags: ReadonlyArray<TagJson>
 }
 
 /**
  * Lists, users and tags by id, rebuilt whenever the database changed (SQLite's
  * total_changes() counts every write of the connection, whichever area made it). Pages
- * then join them in memory instead of per row.
+ * then join them in memory instead of per row; a record's `todoList`, `users` and `tags`
+ * values are made once per list and per distinct id list, and shared (frozen: answers are
+ * serialized, never changed in place).
  */
 interface Lookups {
   readonly version: number
   readonly lists: Map<string, string>
   readonly users: Map<string, RecordUserJson>
   readonly tags: Map<string, TagJson>
+  /** `todoList` values by list id. */
+  readonly listRefs: Map<string, Readonly<{ id: string; title: string }>>
+  /** Resolved `users` and `tags` arrays by the comma-separated ids they come from. */
+  readonly userLists: Map<string, ReadonlyArray<RecordUserJson>>
+  readonly tagLists: Map<string, ReadonlyArray<TagJson>>
 }
 const lookupCache = new WeakMap<Database.Database, Lookups>()
 
@@ -86,7 +93,7 @@ const lookups = (db: Database.Database): Lookups => {
   }
   const tags = new Map<string, TagJson>()
   for (const t of all<TagJson>(db, "SELECT id, title, color FROM tags WHERE deleted_at IS NULL")) tags.set(t.id, t)
-  const fresh = { version, lists, users, tags }
+  const fresh = { version, lists, users, tags, listRefs: new Map(), userLists: new Map(), tagLists: new Map() }
   lookupCache.set(db, fresh)
   return fresh
 }
@@ -100,6 +107,28 @@ const resolveIds = <T>(ids: string, map: Map<string, T>): Array<T> => {
     if (value !== undefined) out.push(value)
   }
   return out
+}
+
+const NO_IDS: ReadonlyArray<never> = Object.freeze([])
+
+/** resolveIds, once per distinct `ids` for as long as the lookups hold. */
+const resolvedIds = <T>(ids: string, map: Map<string, T>, memo: Map<string, ReadonlyArray<T>>): ReadonlyArray<T> => {
+  if (ids === "") return NO_IDS
+  let resolved = memo.get(ids)
+  if (resolved === undefined) {
+    resolved = Object.freeze(resolveIds(ids, map))
+    memo.set(ids, resolved)
+  }
+  return resolved
+}
+
+const listRef = (maps: Lookups, listId: string): Readonly<{ id: string; title: string }> => {
+  let ref = maps.listRefs.get(listId)
+  if (ref === undefined) {
+    ref = Object.freeze({ id: listId, title: maps.lists.get(listId) ?? "" })
+    maps.listRefs.set(listId, ref)
+  }
+  return ref
 }
 
 /**
@@ -158,10 +187,9 @@ export const summariesOfTuples = (db: Database.Database, rows: ReadonlyArray<Rec
     color: row[10],
     createdAt: row[11],
     updatedAt: row[12],
-    todoList: { id: row[3], title: maps.lists.get(row[3]) ?? "" },
-    // Shared with the lookup cache: answers are serialized, never changed in place.
-    users: resolveIds(row[13], maps.users),
-    tags: resolveIds(row[14], maps.tags)
+    todoList: listRef(maps, row[3]),
+    users: resolvedIds(row[13], maps.users, maps.userLists),
+    tags: resolvedIds(row[14], maps.tags, maps.tagLists)
   }))
 }
 
