@@ -18,7 +18,7 @@
 import * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import { isAbort, isTransient } from "../client/predicates.ts"
-import { ObjectSizeMismatch, type ObjectStoreApi, type ObjectStoreError } from "../store/object-store.ts"
+import { ObjectSizeMismatch, type ObjectStoreApi, ObjectStoreError } from "../store/object-store.ts"
 import type { SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
 
 /** The bytes of a CONFIRMED file (the service's download flow, with no credential sent to storage). */
@@ -141,7 +141,7 @@ export const backupFileBytes = (
         if (result._tag === "Failure") {
           const error = result.failure
           // A local failure (disk full, permissions) is not this file's: it ends the run.
-          if ((error as { _tag?: unknown })._tag === "ObjectStoreError") return yield* Effect.fail(error as ObjectStoreError)
+          if (error instanceof ObjectStoreError) return yield* Effect.fail(error)
           if (isAbort(error)) stop ??= messageOf(error)
           return skip(messageOf(error))
         }

@@ -13,7 +13,7 @@ import { clientLayerFromFlags, nextStepSuffix, requireBaseUrl } from "../connect
 import { CliExit, ExitCode, usageError } from "../exit.ts"
 import { withNotify } from "../notify.ts"
 import { logLine, printJson } from "../output.ts"
-import { formatBytes, makeProgress } from "../progress.ts"
+import { formatBytes, makeProgress, type Progress } from "../progress.ts"
 import { snapshotFailure } from "./snapshot-failure.ts"
 
 const summary = (r: BackupResult): string =>
@@ -58,10 +58,20 @@ export const backupRun = (flags: BackupFlags) =>
     if (filesDir !== undefined) yield* requireBaseUrl(flags, "base-url", "WORKSYNC_BASE_URL")
     const client = yield* clientLayerFromFlags(flags, { rest: true })
     const progress = yield* makeProgress({ label: "records", unit: "items", verbosity })
+    // File bytes come after every record: their own line, started by the first byte.
+    let bytesProgress: Progress | undefined
+    const onBytes = (n: number) => {
+      if (bytesProgress === undefined) {
+        Effect.runSync(progress.done())
+        bytesProgress = Effect.runSync(makeProgress({ label: "file bytes", unit: "bytes", verbosity }))
+      }
+      Effect.runSync(bytesProgress.advance(n))
+    }
     const { result, skipped } = yield* Effect.gen(function*() {
       const files = filesDir === undefined ? undefined : {
         objects: yield* openObjectStore(filesDir),
-        download: (yield* workspaceFilesFromServices).download
+        download: (yield* workspaceFilesFromServices).download,
+        onBytes
       }
       const result = yield* backup({
         workspaces: flags.workspace,
@@ -73,7 +83,7 @@ export const backupRun = (flags: BackupFlags) =>
       return { result, skipped: yield* skippedLine(result.runId) }
     }).pipe(
       Effect.provide(Layer.merge(client, SnapshotStore.layer(flags.snapshot))),
-      Effect.ensuring(progress.done()),
+      Effect.ensuring(Effect.suspend(() => Effect.andThen(progress.done(), bytesProgress?.done() ?? Effect.void))),
       Effect.catch((e): Effect.Effect<never, unknown> => {
         if (e instanceof WorkspaceNotFound) return Effect.fail(usageError(`--workspace ${e.workspace}: ${e.message}`))
         if (e instanceof StoreBusy) return Effect.fail(new CliExit({ code: ExitCode.failed, message: e.message }))
