@@ -2,7 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { insertList } from "../../src/emulator/core/lists.ts"
-import { insertRecord } from "../../src/emulator/core/writes.ts"
+import { insertRecord, POSITION_STEP } from "../../src/emulator/core/writes.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { stableRecordScan } from "../../src/streams/stable-scan.ts"
 import { emulatorLayer } from "../support/effect.ts"
@@ -76,9 +76,6 @@ layer(emulatorLayer({ seed: { workspaces: 3, recordsPerWorkspace: 400 } }), { ti
     }))
 })
 
-/** The emulator's position step: records of one list sit `STEP` apart. */
-const STEP = 65536
-
 /**
  * Lists of a workspace laid out so that move-record (which puts a record at the end of
  * its new list) sends the last record of the order into its middle, then near its front:
@@ -90,7 +87,7 @@ const layOut = (emu: EmulatorHandle, workspaceId: string) => {
   const list = (title: string) => insertList(emu.ctx, workspaceId, title).id
   const [a, b, c] = [list("A"), list("B"), list("C")]
   const add = (listId: string, position: number, title: string) =>
-    insertRecord(emu.ctx, { workspaceId, listId, title, position: position * STEP, createdBy: null, createdAt }).id
+    insertRecord(emu.ctx, { workspaceId, listId, title, position: position * POSITION_STEP, createdBy: null, createdAt }).id
   const inA = Array.from({ length: 200 }, (_, k) => add(a, k + 1, `A${k + 1}`))
   add(b, 100.5, "B1")
   add(c, 10.5, "C1")
