@@ -19,7 +19,7 @@ const squash = (s: string) => s.replace(/\s+/g, " ").trim()
 /**
  * How `t` differs from the run's record `s`, in words; undefined when it holds restore's
  * fields as the run does. `emails`: the assignees expected (those a target can have);
- * `declared`: what the restore said it left out ("tags", "archived"), not compared.
+ * `declared`: what the restore said it left out ("lists", "tags", "archived"), not compared.
  */
 export const firstDifference = (
   s: SourceRecord,
@@ -30,9 +30,10 @@ export const firstDifference = (
   const archivedSettable = !declared.has("archived")
   const difference = compareSummary(s, t, emails, archivedSettable)
   const tagsDiffer = difference.tags && !declared.has("tags")
+  const listDiffers = difference.list && !declared.has("lists")
   // Another service may wrap or sanitize HTML differently: the text carries the content too.
   const described = (s.html !== "" && t.html === s.html) || squash(t.text) === squash(s.text)
-  if (!difference.fields && !difference.list && !tagsDiffer && described) return undefined
+  if (!difference.fields && !listDiffers && !tagsDiffer && described) return undefined
   const targetEmails = t.users.map((u) => u.email.toLowerCase()).sort()
   const fields: ReadonlyArray<readonly [string, boolean, unknown, unknown]> = [
     ["title", s.title !== t.title, s.title, t.title],
@@ -42,7 +43,7 @@ export const firstDifference = (
     ["duedAt", !sameDate(s.duedAt, t.duedAt), s.duedAt, t.duedAt],
     ["color", s.color !== null && s.color !== t.color, s.color, t.color],
     ["assignees", emails.join(",") !== targetEmails.join(","), emails.join(","), targetEmails.join(",")],
-    ["list", difference.list, s.listTitle, t.todoList.title],
+    ["list", listDiffers, s.listTitle, t.todoList.title],
     ["tags", tagsDiffer, s.tags.join(","), t.tags.map((x) => x.title).sort().join(",")],
     ["description", !described, s.html !== "" ? s.html : s.text, s.html !== "" ? t.html : t.text]
   ]

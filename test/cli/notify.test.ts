@@ -77,11 +77,14 @@ const closedPort = () =>
     })
   )
 
+/** Each test runs the CLI several times; a loaded machine may need a while (no assertion is on time). */
+const TEST_TIMEOUT = 180_000
+
 layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notify-"), monitorLayer), {
   timeout: 60_000,
   excludeTestServices: true
 })("--notify and honest exit codes", (it) => {
-  it.effect("backup pings URL/start then URL with its summary; verify does the same", () =>
+  it.effect("backup pings URL/start then URL with its summary; verify and prune do the same", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* WorkDir
@@ -102,7 +105,13 @@ layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notif
       const verifyPings = pingsOf(monitor, "/ping/verify-check")
       expect(verifyPings.map((p) => p.path)).toEqual(["/ping/verify-check/start", "/ping/verify-check/"])
       expect(verifyPings[1]!.body).toMatch(/^verify: run 1: every check holds/)
-    }))
+
+      const p = yield* cli(["prune", "--snapshot", snapshot, "--keep-last", "1", "--notify", `${monitor.url}/ping/prune-check`])
+      expect(p.code).toBe(0)
+      const prunePings = pingsOf(monitor, "/ping/prune-check")
+      expect(prunePings.map((x) => x.path)).toEqual(["/ping/prune-check/start", "/ping/prune-check"])
+      expect(prunePings[1]!.body).toMatch(/^prune: forgot 0 runs, kept 1/)
+    }), TEST_TIMEOUT)
 
   it.effect("a failed backup pings URL/fail with the one line printed on stderr, and no token", () =>
     Effect.gen(function*() {
@@ -120,7 +129,7 @@ layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notif
       expect(pings[1]!.body).toBe(line.slice("worksync: ".length))
       expect(pings[1]!.body).toMatch(/HTTP 401/)
       for (const p of pings) expect(p.body).not.toContain(token)
-    }))
+    }), TEST_TIMEOUT)
 
   it.effect("the summary of a failure that quotes a secret is redacted before it is sent", () =>
     Effect.gen(function*() {
@@ -137,7 +146,7 @@ layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notif
       expect(pings.map((p) => p.path)).toEqual(["/ping/mixup/start", "/ping/mixup/fail"])
       expect(pings[1]!.body).toMatch(/^--workspace <redacted>: workspace <redacted> not found/)
       expect(pings[1]!.body).not.toContain(emu.token)
-    }))
+    }), TEST_TIMEOUT)
 
   it.effect("a monitor that refuses, fails or answers 500 is a warning: the run's exit code and output are unchanged", () =>
     Effect.gen(function*() {
@@ -160,7 +169,7 @@ layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notif
       expect(JSON.parse(failing.stdout)).toMatchObject({ runId: "2" })
       expect(failing.stderr).toMatch(/warning: the success notification to 127\.0\.0\.1:\d+ was not delivered \(HTTP 500\)/)
       expect(pingsOf(monitor, "/ping/five-hundred").map((p) => p.path)).toEqual(["/ping/five-hundred/start", "/ping/five-hundred"])
-    }))
+    }), TEST_TIMEOUT)
 
   it.effect("the URL comes from WORKSYNC_NOTIFY_URL, or the profile's notifyUrl; the flag wins; a bad URL is exit 64", () =>
     Effect.gen(function*() {
@@ -190,7 +199,7 @@ layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notif
       const bad = yield* cli(["verify", "--snapshot", snapshot, "--notify", "ftp://example.test/x"])
       expect(bad.code).toBe(64)
       expect(bad.stderr).toMatch(/--notify ftp:\/\/example\.test\/x: not an http\(s\) URL/)
-    }))
+    }), TEST_TIMEOUT)
 
   it.effect("a record listed and then gone before its detail is read: the run completes, backup exits 1 naming it, and pings fail", () =>
     Effect.gen(function*() {
@@ -223,5 +232,5 @@ layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notif
       const pings = pingsOf(monitor, "/ping/skip")
       expect(pings.map((p) => p.path)).toEqual(["/ping/skip/start", "/ping/skip/fail"])
       expect(pings[1]!.body).toContain(`skipped record ${victim}`)
-    }))
+    }), TEST_TIMEOUT)
 })

@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { areas } from "../../src/emulator/areas.ts"
+import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { contentHash } from "../../src/store/snapshot-hash.ts"
 import { connectionEnv } from "../support/cli.ts"
@@ -39,10 +40,10 @@ const rpc = (emu: EmulatorHandle, op: string, body: Record<string, unknown>) =>
 const seedWorkspace = (emu: EmulatorHandle) =>
   Effect.gen(function*() {
     const ws = emu.admin.createWorkspace({ name: "Verified" }).id
-    const listId = (l: any): string => l.id ?? l.list?.id
-    const now = listId(yield* rpc(emu, "create-list", { workspaceId: ws, title: "Now" }))
-    const later = listId(yield* rpc(emu, "create-list", { workspaceId: ws, title: "Later" }))
-    const done = listId(yield* rpc(emu, "create-list", { workspaceId: ws, title: "Done" }))
+    // Made inside the emulator: under the other reading no operation creates a list.
+    const now = insertList(emu.ctx, ws, "Now").id
+    const later = insertList(emu.ctx, ws, "Later").id
+    const done = insertList(emu.ctx, ws, "Done").id
     const tag = yield* rpc(emu, "create-tag", { workspaceId: ws, title: "urgent" })
     const alpha = (yield* rpc(emu, "create-record", {
       workspaceId: ws,
@@ -100,6 +101,9 @@ const summaryOf = (file: string) => {
   return rows as Array<{ run_id: number; last_verified_at: string | null; verified_ok: number | null }>
 }
 
+/** Each test runs the CLI several times; a loaded machine may need a while (no assertion is on time). */
+const TEST_TIMEOUT = 180_000
+
 // Real time: the CLI runs as a child process (`excludeTestServices`). Later tests read the
 // snapshot the first one wrote.
 layer(Layer.merge(emulatorLayer({ seed: "empty" }), workDirLayer("ws-cli-verify-")), { timeout: 90_000, excludeTestServices: true })(
@@ -141,7 +145,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), workDirLayer("ws-cli-verify-
         // What no restore carries is reported, and is not a failure.
         expect(rehearsed.stderr).toMatch(/a restore would not carry 1 comments/)
         expect(rehearsed.stderr).toMatch(/verify: run 1: every check holds/)
-      }))
+      }), TEST_TIMEOUT)
 
     it.effect("hashes: a stored version edited in the file fails, naming the record; runs_summary records the failure", () =>
       Effect.gen(function*() {
@@ -162,7 +166,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), workDirLayer("ws-cli-verify-
         expect(r.stderr).toMatch(new RegExp(`worksync: verify: run 1: hashes failed: record ${edited}`))
         expect(r.stderr.trim().split("\n").filter((l) => l.startsWith("worksync:"))).toHaveLength(1)
         expect(summaryOf(snapshot)[0]!.verified_ok).toBe(0)
-      }))
+      }), TEST_TIMEOUT)
 
     it.effect("integrity: SQLite's check catches a damaged file, and the snapshot's rules a membership without its version", () =>
       Effect.gen(function*() {
@@ -196,7 +200,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), workDirLayer("ws-cli-verify-
         const o = yield* cli(["verify", "--snapshot", orphan, "--json"])
         expect(o.code).toBe(1)
         expect(checkOf(o.stdout, "integrity").first).toMatch(new RegExp(`run 1 holds record ${lost} as version \\d+, which is not stored`))
-      }))
+      }), TEST_TIMEOUT)
 
     it.effect("rehearse: a record a restore cannot carry fails, naming it", () =>
       Effect.gen(function*() {
@@ -220,7 +224,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), workDirLayer("ws-cli-verify-
         expect(records).toMatchObject({ ok: false, checked: 3, failed: 1 })
         expect(records.first).toMatch(new RegExp(`^record ${id} \\("Charlie"\\) of workspace \\w+: not restored`))
         expect(r.stderr).toMatch(/worksync: verify: run 1: rehearse\.records failed: record/)
-      }))
+      }), TEST_TIMEOUT)
 
     it.effect("against the service: a record deleted since the run fails the counts; nothing but reads is sent", () =>
       Effect.gen(function*() {
@@ -246,7 +250,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), workDirLayer("ws-cli-verify-
         const routes = Object.keys(emu.stats().byRoute)
         expect(routes.length).toBeGreaterThan(0)
         expect(routes.filter((route) => !READS.has(route))).toEqual([])
-      }))
+      }), TEST_TIMEOUT)
 
     it.effect("exit 64 with one line: missing snapshot, unknown run, missing --files directory, bad --sample", () =>
       Effect.gen(function*() {
@@ -266,6 +270,6 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), workDirLayer("ws-cli-verify-
           expect(r.stderr).not.toMatch(/\n\s+at /)
         }
         expect(fs.existsSync(path.join(dir, "nope.sqlite"))).toBe(false)
-      }))
+      }), TEST_TIMEOUT)
   }
 )

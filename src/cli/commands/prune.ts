@@ -12,7 +12,7 @@
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { booleanFlag, jsonOption, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, jsonOption, notifyOption, verbosityOptions } from "../common-options.ts"
 import { withExamples } from "../help-doc.ts"
 
 const count = (name: string, what: string) =>
@@ -30,6 +30,7 @@ export const options = {
   keepMonthly: count("keep-monthly", "keep the newest complete run of each of the last N months (UTC) that have one"),
   dryRun: booleanFlag("dry-run").pipe(Flag.withDescription("list every run with keep or forget and why; change nothing")),
   json: jsonOption,
+  ...notifyOption,
   ...verbosityOptions
 }
 

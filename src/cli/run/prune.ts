@@ -10,6 +10,7 @@ import type { RetentionPolicy } from "../../sync/retention.ts"
 import type { PruneFlags } from "../commands/prune.ts"
 import { verbosityOf } from "../common-options.ts"
 import { CliExit, ExitCode, usageError } from "../exit.ts"
+import { withNotify } from "../notify.ts"
 import { logLine, printJson } from "../output.ts"
 import { formatBytes } from "../progress.ts"
 import { snapshotFailure } from "./snapshot-failure.ts"
@@ -77,4 +78,5 @@ export const pruneRun = (flags: PruneFlags) =>
       }
     }
     yield* logLine(verbosity, summary(report))
-  })
+    return summary(report)
+  }).pipe(withNotify("prune", flags, (line) => line))
