@@ -42,10 +42,19 @@ export const UPDATE_RECORD_RESPONSE = "record detail" as const
 /**
  * Archiving: `update-record` also accepts `archived: boolean` (the documents name no
  * operation that sets it).
- * Alternative: update-record takes only its documented fields: `archived` is a 400
- * naming the field, and no operation archives (archived records are only read).
+ * Alternative: update-record takes only its documented fields: `archived` is accepted
+ * with success and ignored (UNDOCUMENTED_INPUT_FIELDS), or a 400 naming the field; no
+ * operation archives (archived records are only read).
  */
 export const ARCHIVE_VIA_UPDATE_RECORD = true
+
+/**
+ * A field a write's documented input does not name (update-record's `archived`) is read
+ * when it is one of ours (ARCHIVE_VIA_UPDATE_RECORD) and otherwise ignored.
+ * Alternative: every field the documents do not name is accepted and ignored: the write
+ * answers success and has none of that field's effect.
+ */
+export const UNDOCUMENTED_INPUT_FIELDS = "ours read, others ignored" as const
 
 /**
  * REST error body: `{"error": {"code": string, "message": string, "issues"?: Issue[]}}`
@@ -93,9 +102,18 @@ export const GRAPHQL_ERROR_CODE_PATH = ["extensions", "code"] as const
  * bare array). A list is `{ id, title, position, workspaceId }`.
  * `POST /v1/lists` and RPC `create-list` take `{ workspaceId, title }` and answer the list.
  * Alternative: list-lists answers a bare array; a list is `{ id, title }` (the keys of
- * `todoList`), create-list answers that.
+ * `todoList`).
  */
 export const LIST_SHAPE = "{ id, title, position, workspaceId }" as const
+
+/**
+ * `POST /v1/lists` (the documents: "GET or POST /v1/lists | lists", shapes not shown)
+ * creates a list, as RPC `create-list` does.
+ * Alternative: `POST /v1/lists` is the POST form of list-lists: it answers the
+ * workspace's lists (as list-lists does) and creates nothing; `create-list` is the same
+ * handler (R-REST-CALL-07), so no operation creates a list.
+ */
+export const CREATE_LIST_READING = "POST /v1/lists creates" as const
 
 /**
  * A workspace (list-workspaces item, `GET /v1/workspaces`) is
@@ -780,7 +798,12 @@ export const CHOICES = {
   ARCHIVE_VIA_UPDATE_RECORD: {
     kind: "service",
     alternative:
-      "update-record takes only its documented fields: `archived` is a 400 naming the field, and no operation archives (archived records are only read)."
+      "update-record takes only its documented fields: `archived` is accepted with success and ignored (UNDOCUMENTED_INPUT_FIELDS), or a 400 naming the field; no operation archives (archived records are only read)."
+  },
+  UNDOCUMENTED_INPUT_FIELDS: {
+    kind: "service",
+    alternative:
+      "every field the documents do not name is accepted and ignored: the write answers success and has none of that field's effect."
   },
   REST_ERROR_SHAPE: {
     kind: "service",
@@ -810,7 +833,12 @@ export const CHOICES = {
   LIST_SHAPE: {
     kind: "service",
     alternative:
-      "list-lists answers a bare array; a list is `{ id, title }` (the keys of `todoList`), create-list answers that."
+      "list-lists answers a bare array; a list is `{ id, title }` (the keys of `todoList`)."
+  },
+  CREATE_LIST_READING: {
+    kind: "service",
+    alternative:
+      "`POST /v1/lists` is the POST form of list-lists: it answers the workspace's lists (as list-lists does) and creates nothing; `create-list` is the same handler (R-REST-CALL-07), so no operation creates a list."
   },
   WORKSPACE_SHAPE: {
     kind: "service",

@@ -27,8 +27,9 @@ export const PHASES: ReadonlyArray<ReadonlyArray<string>> = [
 ]
 
 /**
- * What a list or tag title maps to when the service cannot make it (its create operation
- * is beyond the documents and not available): records are created without it.
+ * What a list or tag title maps to when the service cannot make it (no create operation,
+ * or a create answered with success that made nothing: capabilities.ts): records are
+ * created without it.
  */
 export const LEFT_OUT = ""
 

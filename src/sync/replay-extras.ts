@@ -3,7 +3,7 @@
  * `createComment` (category TODO), attachments fetched without credentials and uploaded
  * with `uploadFile`, then embedded in a comment; checklists and their items through the
  * operations beyond the documents (assumptions.ts EXTRA_OPERATIONS); the archive through
- * update-record (ARCHIVE_VIA_UPDATE_RECORD).
+ * update-record (ARCHIVE_VIA_UPDATE_RECORD), read back before it counts as carried.
  *
  * Exactly once: a comment or a checklist whose answer was lost is looked for on the
  * service before anything is sent again (reconcile); an upload whose answer was lost is
@@ -40,7 +40,8 @@ import {
   RecordArchivePayload
 } from "./plan-extras.ts"
 import type { ExecFailure, Executor, OpOutcome } from "./replay.ts"
-import { decode, isNotAvailable, journalFailure, lookupOrFail, noticeOnce, unresolved } from "./replay-records.ts"
+import { capabilityMemory } from "./capabilities.ts"
+import { type ArchivedWrites, archivedWrites, decode, isNotAvailable, journalFailure, lookupOrFail, noticeOnce, unresolved } from "./replay-records.ts"
 
 export interface ExtraExecutorOptions {
   /** Where attachments named in the export are looked for by file name. */
@@ -260,25 +261,31 @@ const checklistItemExecutor = (client: RestClientApi): Executor => {
   }
 }
 
-const archiveExecutor = (client: RestClientApi, notice: (line: string) => void): Executor => ({
+/**
+ * The archive (update-record `archived: true`, beyond its documented fields): read back as
+ * `archivedWrites` says; a service that refuses or ignores it gets the item live, told once.
+ */
+const archiveExecutor = (client: RestClientApi, archived: ArchivedWrites): Executor => ({
   kind: EXTRA_KINDS.recordArchive,
   execute: (op, journal) =>
     Effect.gen(function*() {
       const p = yield* decode(RecordArchivePayload, op)
       const recordId = yield* recordOf(p, journal)
-      return yield* client
+      const leftOut = done({ id: recordId, archivedLeftOut: true })
+      if (!(yield* archived.settable(journal))) return leftOut
+      const sent = yield* client
         .updateRecord({ workspaceId: p.workspaceId, recordId, archived: true } as Parameters<RestClientApi["updateRecord"]>[0])
         .pipe(
-          Effect.as(done({ id: recordId })),
+          Effect.as(true),
           Effect.catchIf(
+            // The op sends nothing else: any refusal is the field's.
             (e) => e._tag === "InvalidInput" || isNotAvailable(e),
-            () => {
-              notice(`${notAvailableLine("archived", { operation: "update-record archived" })}; archived items are imported live`)
-              return Effect.succeed(done({ id: recordId, archivedLeftOut: true }))
-            }
+            () => Effect.as(archived.refused(journal), false)
           ),
           Effect.mapError(failure)
         )
+      const carried = sent && (yield* archived.confirm(journal, p.workspaceId, recordId, true))
+      return carried ? done({ id: recordId }) : leftOut
     })
 })
 
@@ -293,6 +300,6 @@ export const makeExtraExecutors = (
     ...(graphql !== undefined ? [commentExecutor(client, graphql), fileExecutor(graphql, options)] : []),
     checklistExecutor(client, notice),
     checklistItemExecutor(client),
-    archiveExecutor(client, notice)
+    archiveExecutor(client, archivedWrites(client, capabilityMemory(), notice, "archived items are imported live"))
   ]
 }

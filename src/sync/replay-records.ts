@@ -16,9 +16,11 @@
  * mapping the record it made; see `setDone`.
  *
  * Operations beyond the documents (list-tags, create-tag, create-list, `archived` on
- * update-record) may be missing from a service: the ensure op then maps the title to
- * LEFT_OUT and records are created without that list or tag, an update is sent without
- * `archived`; each such case is told once to `onNotice` as one line.
+ * update-record) may be missing from a service, or answered with success and not carried
+ * out: lists and tags are read back after their create, `archived` with get-record
+ * (capabilities.ts). What the service cannot do is remembered in the journal: the ensure
+ * op maps the title to LEFT_OUT and records are created without that list or tag, an
+ * update is sent without `archived`; each such case is told once to `onNotice` as one line.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -27,7 +29,7 @@ import { isNotFound, notAvailableLine } from "../client/errors.ts"
 import { RestClient, type RestClientApi } from "../client/rest-client.ts"
 import { RECONCILE_CLOCK_SKEW_MS } from "../schema/assumptions.ts"
 import { createdListId } from "../schema/records.ts"
-import type { JournalApi, Op } from "../store/journal.ts"
+import { isApplied, type JournalApi, type Op } from "../store/journal.ts"
 import {
   EnsurePayload,
   LEFT_OUT,
@@ -42,6 +44,7 @@ import {
   TARGET_WORKSPACE_META,
   unpackRecordCreate
 } from "./plan.ts"
+import { CAPABILITY, type Capability, type CapabilityMemory, capabilityMemory, noEffectLine } from "./capabilities.ts"
 import type { ExecFailure, Executor, OpOutcome } from "./replay.ts"
 
 /** A payload the journal holds but this version cannot read: the op cannot run. */
@@ -274,37 +277,78 @@ const refusedArchived = (e: ExecFailure): boolean => {
   return (issues ?? []).some((i) => /(^|[./])archived$/.test(i.path)) || /\barchived\b/.test(detail ?? "")
 }
 
-const updateExecutor = (client: RestClientApi, notice: (line: string) => void): Executor => {
-  // Once refused, `archived` is no longer sent in this replay.
-  let archivedRefused = false
+/**
+ * `archived` through update-record, which does not document the field: a service may
+ * refuse it (a 400 naming it) or take it with success and ignore it. An update that sets
+ * `archived: true` is read back with get-record until one shows it took effect (then the
+ * service is known to carry it); `false` is not read back, since on a record that is not
+ * archived it proves nothing. Refused or ignored, the capability is missing for the rest
+ * of the run and every later run of the journal (`capabilities.ts`): `archived` is no
+ * longer sent, and `consequence` is told once.
+ */
+export const archivedWrites = (client: RestClientApi, memory: CapabilityMemory, notice: (line: string) => void, consequence: string) => {
+  const refusedLine = `${notAvailableLine("archived", { operation: "update-record archived" })}; ${consequence}`
+  const ignoredLine = noEffectLine("archived", "update-record with archived", "get-record shows it unchanged", consequence)
+  let confirmed = false
+  const missing = (journal: JournalApi, line: string) =>
+    memory.markMissing(journal, CAPABILITY.archived, line).pipe(
+      Effect.mapError(journalFailure),
+      Effect.tap(() => Effect.sync(() => notice(line)))
+    )
   return {
-    kind: OP_KINDS.recordUpdate,
-    execute: (op, journal) =>
+    /** Whether `archived` may be sent; when this journal's runs found it missing, that is told again. */
+    settable: (journal: JournalApi) =>
+      memory.missing(journal, CAPABILITY.archived).pipe(
+        Effect.mapError(journalFailure),
+        Effect.map((line) => {
+          if (line !== null) notice(line)
+          return line === null
+        })
+      ),
+    refused: (journal: JournalApi) => missing(journal, refusedLine),
+    isRefusal: refusedArchived,
+    /** After a 2xx that sent `archived: wanted`: whether it took effect (read back, see above). */
+    confirm: (journal: JournalApi, workspaceId: string, recordId: string, wanted: boolean): Effect.Effect<boolean, ExecFailure> =>
       Effect.gen(function*() {
-        const p = yield* decode(RecordUpdatePayload, op)
-        const recordId = yield* recordIdOf(p, journal)
-        const wanted = Object.fromEntries(Object.entries(p.fields).filter(([, v]) => v !== undefined))
-        const fields = Object.fromEntries(Object.entries(wanted).filter(([k]) => !(archivedRefused && k === "archived")))
-        const send = (f: Record<string, unknown>) =>
-          client.updateRecord({ workspaceId: p.workspaceId, recordId, ...f } as Parameters<RestClientApi["updateRecord"]>[0])
-        // The answer is not shown by the documents: nothing is read from it.
-        const archivedSet = yield* send(fields).pipe(
-          Effect.as(true),
-          Effect.catchIf(
-            (e) => "archived" in fields && refusedArchived(e),
-            () => {
-              const { archived: _, ...rest } = fields
-              archivedRefused = true
-              notice(`${notAvailableLine("archived", { operation: "update-record archived" })}; records keep their archived state`)
-              return Effect.as(Object.keys(rest).length > 0 ? send(rest) : Effect.void, false)
-            }
-          )
-        )
-        const leftOut = "archived" in wanted && !("archived" in fields && archivedSet)
-        return { result: { id: recordId, ...(leftOut ? { archivedLeftOut: true } : {}) }, mappings: [] }
+        if (confirmed || !wanted) return true
+        const detail = yield* client.getRecord({ workspaceId, recordId })
+        if (detail.archived === wanted) {
+          confirmed = true
+          return true
+        }
+        yield* missing(journal, ignoredLine)
+        return false
       })
   }
 }
+export type ArchivedWrites = ReturnType<typeof archivedWrites>
+
+const updateExecutor = (client: RestClientApi, archived: ArchivedWrites): Executor => ({
+  kind: OP_KINDS.recordUpdate,
+  execute: (op, journal) =>
+    Effect.gen(function*() {
+      const p = yield* decode(RecordUpdatePayload, op)
+      const recordId = yield* recordIdOf(p, journal)
+      const wanted = Object.fromEntries(Object.entries(p.fields).filter(([, v]) => v !== undefined))
+      const { archived: _, ...rest } = wanted
+      const withArchived = "archived" in wanted && (yield* archived.settable(journal))
+      const send = (f: Record<string, unknown>) =>
+        Object.keys(f).length === 0
+          ? Effect.void
+          : client.updateRecord({ workspaceId: p.workspaceId, recordId, ...f } as Parameters<RestClientApi["updateRecord"]>[0])
+      // The answer is not shown by the documents: nothing is read from it.
+      const archivedSent = yield* send(withArchived ? wanted : rest).pipe(
+        Effect.as(withArchived),
+        Effect.catchIf(
+          (e) => withArchived && archived.isRefusal(e),
+          () => Effect.andThen(archived.refused(journal), Effect.as(send(rest), false))
+        )
+      )
+      const carried = archivedSent && (yield* archived.confirm(journal, p.workspaceId, recordId, wanted["archived"] === true))
+      const leftOut = "archived" in wanted && !carried
+      return { result: { id: recordId, ...(leftOut ? { archivedLeftOut: true } : {}) }, mappings: [] }
+    })
+})
 
 const moveExecutor = (client: RestClientApi): Executor => ({
   kind: OP_KINDS.recordMove,
@@ -338,17 +382,32 @@ const deleteExecutor = (client: RestClientApi): Executor => ({
     })
 })
 
+/** How an ensure op reports what the service could not make. */
+interface EnsureCapability {
+  readonly name: Capability
+  /** The service has no create operation for it: the line to tell (and remember). */
+  readonly notAvailable: (e: { readonly operation: string }) => string
+  /** The create was answered with success, yet the read-back does not show the item. */
+  readonly noEffect: string
+}
+
 /**
- * list.ensure / tag.ensure: find by exact title, else create; both naturally idempotent
- * by title. When the service lacks an operation this needs (NotAvailable), the title is
- * mapped to LEFT_OUT and `leftOut` is told once: records are then created without it.
+ * list.ensure / tag.ensure: find by exact title, else create, then read the listing back:
+ * the create's answer is not shown by the documents (for tags the operation is beyond
+ * them), so only the listing proves the item was made. Both are naturally idempotent by
+ * title. When the service cannot make it (no create operation: NotAvailable; or a create
+ * answered with success whose item the listing does not show), the title is mapped to
+ * LEFT_OUT, the capability is remembered as missing (`capabilities.ts`: no later op of
+ * this journal sends the create again) and told once: records are then created without it.
  */
 const ensureExecutor = (
   kind: string,
   namespace: (ws: string) => string,
   list: (ws: string) => Effect.Effect<ReadonlyArray<{ id: string; title: string }>, ExecFailure>,
   create: (ws: string, title: string) => Effect.Effect<{ id: string; title: string }, ExecFailure>,
-  leftOut: (e: { readonly operation: string }) => void
+  capability: EnsureCapability,
+  memory: CapabilityMemory,
+  notice: (line: string) => void
 ): Executor => {
   const findExisting = (p: EnsurePayload) =>
     list(p.workspaceId).pipe(Effect.map((items) => Option.fromNullishOr(items.find((i) => i.title === p.title))))
@@ -356,30 +415,48 @@ const ensureExecutor = (
     result: { id: item.id, title: p.title, existed },
     mappings: [{ namespace: namespace(p.workspaceId), sourceKey: p.title, targetId: item.id }]
   })
+  const leftOut = (p: EnsurePayload, line: string): OpOutcome => {
+    notice(line)
+    return {
+      result: { id: null, title: p.title, leftOut: line },
+      mappings: [{ namespace: namespace(p.workspaceId), sourceKey: p.title, targetId: LEFT_OUT }]
+    }
+  }
+  const missing = (journal: JournalApi, p: EnsurePayload, line: string) =>
+    Effect.map(memory.markMissing(journal, capability.name, line).pipe(Effect.mapError(journalFailure)), () => leftOut(p, line))
   return {
     kind,
     group: (op) => `${kind}\u0000${JSON.stringify(op.payload)}`,
-    execute: (op) =>
+    execute: (op, journal) =>
       Effect.gen(function*() {
         const p = yield* decode(EnsurePayload, op)
         const existing = yield* findExisting(p)
         if (Option.isSome(existing)) return outcome(p, existing.value, true)
-        return outcome(p, yield* create(p.workspaceId, p.title), false)
+        const known = yield* memory.missing(journal, capability.name).pipe(Effect.mapError(journalFailure))
+        if (known !== null) return leftOut(p, known)
+        const answer = yield* create(p.workspaceId, p.title).pipe(
+          Effect.map((item) => ({ id: Option.some(item.id) })),
+          // A 2xx whose answer names no item, and no item of the title was listed after it.
+          Effect.catchIf((e) => e._tag === "DecodeError", () => Effect.succeed({ id: Option.none<string>() })),
+          Effect.catchIf(isNotAvailable, (e) => Effect.succeed({ notAvailable: capability.notAvailable(e) }))
+        )
+        if ("notAvailable" in answer) return yield* missing(journal, p, answer.notAvailable)
+        const items = yield* list(p.workspaceId)
+        const made = items.find((i) => Option.isSome(answer.id) && i.id === answer.id.value) ?? items.find((i) => i.title === p.title)
+        if (made !== undefined) return outcome(p, made, false)
+        return yield* missing(journal, p, capability.noEffect)
       }).pipe(
-        Effect.catchIf(isNotAvailable, (e) =>
-          Effect.gen(function*() {
-            const p = yield* decode(EnsurePayload, op)
-            leftOut(e)
-            return {
-              result: { id: null, title: p.title, notAvailable: e.operation },
-              mappings: [{ namespace: namespace(p.workspaceId), sourceKey: p.title, targetId: LEFT_OUT }]
-            } satisfies OpOutcome
-          }))
+        // No listing at all (list-tags beyond the documents): nothing can be found or confirmed.
+        Effect.catchIf(isNotAvailable, (e) => Effect.flatMap(decode(EnsurePayload, op), (p) => missing(journal, p, capability.notAvailable(e))))
       ),
-    reconcile: (op) =>
+    reconcile: (op, journal) =>
       Effect.gen(function*() {
         const p = yield* decode(EnsurePayload, op)
-        return Option.map(yield* findExisting(p), (item) => outcome(p, item, true))
+        const found = yield* findExisting(p)
+        if (Option.isSome(found)) return Option.some(outcome(p, found.value, true))
+        // Answered with success (an earlier version kept such ops as "applied") and not
+        // listed: the create had no effect, as a read-back would have found.
+        return isApplied(op) ? Option.some(yield* missing(journal, p, capability.noEffect)) : Option.none()
       }).pipe(Effect.catchIf(isNotAvailable, () => Effect.succeed(Option.none())))
   }
 }
@@ -397,23 +474,36 @@ export interface RecordExecutorOptions {
 /** Every record-level executor, over the client. */
 export const makeRecordExecutors = (client: RestClientApi, options: RecordExecutorOptions = {}): Array<Executor> => {
   const notice = noticeOnce(options.onNotice)
+  const memory = capabilityMemory()
   return [
     ensureExecutor(
       OP_KINDS.listEnsure,
       listNamespace,
       (ws) => client.listLists({ workspaceId: ws }),
       (ws, title) => client.createList({ workspaceId: ws, title }),
-      (e) => notice(`${notAvailableLine("lists", e)}; records go to the first list`)
+      {
+        name: CAPABILITY.lists,
+        notAvailable: (e) => `${notAvailableLine("lists", e)}; records go to the first list`,
+        noEffect: noEffectLine("lists", "create-list", "list-lists does not show the list", "records go to the first list")
+      },
+      memory,
+      notice
     ),
     ensureExecutor(
       OP_KINDS.tagEnsure,
       tagNamespace,
       (ws) => client.listTags({ workspaceId: ws }),
       (ws, title) => client.createTag({ workspaceId: ws, title }),
-      (e) => notice(`${notAvailableLine("tags", e)}; records are created without them`)
+      {
+        name: CAPABILITY.tags,
+        notAvailable: (e) => `${notAvailableLine("tags", e)}; records are created without them`,
+        noEffect: noEffectLine("tags", "create-tag", "list-tags does not show the tag", "records are created without them")
+      },
+      memory,
+      notice
     ),
     createExecutor(client, options.skewMs ?? RECONCILE_CLOCK_SKEW_MS),
-    updateExecutor(client, notice),
+    updateExecutor(client, archivedWrites(client, memory, notice, "records keep their archived state")),
     moveExecutor(client),
     deleteExecutor(client),
     { kind: OP_KINDS.marker, execute: () => Effect.succeed({ result: null, mappings: [] }) }

@@ -66,6 +66,16 @@ export const readTarget = (
     return { lists, tags, users, records, notices }
   }).pipe(Effect.provideService(RestClient, client))
 
+/**
+ * Records of one list in their order: by `position` (a documented field of summaries and
+ * details; the documents have no write that sets it), then by id. Anything without a
+ * number sorts last.
+ */
+export const byPosition = (a: { readonly position?: unknown; readonly id?: unknown }, b: { readonly position?: unknown; readonly id?: unknown }): number => {
+  const p = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? x : Number.POSITIVE_INFINITY)
+  return p(a.position) - p(b.position) || String(a.id).localeCompare(String(b.id))
+}
+
 /** How a target record differs from its source, field by field (what update and move can set). */
 export interface Difference {
   /** Fields update-record sets differ (title, done, archived, dates, color, assignees). */

@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import { GraphqlClient } from "../../src/client/graphql-client.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
+import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
@@ -39,8 +40,9 @@ const lib = <A, E>(handle: EmulatorHandle, f: (rest: typeof RestClient.Service, 
 /** A source workspace holding one of everything migrate carries. */
 const seedSource = async (handle: EmulatorHandle) => {
   const ws = handle.admin.createWorkspace({ name: fresh("source") }).id
-  const backlog = await rpc(handle, "create-list", { workspaceId: ws, title: "Backlog" })
-  const doing = await rpc(handle, "create-list", { workspaceId: ws, title: "Doing" })
+  // Made directly: the alt reading's list create makes no list (CREATE_LIST_READING).
+  const backlog = insertList(handle.ctx, ws, "Backlog")
+  const doing = insertList(handle.ctx, ws, "Doing")
   const levels = ["ADMIN", "MEMBER", "CLIENT", "COMMENT_ONLY", "VIEW_ONLY"] as const
   const people = levels.map((level) =>
     handle.admin.createUser({ email: `${level.toLowerCase()}-${ws}@source.example`, firstName: level, lastName: "Person", workspaces: { [ws]: level } })
@@ -74,11 +76,16 @@ const seedSource = async (handle: EmulatorHandle) => {
   return { ws, ids, attached, reply, people }
 }
 
-/** A second organization with its OWNER, a workspace there, and the FILE field of the same name. */
-const seedTarget = async (handle: EmulatorHandle) => {
+/**
+ * A second organization with its OWNER, a workspace there, and the FILE field of the same
+ * name. `withLists`: where the list create makes no list (the alt reading), the workspace
+ * holds the source's lists beforehand.
+ */
+const seedTarget = async (handle: EmulatorHandle, options: { readonly withLists?: boolean } = {}) => {
   const org = handle.admin.createOrganization({ name: "Target", slug: fresh("target") })
   const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Owner", orgLevel: "OWNER", orgId: org })
   const ws = handle.admin.createWorkspace({ name: fresh("target"), orgId: org }).id
+  if (options.withLists === true && handle.variant === "alt") for (const title of ["Backlog", "Doing"]) insertList(handle.ctx, ws, title)
   const res = await fetch(`${handle.restUrl}/v1/create-custom-field`, {
     method: "POST",
     headers: { authorization: `Bearer ${owner.token}`, "content-type": "application/json", "svc-org-id": org },
@@ -135,7 +142,8 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
     Effect.gen(function*() {
       const handle = yield* Emulator
       const s = yield* Effect.promise(() => seedSource(handle))
-      const t = yield* Effect.promise(() => seedTarget(handle))
+      // This one is about carrying everything: a target that cannot make lists is the next test's.
+      const t = yield* Effect.promise(() => seedTarget(handle, { withLists: true }))
       const dir = yield* tempDir("ws-migrate-")
       const env = envFor(handle, t)
       const args = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${t.ws}`, "--journal", path.join(dir, "m.sqlite"), "--json"]
@@ -230,6 +238,32 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       const writes = ["create-record", "update-record", "move-record", "create-list", "/rest/uploads"]
       expect(writes.map((w) => handle.stats().byRoute[w] ?? 0)).toEqual([0, 0, 0, 0, 0])
       expect(contents(handle, t.ws)).toEqual(target)
+    }), 120_000)
+
+  it.effect("R-REST-CALL-15 R-REST-RECORD-43: a target whose list create makes no list and whose update-record ignores `archived` (the alt reading): exit 0, both reported, and the rerun too", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const s = yield* Effect.promise(() => seedSource(handle))
+      handle.ctx.db.prepare("UPDATE records SET archived = 1 WHERE id = ?").run(s.ids.Plain)
+      const t = yield* Effect.promise(() => seedTarget(handle))
+      const dir = yield* tempDir("ws-migrate-")
+      const args = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${t.ws}`, "--journal", path.join(dir, "m.sqlite"), "--json"]
+      const alt = handle.variant === "alt"
+      for (const pass of ["first", "rerun"]) {
+        handle.resetStats()
+        const r = yield* Effect.promise(() => runCli(args, { env: envFor(handle, t) }))
+        expect(r.code, `${pass}: ${r.stderr}`).toBe(0)
+        const report = JSON.parse(r.stdout)
+        expect(report.verified).toBe(true)
+        expect(report.lists.notMade).toEqual(alt ? ["Backlog", "Doing"] : [])
+        const notCarried = (report.notCarried as Array<{ what: string; count: number }>).filter((n) => n.what === "lists" || n.what === "archived")
+        expect(notCarried.map((n) => [n.what, n.count])).toEqual(alt ? [["lists", 2], ["archived", 1]] : [])
+        if (alt) {
+          expect(r.stderr).toMatch(/migrate: not carried: lists \(2\): lists: create-list answered success but list-lists does not show the list: .*"Backlog", "Doing"/)
+          expect(r.stderr).toMatch(/migrate: not carried: archived \(1\): archived: update-record with archived answered success/)
+        }
+        if (pass === "rerun") expect(handle.stats().byRoute["create-list"] ?? 0).toBe(0)
+      }
     }), 120_000)
 
   it.effect("inviteUser rules: an ADMIN inviter cannot assign OWNER (the owner comes as ADMIN); a MEMBER inviter's ADMIN invite is refused before sending; the seat limit is reported with its numbers (exit 2)", () =>

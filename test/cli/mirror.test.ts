@@ -11,6 +11,7 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
@@ -162,7 +163,8 @@ layer(emulatorLayer({ seed: "empty", timeScale: 0.01 }), { timeout: 30_000, excl
     Effect.gen(function*() {
       const handle = yield* Emulator
       const ws = handle.admin.createWorkspace({ name: "mirrored" }).id
-      yield* Effect.promise(() => rpc(handle, "create-list", { workspaceId: ws, title: "Later" }))
+      // Made directly: the alt reading's list create makes no list (CREATE_LIST_READING).
+      insertList(handle.ctx, ws, "Later")
       for (const title of ["One", "Two", "Three"]) yield* Effect.promise(() => rpc(handle, "create-record", { workspaceId: ws, title }))
       const dir = yield* tempDir("ws-mirror-")
       const snapshot = path.join(dir, "snap.sqlite")

@@ -6,6 +6,7 @@ import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
@@ -42,19 +43,34 @@ const rpc = async (handle: EmulatorHandle, op: string, body: Record<string, unkn
   return res.json()
 }
 
-/** A workspace with two lists and four records, one done, one due, one moved to "Later". */
+const SEEDED_LISTS = ["Now", "Later"]
+
+/**
+ * A workspace with two lists and four records, one done, one due, one moved to "Later".
+ * The lists are made directly: the alt reading's list create makes none (CREATE_LIST_READING).
+ */
 const seedWorkspace = async (handle: EmulatorHandle, name: string) => {
   const ws = handle.admin.createWorkspace({ name }).id
-  const now = await rpc(handle, "create-list", { workspaceId: ws, title: "Now" })
-  const later = await rpc(handle, "create-list", { workspaceId: ws, title: "Later" })
+  const [now, later] = SEEDED_LISTS.map((title) => insertList(handle.ctx, ws, title))
   const ids: Record<string, string> = {}
   for (const title of ["Alpha", "Bravo", "Charlie", "Delta"]) {
-    ids[title] = (await rpc(handle, "create-record", { workspaceId: ws, title, listId: now.id ?? now.list?.id })).id
+    ids[title] = (await rpc(handle, "create-record", { workspaceId: ws, title, listId: now!.id })).id
   }
   await rpc(handle, "update-record", { workspaceId: ws, recordId: ids.Bravo, done: true })
   await rpc(handle, "update-record", { workspaceId: ws, recordId: ids.Charlie, duedAt: "2026-03-01" })
-  await rpc(handle, "move-record", { workspaceId: ws, recordId: ids.Delta, listId: later.id ?? later.list?.id })
-  return { ws, ids, listIds: { now: now.id as string, later: later.id as string } }
+  await rpc(handle, "move-record", { workspaceId: ws, recordId: ids.Delta, listId: later!.id })
+  return { ws, ids, listIds: { now: now!.id, later: later!.id } }
+}
+
+/**
+ * A target workspace for a restore from another one. Where the list create makes no list
+ * (the alt reading) it holds the seeded lists beforehand: these tests are about records;
+ * a target without its lists is test/sync/confirmed-writes.test.ts's.
+ */
+const targetWorkspace = (handle: EmulatorHandle, name: string, orgId?: string) => {
+  const ws = handle.admin.createWorkspace({ name, ...(orgId !== undefined ? { orgId } : {}) }).id
+  if (handle.variant === "alt") for (const title of SEEDED_LISTS) insertList(handle.ctx, ws, title)
+  return ws
 }
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
@@ -138,7 +154,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const { ws } = yield* Effect.promise(() => seedWorkspace(handle, "to other account"))
         const org = handle.admin.createOrganization({ name: "Target Co", slug: `target-co-${Date.now()}` })
         const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Get", orgLevel: "OWNER", orgId: org })
-        const target = handle.admin.createWorkspace({ name: "restored here", orgId: org }).id
+        const target = targetWorkspace(handle, "restored here", org)
         const dir = yield* tempDir("ws-restore-cli-")
         const snapshot = path.join(dir, "snap.sqlite")
         expect((yield* Effect.promise(() => runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env(handle) }))).code).toBe(0)
@@ -191,7 +207,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       Effect.gen(function*() {
         const handle = yield* Emulator
         const { ws } = yield* Effect.promise(() => seedWorkspace(handle, "kill source"))
-        const target = handle.admin.createWorkspace({ name: "kill target" }).id
+        const target = targetWorkspace(handle, "kill target")
         const dir = yield* tempDir("ws-restore-cli-")
         const snapshot = path.join(dir, "snap.sqlite")
         expect((yield* Effect.promise(() => runCli(["backup", "--snapshot", snapshot, "--workspace", ws], { env: env(handle) }))).code).toBe(0)

@@ -86,12 +86,12 @@ layer(emulatorLayer({ seed: "demo", variant: "reference" }), { timeout: 30_000, 
       expect(new Set(stored(handle, ws).map((r) => r.list))).toEqual(new Set(["Backlog", "Doing"]))
     }))
 
-  it.effect("R-REST-RECORD-28: with no way to make a list, records go to the first list, reported", () =>
+  it.effect("R-REST-RECORD-28: with no way to make a list, records go to the first list, reported with the lists named", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const { ws, result } = yield* importThrough({ unavailable: ["create-list", "POST /v1/lists"] })
-      expect(result).toMatchObject({ rows: 3, created: 3, failed: 0, blocked: 0 })
-      expect(result.notices).toEqual(["lists: not available from this service (create-list); records go to the first list"])
+      expect(result).toMatchObject({ rows: 3, created: 3, failed: 0, blocked: 0, listsNotMade: ["Backlog", "Doing"] })
+      expect(result.notices).toEqual(['lists: not available from this service (create-list); records go to the first list: "Backlog", "Doing"'])
       const first = handle.ctx.db.prepare("SELECT title FROM lists WHERE workspace_id = ? ORDER BY position LIMIT 1").pluck().get(ws)
       // A new workspace has only its first list: every record lands there.
       expect(new Set(stored(handle, ws).map((r) => r.list))).toEqual(new Set([first]))

@@ -114,9 +114,25 @@ const probes: Partial<Record<ChoiceName, Probe>> = {
     alt: { success: true }
   },
   ARCHIVE_VIA_UPDATE_RECORD: {
-    run: async (h) => status(rpc(h, "update-record", { workspaceId: ws(h), recordId: await newRecord(h), archived: true })),
-    reference: 200,
-    alt: 400
+    run: async (h) => {
+      const recordId = await newRecord(h)
+      const sent = await status(rpc(h, "update-record", { workspaceId: ws(h), recordId, archived: true }))
+      return { sent, archived: (await getRecord(h, recordId)).archived }
+    },
+    reference: { sent: 200, archived: true },
+    alt: { sent: 200, archived: false }
+  },
+  UNDOCUMENTED_INPUT_FIELDS: {
+    rules: "R-REST-RECORD-43",
+    run: async (h) => {
+      const recordId = await newRecord(h)
+      // A documented field beside one the documents do not name: the first is applied either way.
+      const sent = await status(rpc(h, "update-record", { workspaceId: ws(h), recordId, done: true, archived: true }))
+      const detail = await getRecord(h, recordId)
+      return { sent, done: detail.done, archived: detail.archived }
+    },
+    reference: { sent: 200, done: true, archived: true },
+    alt: { sent: 200, done: true, archived: false }
   },
   REST_ERROR_SHAPE: {
     rules: "R-REST-ERR-01, R-REST-ERR-02",
@@ -178,6 +194,19 @@ const probes: Partial<Record<ChoiceName, Probe>> = {
     },
     reference: { bare: false, keys: ["id", "position", "title", "workspaceId"] },
     alt: { bare: true, keys: ["id", "title"] }
+  },
+  CREATE_LIST_READING: {
+    rules: "R-REST-CALL-07, R-REST-CALL-15",
+    run: async (h) => {
+      const title = fresh("list")
+      const viaRpc = await ok(rpc(h, "create-list", { workspaceId: ws(h), title }))
+      const viaPost = await ok(rest(h, "POST", "/v1/lists", { workspaceId: ws(h), title }))
+      const lists = await ok(rpc(h, "list-lists", { workspaceId: ws(h) }))
+      const made = (Array.isArray(lists) ? lists : lists.items).filter((l: { title: string }) => l.title === title).length
+      return { rpcAnswer: Array.isArray(viaRpc) ? "lists" : "list", postAnswer: Array.isArray(viaPost) ? "lists" : "list", made }
+    },
+    reference: { rpcAnswer: "list", postAnswer: "list", made: 2 },
+    alt: { rpcAnswer: "lists", postAnswer: "lists", made: 0 }
   },
   WORKSPACE_SHAPE: {
     rules: "R-REST-PAGE-09",
@@ -394,16 +423,19 @@ const probes: Partial<Record<ChoiceName, Probe>> = {
       withFastEmulator(h, async (fast) => {
         const hook = await receiver()
         try {
-          await createWebhook(fast, { url: hook.url, events: ["TODO_CREATED", "TODO_LIST_CREATED"] })
+          await createWebhook(fast, { url: hook.url, events: ["TODO_CREATED", "TODO_LIST_NAME_CHANGED"] })
           await newRecord(fast)
           await hook.next(1)
-          await ok(rpc(fast, "create-list", { workspaceId: ws(fast), title: "events" }))
+          // A list event either reading fires (no list is created in the alt one: CREATE_LIST_READING).
+          const list = (await ok(rpc(fast, "list-lists", { workspaceId: ws(fast) })))
+          const listId = (Array.isArray(list) ? list : list.items)[0].id
+          await ok(rpc(fast, "update-list", { workspaceId: ws(fast), listId, title: "events" }))
           await hook.next(2)
           const byEvent = Object.fromEntries(hook.posts.map((p) => [p.json.event, p.json]))
           return {
             previous: byEvent["TODO_CREATED"].previousValue,
             recordIsDetail: "checklists" in byEvent["TODO_CREATED"].currentValue,
-            list: keys(byEvent["TODO_LIST_CREATED"].currentValue)
+            list: keys(byEvent["TODO_LIST_NAME_CHANGED"].currentValue)
           }
         } finally {
           await hook.close()

@@ -45,7 +45,7 @@ layer(emulatorLayer({ seed: "demo", variant: "alt" }), { timeout: 30_000, exclud
       expect(result.records).toEqual({ created: [], updated: [renamed], deleted: [removed] })
     }))
 
-  it.effect("R-REST-RECORD-38..41: import-csv creates every row with its list, tags and done", () =>
+  it.effect("R-REST-RECORD-38..41: import-csv creates every row with its tags and done; lists the reading cannot make are named, their rows in the first list", () =>
     Effect.gen(function*() {
       const alt = yield* Emulator
       const ws = alt.admin.createWorkspace({ name: "alt import" }).id
@@ -57,17 +57,21 @@ layer(emulatorLayer({ seed: "demo", variant: "alt" }), { timeout: 30_000, exclud
           mapping: { preset: "generic" }
         })
       }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(alt))))
-      expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0, failed: 0, unknown: 0, blocked: 0, notices: [] })
+      expect(result).toMatchObject({ rows: 3, created: 3, rejected: 0, failed: 0, unknown: 0, blocked: 0, listsNotMade: ["Backlog", "Doing"] })
+      // CREATE_LIST_READING: `POST /v1/lists` answers the lists and makes none.
+      expect(result.notices).toEqual([
+        'lists: create-list answered success but list-lists does not show the list: not possible on this service; records go to the first list: "Backlog", "Doing"'
+      ])
       const rows = alt.ctx.db.prepare(
         `SELECT r.title, l.title AS list, r.done, (SELECT count(*) FROM record_tags rt WHERE rt.record_id = r.id) AS tags
          FROM records r JOIN lists l ON l.id = r.list_id WHERE r.workspace_id = ? AND r.deleted_at IS NULL ORDER BY r.title`
       ).all(ws) as Array<{ title: string; list: string; done: number; tags: number }>
-      expect(rows.map((r) => r.list).sort()).toEqual(["Backlog", "Backlog", "Doing"])
+      expect(rows.map((r) => r.list)).toEqual(["To do", "To do", "To do"])
       expect(rows.filter((r) => r.done === 1)).toHaveLength(1)
       expect(rows.reduce((n, r) => n + r.tags, 0)).toBeGreaterThan(0)
     }))
 
-  it.effect("R-REST-RECORD-29: restore into a new workspace: every record, archived left as the reading allows and reported", () =>
+  it.effect("R-REST-RECORD-29: restore into a new workspace: every record, archived and lists left as the reading allows and reported", () =>
     Effect.gen(function*() {
       const alt = yield* Emulator
       const dir = yield* tempDir("ws-alt-restore-")
@@ -88,6 +92,9 @@ layer(emulatorLayer({ seed: "demo", variant: "alt" }), { timeout: 30_000, exclud
       const titles = (ws: string) => ids(alt, "SELECT title FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title", ws)
       expect(titles(target)).toEqual(titles(source))
       const archivedAtSource = ids(alt, "SELECT id FROM records WHERE workspace_id = ? AND deleted_at IS NULL AND archived = 1", source).length
-      if (archivedAtSource > 0) expect(result.notices.join("\n")).toContain("archived: not available from this service")
+      expect(archivedAtSource).toBeGreaterThan(0)
+      // UNDOCUMENTED_INPUT_FIELDS: `archived` taken with success and ignored, found by reading back.
+      expect(result.notices.join("\n")).toContain("archived: update-record with archived answered success but get-record shows it unchanged")
+      expect(result.notRestored.map((n) => n.what)).toEqual(expect.arrayContaining(["archived", "lists"]))
     }))
 })

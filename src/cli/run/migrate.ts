@@ -69,6 +69,16 @@ const summary = (r: MigrationReport): string =>
     `people ${r.people.source} (${r.people.invited} invited, ${r.people.alreadyMember} already members, ${r.people.refused.length} refused)`
   ].join("; ")
 
+const titles = (ts: ReadonlyArray<string>) => ts.map((t) => JSON.stringify(t)).join(", ")
+
+/** Per list, whether its records are in the source's order on the target. */
+const orderLine = (r: MigrationReport): string =>
+  [
+    ...(r.lists.orderKept.length > 0 ? [`kept in ${titles(r.lists.orderKept)}`] : []),
+    ...(r.lists.orderNotKept.length > 0 ? [`not kept in ${titles(r.lists.orderNotKept)}`] : []),
+    ...(r.lists.notMade.length > 0 ? [`lists not made: ${titles(r.lists.notMade)}`] : [])
+  ].join("; ") || "no lists"
+
 export const migrateRun = (flags: MigrateFlags) =>
   Effect.scoped(
     Effect.gen(function*() {
@@ -121,6 +131,7 @@ export const migrateRun = (flags: MigrateFlags) =>
         yield* printJson({ ...rest, ...(mismatches.length > 0 ? { mismatches } : {}) })
       }
       for (const n of report.notCarried) yield* logLine(verbosity, `migrate: not carried: ${n.what}${n.count > 0 ? ` (${n.count})` : ""}: ${n.why}`)
+      if (!flags.dryRun) yield* logLine(verbosity, `migrate: record order: ${orderLine(report)}`)
       for (const r of report.roles.refused) yield* logLine(verbosity, `migrate: refused: role "${r.name}": ${r.code}`)
       for (const r of report.people.refused) yield* logLine(verbosity, `migrate: refused: ${r.email}: ${r.code}${r.limit !== undefined ? ` (${r.current} of ${r.limit} seats)` : ""}`)
       for (const m of report.mismatches) yield* logLine(verbosity, `migrate: verification: ${m}`)

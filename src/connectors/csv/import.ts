@@ -38,6 +38,7 @@ import { AttachmentFetchPolicy } from "../presets/attachments.ts"
 import { isJsonFile, isToolPreset, readTrelloBoardFile, tabularReader, TOOL_PRESETS } from "../presets/index.ts"
 import type { Census, PresetRow } from "../presets/model.ts"
 import { nameKey } from "../presets/people.ts"
+import { CAPABILITY, listsNotMade, missingCapabilities } from "../../sync/capabilities.ts"
 import { EXTRA_KINDS, EXTRA_PHASES } from "../../sync/plan-extras.ts"
 import { makeExtraExecutors } from "../../sync/replay-extras.ts"
 import { allPages, Paging } from "../../streams/paging.ts"
@@ -155,8 +156,14 @@ export interface ImportResult {
   readonly blocked: number
   /** The first failures, one line each. */
   readonly failures: ReadonlyArray<string>
-  /** What was left out because the service lacks an operation beyond the documents, one line each. */
+  /**
+   * What was left out because the service lacks an operation beyond the documents, or
+   * answered a write with success and did not carry it out, one line each. Lists the
+   * service could not make are named in the line about lists.
+   */
   readonly notices: ReadonlyArray<string>
+  /** Titles of the lists the service could not make (this run or an earlier one): their rows' records are in the first list. */
+  readonly listsNotMade?: ReadonlyArray<string>
   /**
    * Records found on the service by title and taken as the ones this run's creates of
    * unknown outcome made (reconciliation; the journal's `adoptions`). Such a record may
@@ -856,6 +863,13 @@ export const importCsv = (
       const origin = originOf(op.kind, op.payload)
       return `${origin !== undefined ? `${origin}: ` : ""}${op.kind} ${op.key}: ${op.error ?? "failed"}`
     })
+    // Every list the journal's runs could not make, named in one line with the reason.
+    const notMade = yield* listsNotMade(j, options.workspaceId)
+    if (notMade.length > 0) {
+      const why = (yield* missingCapabilities(j)).get(CAPABILITY.lists) ?? "lists: not made on this service; records go to the first list"
+      const line = `${why}: ${notMade.map((t) => JSON.stringify(t)).join(", ")}`
+      notices.splice(0, notices.length, ...notices.filter((n) => !n.startsWith("lists:")), line)
+    }
     return {
       ...planned,
       created: report.doneByKind[OP_KINDS.recordCreate] ?? 0,
@@ -864,6 +878,7 @@ export const importCsv = (
       blocked: after.pending + after.in_flight,
       failures,
       notices,
+      ...(notMade.length > 0 ? { listsNotMade: notMade } : {}),
       adopted: (yield* j.adoptions(adoptedBefore)).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
         opKey,
         namespace,

@@ -5,7 +5,6 @@
  * styles go through here, so RPC and resource-style answers stay equal (R-REST-CALL-07).
  */
 import type { EmulatorContext } from "../context.ts"
-import { badRequest } from "../http.ts"
 import {
   allDayFlags,
   altActivityItem,
@@ -89,6 +88,8 @@ export const altAnswer = (ctx: EmulatorContext, op: string, input: Json, result:
     case "list-users":
       return { users: (r["users"] as Array<Json>).map(altUser), totalCount: r["totalCount"] }
     case "list-lists":
+    case "create-list":
+      // CREATE_LIST_READING: create-list answers the workspace's lists (core/lists.ts).
       return itemsOf(r).map(altList)
     case "move-record":
     case "delete-record":
@@ -115,12 +116,28 @@ const zonelessAsUtc = (input: Json): Json => {
   return out
 }
 
-/** Inputs of the alt reading the handlers would not take as they are (and what it refuses). */
+/** update-record's documented body (rest-interface.md), with the record id of `PATCH /v1/records/{id}`'s path. */
+const UPDATE_RECORD_FIELDS = new Set([
+  "workspaceId",
+  "recordId",
+  "title",
+  "description",
+  "descriptionHtml",
+  "done",
+  "startedAt",
+  "duedAt",
+  "allDay",
+  "color",
+  "assigneeIds"
+])
+
+/** Inputs of the alt reading the handlers would not take as they are. */
 export const altInput = (op: string, given: Json): Json => {
   const input = zonelessAsUtc(given)
-  if (op === "update-record" && "archived" in input) {
-    // ARCHIVE_VIA_UPDATE_RECORD, alt: update-record takes its documented fields only.
-    throw badRequest("archived is not a field of update-record", [{ path: ["archived"], message: "Unknown field" }])
+  if (op === "update-record") {
+    // UNDOCUMENTED_INPUT_FIELDS (and ARCHIVE_VIA_UPDATE_RECORD), alt: update-record takes
+    // its documented fields; any other (`archived`) is accepted with success and ignored.
+    return Object.fromEntries(Object.entries(input).filter(([key]) => UPDATE_RECORD_FIELDS.has(key)))
   }
   if (op === "create-custom-field" && "type" in input) return { ...input, type: referenceCustomFieldType(input["type"]) }
   if (op === "set-record-custom-field" && Array.isArray(input["tableRows"])) {

@@ -4,6 +4,7 @@ import { CreateListInput, ListListsInput } from "../../schema/inputs.ts"
 import { openStruct } from "../../schema/open.ts"
 import type { EmulatorContext, Principal, RestOperation } from "../context.ts"
 import { notFound } from "../http.ts"
+import { isAlt } from "../readings.ts"
 import { requireWorkspace } from "./access.ts"
 import { all, get, run } from "./sql.ts"
 import { decodeInput } from "./validate.ts"
@@ -61,6 +62,9 @@ export const insertList = (ctx: EmulatorContext, workspaceId: string, title: str
 
 const createList = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {
   const input = decodeInput(CreateListInput, body)
+  // CREATE_LIST_READING, alt: `POST /v1/lists` is the POST form of list-lists ("GET or
+  // POST /v1/lists | lists"), and create-list the same handler: the lists, nothing made.
+  if (isAlt(ctx)) return listLists(ctx, principal, { workspaceId: input.workspaceId })
   const ws = requireWorkspace(ctx, principal, input.workspaceId, "write")
   const list = listJson(insertList(ctx, ws.id, input.title))
   emit(ctx, "TODO_LIST_CREATED", ws.id, null, list)

@@ -38,7 +38,7 @@ import { makeRecordExecutors } from "../replay-records.ts"
 import { restore, type RestoreResult } from "../restore.ts"
 import type { NotRestored } from "../restore-source.ts"
 import { CF_FILE_KIND, makeCustomFieldFileExecutor, planCustomFieldFiles, targetFileFields } from "./custom-field-files.ts"
-import { type InviteOutcome, makePeopleExecutors, PEOPLE_KINDS, planPeople, planRoles } from "./people.ts"
+import { customRolesNotCarried, type InviteOutcome, makePeopleExecutors, PEOPLE_KINDS, planPeople, planRoles } from "./people.ts"
 import { type MigrationReport, verify } from "./verify.ts"
 
 export class MigrateError extends Data.TaggedError("MigrateError")<{ readonly message: string }> {}
@@ -204,10 +204,9 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
     const people = peopleMode === "invite"
       ? yield* planPeople(source.graphql, target.graphql, source.workspaceId, target.workspaceId)
       : { ops: [], source: 0, alreadyMember: [], refused: [] }
-    if (peopleMode === "invite") {
-      step(`people: ${people.ops.length} to invite`)
-      notCarried.push({ what: "members' custom roles", count: 0, why: "workspaceUserList does not show which custom role a member holds; members are invited at their level" })
-    }
+    const roleUnknown = customRolesNotCarried(roles, people.ops)
+    if (peopleMode === "invite") step(`people: ${people.ops.length} to invite`)
+    if (roleUnknown !== undefined) notCarried.push(roleUnknown.notCarried)
     yield* run_(people.ops, makePeopleExecutors(target.graphql), [[PEOPLE_KINDS.personInvite]])
 
     // Lists in the source's order: one at a time, so the target lists them the same way.
@@ -297,7 +296,14 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
           report: cfReport,
           values: cf.ops.map((op) => op.payload as { recordRef: string; customFieldId: string; fileUid: string })
         },
-        people: { source: people.source, alreadyMember: people.alreadyMember.length, refusedBeforeSending: people.refused, outcomes, planned: people.ops.length }
+        people: {
+          source: people.source,
+          alreadyMember: people.alreadyMember.length,
+          refusedBeforeSending: people.refused,
+          outcomes,
+          planned: people.ops.length,
+          customRoleUnknown: roleUnknown?.emails ?? []
+        }
       }
     })
   })

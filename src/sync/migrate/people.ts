@@ -109,7 +109,7 @@ export const planPeople = (source: GraphqlClientApi, target: GraphqlClientApi, s
 export const planRoles = (source: GraphqlClientApi, target: GraphqlClientApi, sourceWs: string, targetWs: string) =>
   Effect.gen(function*() {
     const roles = yield* source.workspaceUserRoles(sourceWs)
-    if (Option.isNone(roles)) return { ops: [] as Array<PlanOp>, source: 0, skipped: 0, available: false }
+    if (Option.isNone(roles)) return { ops: [] as Array<PlanOp>, source: 0, skipped: 0, available: false, names: [] as Array<string> }
     const existing = new Set(Option.getOrElse(yield* target.workspaceUserRoles(targetWs), () => []).map((r) => r.name))
     const ops: Array<PlanOp> = []
     let skipped = 0
@@ -123,8 +123,34 @@ export const planRoles = (source: GraphqlClientApi, target: GraphqlClientApi, so
       )
       ops.push({ key: `migrate:${targetWs}:role:${role.name}`, kind: PEOPLE_KINDS.roleCreate, payload: { workspaceId: targetWs, name: role.name, toggles } })
     }
-    return { ops, source: roles.value.length, skipped, available: true }
+    return { ops, source: roles.value.length, skipped, available: true, names: roles.value.map((r) => r.name) }
   })
+
+/**
+ * The members whose custom role cannot be carried. Which custom role a member holds is
+ * shown by no documented read (`workspaceUserList` gives the access level only), so a
+ * member is invited at their level, with no `roleId`. When the source has custom roles
+ * (or cannot list them), every member invited may have held one: each is named, with the
+ * roles, for the user to give on the target. Without custom roles nothing is lost.
+ */
+export const customRolesNotCarried = (
+  roles: { readonly available: boolean; readonly names: ReadonlyArray<string> },
+  invites: ReadonlyArray<PlanOp>
+) => {
+  if (invites.length === 0 || (roles.available && roles.names.length === 0)) return undefined
+  const emails = invites.map((op) => (op.payload as InvitePayload).email)
+  const held = roles.available
+    ? `the source has custom roles (${roles.names.map((n) => JSON.stringify(n)).join(", ")})`
+    : "the source may have custom roles (it lists none: workspaceUserRoles)"
+  return {
+    emails,
+    notCarried: {
+      what: "members' custom roles",
+      count: emails.length,
+      why: `${held}, but no documented read shows which member holds one: invited at their access level, give them their role on the target: ${emails.join(", ")}`
+    }
+  }
+}
 
 const failure = (e: { readonly _tag: string; readonly message: string }): ExecFailure => e
 

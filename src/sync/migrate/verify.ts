@@ -4,6 +4,10 @@
  * (title, done, dates, assignees, list, tags), comment counts per record, files (present,
  * CONFIRMED, same size; content was checked by sha256 while copying), file custom field
  * values, roles and members (or a pending invitation, or a refusal reported).
+ * What the target service showed it cannot hold (a list it cannot make, `archived` it
+ * ignores: capabilities.ts) and the order of records within each list (no documented
+ * write sets a position) are reported, each list's order kept or not, and never make the
+ * verification fail: no rerun could change them.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -18,7 +22,9 @@ import { recordNamespace } from "../plan.ts"
 import type { ReplayReport } from "../replay.ts"
 import type { RestoreResult } from "../restore.ts"
 import { type NotRestored, readSource } from "../restore-source.ts"
-import { compareSummary, readTarget } from "../restore-target.ts"
+import type { RecordSummary } from "../../schema/records.ts"
+import { CAPABILITY, listsNotMade, missingCapabilities } from "../capabilities.ts"
+import { byPosition, compareSummary, readTarget } from "../restore-target.ts"
 import type { MigrateEnd } from "./migrate.ts"
 import { type InviteOutcome, membersOf } from "./people.ts"
 
@@ -32,7 +38,17 @@ export interface Tally {
 export interface MigrationReport {
   readonly verified: boolean
   readonly dryRun: boolean
-  readonly lists: Tally
+  /**
+   * `notMade`: source lists the target service could not make (their records are in its
+   * first list). `orderKept` / `orderNotKept`: the other lists, by whether their records
+   * are in the source's order on the target (no documented write sets a position, so the
+   * order is where the service put them); empty in a dry run.
+   */
+  readonly lists: Tally & {
+    readonly notMade: ReadonlyArray<string>
+    readonly orderKept: ReadonlyArray<string>
+    readonly orderNotKept: ReadonlyArray<string>
+  }
   readonly records: Tally & { readonly updated: number }
   readonly comments: Tally
   readonly files: { readonly source: number; readonly copied: number; readonly skipped: number; readonly failed: number }
@@ -43,6 +59,12 @@ export interface MigrationReport {
     readonly invited: number
     readonly alreadyMember: number
     readonly refused: ReadonlyArray<{ readonly email: string; readonly code: string; readonly current?: number; readonly limit?: number }>
+    /**
+     * Members invited at their access level although they may hold a custom role at the
+     * source: the source has custom roles (or cannot list them), and the documents show
+     * no member's custom role (also in `notCarried`).
+     */
+    readonly customRoleUnknown: ReadonlyArray<string>
   }
   readonly notCarried: ReadonlyArray<NotRestored>
   /** What verification found different, one line each (first 50). */
@@ -92,6 +114,7 @@ export interface VerifyInput {
       readonly planned: number
       readonly refusedBeforeSending: ReadonlyArray<{ readonly email: string; readonly code: string }>
       readonly outcomes: ReadonlyArray<{ readonly email: string; readonly outcome: InviteOutcome }>
+      readonly customRoleUnknown: ReadonlyArray<string>
     }
   }
 }
@@ -129,10 +152,36 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
           : []
       )
     ]
+    // What the target service showed it cannot do (capabilities.ts), this run or an earlier one.
+    const missing = yield* missingCapabilities(journal)
+    const notMade = yield* listsNotMade(journal, target.workspaceId)
+    const notMadeSet = new Set(notMade)
+    const archivedSettable = !missing.has(CAPABILITY.archived)
+    const orderKept: Array<string> = []
+    const orderNotKept: Array<string> = []
+    const notCarried = (): Array<NotRestored> => {
+      // Said here with the names and counts of this migration, instead of the restore's line.
+      const replaced = new Set(["lists", "archived", "record order"])
+      const out = input.notCarried.filter((n) => !replaced.has(n.what))
+      const add = (entry: NotRestored) => {
+        if (entry.count > 0) out.push(entry)
+      }
+      const why = (name: typeof CAPABILITY[keyof typeof CAPABILITY], fallback: string) => missing.get(name) ?? fallback
+      add({ what: "lists", count: notMade.length, why: `${why(CAPABILITY.lists, "lists: not made on this service")}: ${notMade.map((t) => JSON.stringify(t)).join(", ")}` })
+      if (!archivedSettable) {
+        add({ what: "archived", count: src.details.filter((d) => d.archived === true).length, why: why(CAPABILITY.archived, "archived: not settable on this service") })
+      }
+      add({
+        what: "record order",
+        count: orderNotKept.length,
+        why: `no documented write sets a record's position: on the target the records are in another order than at the source in ${orderNotKept.map((t) => JSON.stringify(t)).join(", ")}`
+      })
+      return out
+    }
     const report = (verified: boolean): MigrationReport => ({
       verified,
       dryRun,
-      lists: tally(counts.lists.source, counts.lists.source, counts.lists.report, dryRun),
+      lists: { ...tally(counts.lists.source, counts.lists.source, counts.lists.report, dryRun), notMade, orderKept, orderNotKept },
       records: {
         source: records.records,
         created: records.created,
@@ -156,20 +205,26 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
         source: people.source,
         invited: people.outcomes.filter(({ outcome }) => "invited" in outcome).length,
         alreadyMember: people.alreadyMember + people.outcomes.filter(({ outcome }) => "alreadyMember" in outcome).length,
-        refused
+        refused,
+        customRoleUnknown: people.customRoleUnknown
       },
-      notCarried: input.notCarried,
+      notCarried: notCarried(),
       mismatches
     })
     if (dryRun) return report(false)
 
-    // Lists and records.
+    // Lists and records: what the target cannot hold (a list it cannot make, `archived` it
+    // ignores) is reported in notCarried, not found different again on every run.
     const now = yield* readTarget(target.rest, target.workspaceId)
-    for (const title of src.lists) if (!now.lists.has(title)) miss(`list "${title}" is missing on the target`)
+    for (const title of src.lists) {
+      if (!now.lists.has(title) && !notMadeSet.has(title)) miss(`list "${title}" is missing on the target`)
+    }
     const mapped = new Map((yield* journal.mappings(recordNamespace(target.workspaceId))).map((m) => [m.sourceKey, m.targetId] as const))
     const commentsPerRecord = new Map<string, number>()
     for (const c of src.comments) commentsPerRecord.set(c.recordId, (commentsPerRecord.get(c.recordId) ?? 0) + 1)
     const commented: Array<{ readonly sourceId: string; readonly targetId: string; readonly want: number }> = []
+    /** Per source list, its records (source detail, target summary) in the source's order. */
+    const byList = new Map<string, Array<{ readonly source: Record<string, unknown>; readonly target: RecordSummary }>>()
     for (const d of src.details) {
       const r = readSource(d)
       const id = mapped.get(r.id)
@@ -178,13 +233,25 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
         miss(`record ${r.id} "${r.title}" is missing on the target`)
         continue
       }
+      if (r.listTitle !== null) byList.set(r.listTitle, [...(byList.get(r.listTitle) ?? []), { source: d, target: t }])
       const emails = r.emails.filter((e) => now.users.has(e))
-      const diff = compareSummary(r, t, emails, true)
-      if (diff.fields || diff.list) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
+      const diff = compareSummary(r, t, emails, archivedSettable)
+      const listDiffers = diff.list && !(r.listTitle !== null && notMadeSet.has(r.listTitle))
+      if (diff.fields || listDiffers) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
       // Tags are carried on create; a record that existed before keeps its own (reported in notCarried).
       const want = commentsPerRecord.get(r.id) ?? 0
       if (want > 0) commented.push({ sourceId: r.id, targetId: t.id, want })
     }
+    // The order within each list the target could make (and holds records of): the target's positions against the source's.
+    for (const title of src.lists) {
+      if (notMadeSet.has(title)) continue
+      const pairs = [...(byList.get(title) ?? [])].sort((a, b) => byPosition(a.source, b.source))
+      if (pairs.length === 0) continue
+      const want = pairs.map((p) => p.target.id)
+      const got = pairs.map((p) => p.target).sort(byPosition).map((t) => t.id)
+      ;(want.join("\n") === got.join("\n") ? orderKept : orderNotKept).push(title)
+    }
+
     // The comment count is only in the detail: one read per commented record, several at once.
     yield* Effect.forEach(commented, ({ sourceId, targetId, want }) =>
       Effect.map(target.rest.getRecord({ workspaceId: target.workspaceId, recordId: targetId }), (detail) => {
