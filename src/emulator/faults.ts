@@ -2,12 +2,14 @@
  * Fault injection, all off by default: a per-token rate limit (token bucket), latency,
  * random 500s, dropped connections, ambiguous writes (committed, answer lost), churn
  * under list-records and list-files (after every page, or the first `pages` pages),
- * answers whose body stalls after the headers (stall-body.ts), and scripted one-shot
- * faults for deterministic tests.
+ * answers whose body stalls after the headers (stall-body.ts), files deleted as a client
+ * downloads them (file-deletes.ts), and scripted one-shot faults for
+ * deterministic tests.
  */
 import type { EmulatorContext } from "./context.ts"
 import { Prng } from "./ids.ts"
 import type { ChurnOptions, FaultOptions } from "./options.ts"
+import { FileDeletes } from "./file-deletes.ts"
 import { type HeldWrite, LateCommits, type ReleaseOn } from "./write-faults.ts"
 
 /**
@@ -63,6 +65,8 @@ export class FaultController {
   private buckets = new Map<string, Bucket>()
   /** Writes answered 504 and not committed yet ("late-commit"). */
   readonly lateCommits = new LateCommits()
+  /** Files deleted when a given download request arrives (file-deletes.ts). */
+  readonly fileDeletes = new FileDeletes()
   /** List pages the record churn and the file churn have followed (their `pages` bound). */
   private churnPages = { records: 0, files: 0 }
   /** Retry-After form when the options name none (the alt variant: an HTTP date, RATE_LIMIT_MODEL). */
@@ -94,6 +98,7 @@ export class FaultController {
     this.scripted = []
     this.buckets.clear()
     this.churnPages = { records: 0, files: 0 }
+    this.fileDeletes.clear()
     // Held writes commit now rather than never.
     void this.lateCommits.releaseAll()
   }
@@ -253,3 +258,6 @@ export const deliveryFaultsOf = (ctx: EmulatorContext): { readonly duplicate: bo
 
 /** The churn after one list-files page of a running emulator (FaultOptions.fileChurn), if any. */
 export const fileChurnPageOf = (ctx: EmulatorContext): ChurnOptions | null => controllers.get(ctx)?.churnPage("files") ?? null
+
+/** The scripted file deletions of a running emulator (file-deletes.ts), if any. */
+export const fileDeletesOf = (ctx: EmulatorContext): FileDeletes | null => controllers.get(ctx)?.fileDeletes ?? null

@@ -8,6 +8,7 @@ import type { ServerResponse } from "node:http"
 import type { EmulatorContext } from "../context.ts"
 import { readingOf } from "../readings.ts"
 import { sendJson } from "../http.ts"
+import { applyFileDeletes } from "./delete-faults.ts"
 import { getFileByUid } from "./files.ts"
 import { isImageMime } from "./mime.ts"
 import { placeholderPng } from "./png.ts"
@@ -45,6 +46,7 @@ export const serveFile = (
   // Both uid and filename are required (R-FILE-SERVE-06).
   if (rawUid === undefined || second === undefined || second === "" || segments.length > 3) return notFound(res)
   const uid = decode(rawUid)
+  if (uid !== null) applyFileDeletes(ctx, "serve", uid)
   const file = uid === null ? null : getFileByUid(ctx.db, uid)
   // Only CONFIRMED files are served (R-FILE-STATUS-07).
   if (file === null || file.status !== "CONFIRMED") return notFound(res)

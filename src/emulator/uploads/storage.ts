@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { pipeline } from "node:stream/promises"
 import type { EmulatorContext, RawRoute } from "../context.ts"
+import { applyFileDeletes } from "./delete-faults.ts"
 import { recordStorageCredential } from "./files.ts"
 import { contentDisposition, type Disposition, verifyGet, verifyPut } from "./signing.ts"
 import { run } from "../core/sql.ts"
@@ -121,6 +122,7 @@ const getObject = async (ctx: EmulatorContext, req: IncomingMessage, res: Server
     return deny(res, 403, "SignatureDoesNotMatch")
   }
   if (ctx.clock.now() > exp) return deny(res, 403, "Request has expired")
+  applyFileDeletes(ctx, "storage", key)
   const stat = ctx.objects.stat(key)
   if (stat === null) return deny(res, 404, "NoSuchKey")
   const headers: Record<string, string | number> = {
