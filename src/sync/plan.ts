@@ -61,6 +61,15 @@ export const RecordCreatePayload = Schema.Struct({
   /** Where it came from, for messages (CSV line, snapshot record id). */
   origin: opt(Str),
   /**
+   * Sent after the creates planned before it that name the same `listId` (their executor
+   * group is that list instead of the title): a planner that plans a list's records in
+   * the source's order gets them to the service in that order, so the target's order
+   * follows wherever the service appends (no documented write sets a position). Only with
+   * `listId`; a planner names a list the service could not make by the first list's id,
+   * where those records go, so every create that can land in a list shares its group.
+   */
+  inListOrder: opt(Schema.Boolean),
+  /**
    * Set once the record exists (create-record takes no `done`): replay sends
    * update-record right after the create, in the same op, which is done only after both
    * (the record is mapped in between, so a resumed op repeats only the update). Journals

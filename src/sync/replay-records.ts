@@ -130,12 +130,21 @@ const mappedByEarlierAttempt = (op: Op, p: RecordCreatePayload, journal: Journal
     ? Effect.succeed(Option.none<string>())
     : journal.lookup(recordNamespace(p.workspaceId), p.sourceKey ?? op.key).pipe(Effect.mapError(journalFailure))
 
+/**
+ * A create's executor group. By title: a journal targets one workspace (import and restore
+ * check its `target.workspace`), and a payload may leave the workspace out; grouping
+ * coarser than needed only serialises more. A create `inListOrder` goes by its list
+ * instead, one at a time in plan order; creates of one title in that list are then
+ * serialised all the same, so a reconciliation still tells them apart.
+ */
+const createGroup = (op: Op): string => {
+  const p = unpackRecordCreate(op.payload) as { title?: unknown; listId?: unknown; inListOrder?: unknown } | null
+  return p?.inListOrder === true && typeof p.listId === "string" ? `create-in-list\u0000${p.listId}` : `create\u0000${String(p?.title)}`
+}
+
 const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({
   kind: OP_KINDS.recordCreate,
-  // By title alone: a journal targets one workspace (import and restore check its
-  // `target.workspace`), and a payload may leave the workspace out. Grouping coarser
-  // than needed only serialises more.
-  group: (op) => `create\u0000${String((unpackRecordCreate(op.payload) as { title?: unknown } | null)?.title)}`,
+  group: createGroup,
   execute: (op, journal) =>
     Effect.gen(function*() {
       const p = yield* decodeCreate(op, journal)
