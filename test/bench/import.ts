@@ -21,6 +21,7 @@ import { makeExtractor } from "../../src/connectors/csv/rows.ts"
 import { resolveMapping } from "../../src/connectors/csv/mapping.ts"
 import { startEmulator } from "../../src/emulator/index.ts"
 import { Journal } from "../../src/store/journal.ts"
+import { writeImportCsv } from "./_import-csv.ts"
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000)
 /** PLAN_THREAD=0 plans on the main thread only (the default for this file size is a second thread). */
@@ -28,31 +29,7 @@ const PLAN_THREAD = process.env.PLAN_THREAD === undefined ? undefined : process.
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-import-"))
 const csv = path.join(dir, "big.csv")
 
-/**
- * Due dates as real exports hold them: 3,650 distinct days (ten years) in scattered order,
- * and every fourth row a timed value of its own, so the per-text date memo of the row
- * parser meets misses as well as hits.
- */
-const DAYS = Array.from({ length: 3650 }, (_, d) => new Date(Date.UTC(2020, 0, 1 + d)).toISOString().slice(0, 10))
-const dueOf = (i: number) =>
-  i % 4 === 3
-    ? `${DAYS[i % 3650]}T${String(i % 24).padStart(2, "0")}:${String((i >> 5) % 60).padStart(2, "0")}:00Z`
-    : DAYS[(i * 7919) % 3650]
-
-const generate = () => {
-  const fd = fs.openSync(csv, "w")
-  fs.writeSync(fd, "key,title,description,list,duedAt,done,tags\n")
-  let buf = ""
-  for (let i = 0; i < ROWS; i++) {
-    buf += `${i},Task number ${i},"Some description, with a comma",${i % 2 ? "Backlog" : "Doing"},${dueOf(i)},${i % 3 ? "no" : "yes"},a;b\n`
-    if (buf.length > 1 << 20) {
-      fs.writeSync(fd, buf)
-      buf = ""
-    }
-  }
-  fs.writeSync(fd, buf)
-  fs.closeSync(fd)
-}
+const generate = () => writeImportCsv(csv, ROWS)
 
 /** V8 / node flags of this run (the tsx loader's own left out). */
 const nodeFlags = () =>

@@ -1,0 +1,134 @@
+/**
+ * Benchmark: the plan phase of import-csv alone (read, validate, plan into a fresh
+ * journal; nothing sent), the figure the CSV planning target (200,000 rows/s) is about.
+ * Prints figures; asserts nothing.
+ *
+ *   npm run bench -- import-plan
+ *     ROWS=1000000      rows of the file (import.ts's file: a key, a quoted description, dates, tags)
+ *     REPEAT=3          measured runs (each in a child process of its own)
+ *     AGAINST=DIR       also run the source tree at DIR (a `git worktree` of another commit),
+ *                       alternating with this one run by run, and print the ratios
+ *     PLAN_THREAD=0     plan on one thread; DRY=1 a dry run instead
+ *
+ * Each run is a bundle of its source tree (as the CLI runs: the planning thread loads its
+ * bundled file, not TypeScript) in a fresh process. Beside wall time it prints CPU time:
+ * the whole process's (every thread, the garbage collector's helpers included) and the
+ * calling thread's alone, each per row. On a shared machine wall time says little; the
+ * calling thread's CPU time per row is what bounds an idle core when the journal's
+ * inserts run on the second thread.
+ */
+import { build, type Plugin } from "esbuild"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { writeImportCsv } from "./_import-csv.ts"
+import type { PlanFigures } from "./_plan-child.ts"
+
+const ROWS = Number(process.env.ROWS ?? 1_000_000)
+const REPEAT = Number(process.env.REPEAT ?? 3)
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, "..", "..")
+const trees = [root, ...(process.env.AGAINST === undefined ? [] : [path.resolve(process.env.AGAINST)])]
+
+/** Imports of this tree's src/ taken from `tree`'s instead. */
+const sourcesOf = (tree: string): Plugin => ({
+  name: "sources-of",
+  setup(b) {
+    b.onResolve({ filter: /\/src\// }, (args) => {
+      const resolved = path.resolve(args.resolveDir, args.path)
+      return resolved.startsWith(path.join(root, "src") + path.sep)
+        ? { path: path.join(tree, path.relative(root, resolved)) }
+        : undefined
+    })
+  }
+})
+
+/** The child and its planning thread, bundled from `tree` into `out`. */
+const bundle = async (tree: string, out: string) => {
+  const common = {
+    bundle: true,
+    platform: "node" as const,
+    target: "node22",
+    external: ["better-sqlite3", "pg", "pg-native"],
+    logLevel: "warning" as const,
+    nodePaths: [path.join(root, "node_modules")]
+  }
+  await build({
+    ...common,
+    entryPoints: { child: path.join(here, "_plan-child.ts") },
+    outdir: out,
+    format: "esm",
+    outExtension: { ".js": ".mjs" },
+    plugins: [sourcesOf(tree)],
+    banner: { js: "import { createRequire as __wsCreateRequire } from 'node:module'; const require = __wsCreateRequire(import.meta.url);" }
+  })
+  await build({
+    ...common,
+    entryPoints: { "plan-writer.worker": path.join(tree, "src/store/plan-writer.worker.ts") },
+    outdir: out,
+    format: "cjs",
+    outExtension: { ".js": ".cjs" },
+    define: { "import.meta.url": "__wsModuleUrl" },
+    banner: { js: "var __wsModuleUrl = require('node:url').pathToFileURL(__filename).href;" }
+  })
+  // Packages (better-sqlite3) resolve from the bundle's directory upwards.
+  fs.symlinkSync(path.join(root, "node_modules"), path.join(out, "node_modules"))
+}
+
+const perRow = (s: number, rows: number) => `${((s * 1e6) / rows).toFixed(2)} µs`
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+const main = async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-plan-"))
+  try {
+    const csv = path.join(dir, "big.csv")
+    writeImportCsv(csv, ROWS)
+    console.log(`CSV: ${ROWS.toLocaleString("en-US")} rows, ${(fs.statSync(csv).size / 1024 / 1024).toFixed(0)} MB; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}`)
+    const outs = await Promise.all(trees.map(async (tree, i) => {
+      const out = path.join(dir, `build-${i}`)
+      await bundle(tree, out)
+      return out
+    }))
+    const runs: Array<Array<PlanFigures>> = trees.map(() => [])
+    for (let r = 0; r < REPEAT; r++) {
+      for (let t = 0; t < trees.length; t++) {
+        const text = execFileSync(process.execPath, [path.join(outs[t]!, "child.mjs")], {
+          env: { ...process.env, CSV: csv },
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "inherit"]
+        })
+        const f = JSON.parse(text.trim().split("\n").at(-1)!) as PlanFigures
+        runs[t]!.push(f)
+        console.log(
+          `${trees[t] === root ? "this tree" : trees[t]}: ${Math.round(f.rows / f.wallS).toLocaleString("en-US")} rows/s wall (${f.wallS.toFixed(2)} s); ` +
+            `cpu ${f.cpuS.toFixed(2)} s (${perRow(f.cpuS, f.rows)}/row), calling thread ${f.mainCpuS.toFixed(2)} s (${perRow(f.mainCpuS, f.rows)}/row); ops ${JSON.stringify(f.ops)}`
+        )
+      }
+    }
+    const med = runs.map((fs) => ({
+      wall: median(fs.map((f) => f.wallS)),
+      cpu: median(fs.map((f) => f.cpuS)),
+      main: median(fs.map((f) => f.mainCpuS)),
+      rows: fs[0]!.rows
+    }))
+    med.forEach((m, t) =>
+      console.log(
+        `median of ${REPEAT}, ${trees[t] === root ? "this tree" : trees[t]}: ${Math.round(m.rows / m.wall).toLocaleString("en-US")} rows/s wall; ` +
+          `cpu ${perRow(m.cpu, m.rows)}/row; calling thread ${perRow(m.main, m.rows)}/row (${Math.round(m.rows / m.main).toLocaleString("en-US")} rows per cpu second)`
+      )
+    )
+    if (med.length === 2) {
+      const [a, b] = med as [typeof med[0], typeof med[0]]
+      console.log(`this tree / other: wall ${(a.wall / b.wall).toFixed(2)}, cpu ${(a.cpu / b.cpu).toFixed(2)}, calling thread ${(a.main / b.main).toFixed(2)}`)
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})
