@@ -23,6 +23,19 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-prune-"))
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`
 
+/** Bytes of the files under `root` (or of the file `root`), in all. */
+const du = (root: string): number => {
+  const stat = fs.statSync(root, { throwIfNoEntry: false })
+  if (stat === undefined) return 0
+  if (stat.isFile()) return stat.size
+  let n = 0
+  for (const entry of fs.readdirSync(root, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) n += fs.statSync(path.join(entry.parentPath, entry.name)).size
+  }
+  return n
+}
+const sizes = (snapshot: string, files: string) => ({ snapshot: du(snapshot) + du(`${snapshot}-wal`), objects: du(path.join(files, "objects")) })
+
 /** `worksync ARGS` with its wall time and peak RSS (from /usr/bin/time when present). */
 const timed = (args: ReadonlyArray<string>) =>
   new Promise<{ code: number | null; ms: number; maxRssKb: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -58,6 +71,7 @@ const main = async () => {
   })))
   console.log(`built ${RUNS} daily runs of ${RECORDS} records (1% changed a day), ${FILES} files, in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 
+  const before = sizes(snapshot, files)
   const rules = ["--keep-daily", "7", "--keep-weekly", "5", "--keep-monthly", "12"]
   const dry = await timed(["prune", "--snapshot", snapshot, "--files", files, ...rules, "--dry-run", "--json", "-q"])
   if (dry.code !== 0) throw new Error(`prune --dry-run exited ${dry.code}: ${dry.stderr}`)
@@ -72,6 +86,8 @@ const main = async () => {
       `${mb(out.bytesBefore)} -> ${mb(out.bytesAfter)} (snapshot and objects); ` +
       `peak RSS ${r.maxRssKb === null ? "n/a" : `${(r.maxRssKb / 1024).toFixed(0)} MB`}`
   )
+  const after = sizes(snapshot, files)
+  console.log(`snapshot file ${mb(before.snapshot)} -> ${mb(after.snapshot)}; objects ${mb(before.objects)} -> ${mb(after.objects)}`)
   fs.rmSync(dir, { recursive: true, force: true })
 }
 

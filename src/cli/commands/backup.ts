@@ -50,7 +50,7 @@ export type BackupFlags = Command.Command.Config.Infer<typeof options>
 export const backupCommand = Command.make("backup", options, (flags) =>
   onEngineOr("backup", flags, () => Effect.flatMap(Effect.promise(() => import("../run/backup.ts")), (run) => run.backupRun(flags)))).pipe(
     Command.withDescription(
-      withExamples("back up workspaces, records, activity and file metadata into a SQLite snapshot", [
+      withExamples("back up workspaces, records, activity and files (metadata; their bytes with --files) into a snapshot", [
         "worksync backup --snapshot backup.sqlite                      # connection from WORKSYNC_* or worksync.config.json",
         "worksync backup --profile prod --snapshot backup.sqlite --json",
         "worksync backup --snapshot backup.sqlite --workspace website --workspace mobile",
