@@ -124,8 +124,15 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile
+      emu.resetStats()
+      const started = performance.now()
       const clean = yield* runBackup(emu, file)
-      emu.faults.configure({ rateLimit: 40, failRate: 0.15, seed: 3 })
+      // The limit is two thirds of the rate this machine reached without one, so the stormy run
+      // meets 429s however loaded the machine is (a fixed 40/s was never reached under
+      // load, and then no 429 was seen); the assertions are about content, not time.
+      const reached = emu.stats().total / ((performance.now() - started) / 1000)
+      const rateLimit = Math.max(2, Math.floor((reached * 2) / 3))
+      emu.faults.configure({ rateLimit, failRate: 0.15, seed: 3 })
       emu.resetStats()
       const stormy = yield* runBackup(emu, file, { full: true }, { limiter: { initialRps: 200, maxInFlight: 8 }, retry: { maxRetries: 8, baseDelayMs: 5, capDelayMs: 200 } })
       const stats = emu.stats()
@@ -135,7 +142,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(stormy.records).toBe(clean.records)
       expect(stormy.activities).toBe(clean.activities)
       expect(stormy.files).toBe(clean.files)
-    }))
+    }), 120_000)
 
   it.effect("a run failed by a fault is marked failed, marks nothing deleted, and the next run resumes", () =>
     Effect.gen(function*() {
