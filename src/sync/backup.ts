@@ -1,6 +1,7 @@
 /**
  * Backup: reads workspaces, users, lists, record summaries (stable scan), record
- * details and activity, and file metadata into a new run of the snapshot.
+ * details and activity, and file metadata into a new run of the snapshot; with `files`,
+ * the bytes of the CONFIRMED files too, as objects of the files directory (backup-files.ts).
  *
  * Incremental: get-record and list-record-activity are called only for records whose
  * summary changed since the version last stored (content hash or updatedAt); activity
