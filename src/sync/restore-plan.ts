@@ -24,6 +24,7 @@ import {
   tagEnsureKey
 } from "./plan.ts"
 import type { RecordSummary } from "../schema/records.ts"
+import { CAPABILITY, listsNotMade, missingCapabilities } from "./capabilities.ts"
 import { contentHash, restoreDate, type SourceRecord } from "./restore-source.ts"
 import { compareSummary, type TargetState } from "./restore-target.ts"
 
@@ -99,6 +100,19 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
   let ops: Array<PlanOp> = []
   let mappings: Array<Mapping> = []
   let newVersions: Array<{ sourceId: string; versionKey: string; previous: string | undefined }> = []
+
+  /**
+   * What the journal's runs found the target cannot hold (capabilities.ts): a list it
+   * cannot make is not a difference (its records are in the first list, and no move can
+   * change that), nor is `archived` it ignores. Read once.
+   */
+  let cannot: { readonly archivedSettable: boolean; readonly listsNotMade: ReadonlySet<string> } | undefined
+  const targetCannot = () =>
+    cannot !== undefined ? Effect.succeed(cannot) : Effect.gen(function*() {
+      const missing = yield* missingCapabilities(journal)
+      cannot = { archivedSettable: !missing.has(CAPABILITY.archived), listsNotMade: new Set(yield* listsNotMade(journal, target)) }
+      return cannot
+    })
 
   /** Whether the journal holds an op with this key (planned by this or an earlier restore). */
   const inJournal = (key: string) => Effect.map(journal.get(key), Option.isSome)
@@ -277,7 +291,8 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
       }
       if (current === undefined) return yield* planCreate(r, version, assigneeIds)
       const assigneeEmails = r.emails.filter((e) => now.users.has(e))
-      const difference = compareSummary(r, current, assigneeEmails, options.archivedSettable)
+      const cannot = yield* targetCannot()
+      const difference = compareSummary(r, current, assigneeEmails, options.archivedSettable && cannot.archivedSettable, cannot.listsNotMade)
       if (difference.tags) tagsBehind++
       if (!difference.fields && !difference.list && (yield* sameDescription(r, current, inPlace, version))) {
         counts.unchanged++

@@ -90,13 +90,15 @@ export interface Difference {
  * Compares what the list-records summary shows. The description is not in the summary:
  * callers judge it by `updatedAt` or by the journal (see restore.ts).
  * `archivedSettable` false: the service cannot set `archived`, so it is not a difference
- * (an update could not remove it).
+ * (an update could not remove it). A source list in `listsNotMade` (the service could not
+ * make it: its records are in the first list) is not a difference either.
  */
 export const compareSummary = (
   source: SourceRecord,
   target: RecordSummary,
   assigneeEmails: ReadonlyArray<string>,
-  archivedSettable: boolean
+  archivedSettable: boolean,
+  listsNotMade: ReadonlySet<string> = new Set()
 ): Difference => {
   const targetEmails = target.users.map((u) => u.email.toLowerCase()).sort()
   const fields = source.title !== target.title ||
@@ -107,7 +109,7 @@ export const compareSummary = (
     // update-record sets a colour but cannot clear one.
     (source.color !== null && source.color !== target.color) ||
     assigneeEmails.join("\n") !== targetEmails.join("\n")
-  const list = source.listTitle !== null && source.listTitle !== target.todoList.title
+  const list = source.listTitle !== null && source.listTitle !== target.todoList.title && !listsNotMade.has(source.listTitle)
   const tags = source.tags.join("\n") !== target.tags.map((t) => t.title).sort().join("\n")
   return { fields, list, tags }
 }

@@ -27,7 +27,10 @@ import { testClient } from "./replay-helpers.ts"
 
 const q = <A>(handle: EmulatorHandle, sql: string, ...args: Array<unknown>) => handle.ctx.db.prepare(sql).all(...args) as Array<A>
 
-/** A source workspace: lists Backlog (three records, in another order than they were made) and Doing (two), one record archived. */
+/** Backlog's order at the source: not the order its records were made in (nor their ids'). */
+const BACKLOG_ORDER = ["Charlie", "Golf", "Alpha", "Foxtrot", "Bravo"]
+
+/** A source workspace: lists Backlog (five records, in BACKLOG_ORDER) and Doing (two), one record archived. */
 const seedSource = (handle: EmulatorHandle) =>
   Effect.gen(function*() {
     const ws = handle.admin.createWorkspace({ name: `source ${Math.random()}` }).id
@@ -35,13 +38,10 @@ const seedSource = (handle: EmulatorHandle) =>
     const doing = insertList(handle.ctx, ws, "Doing")
     const rest = yield* RestClient
     const make = (title: string, listId: string) => Effect.map(rest.createRecord({ workspaceId: ws, title, listId }), (r) => r.id)
-    const a = yield* make("Alpha", backlog.id)
-    const b = yield* make("Bravo", backlog.id)
-    const c = yield* make("Charlie", backlog.id)
+    for (const title of ["Alpha", "Bravo", "Charlie", "Foxtrot", "Golf"]) yield* make(title, backlog.id)
     yield* make("Delta", doing.id)
     const e = yield* make("Echo", doing.id)
-    // Backlog reads Charlie, Alpha, Bravo: not the order the records were made in.
-    for (const [id, position] of [[c, 1], [a, 2], [b, 3]] as const) handle.ctx.db.prepare("UPDATE records SET position = ? WHERE id = ?").run(position, id)
+    BACKLOG_ORDER.forEach((title, i) => handle.ctx.db.prepare("UPDATE records SET position = ? WHERE workspace_id = ? AND title = ?").run(i + 1, ws, title))
     // Archived at the source (directly: the alt reading has no write that archives).
     handle.ctx.db.prepare("UPDATE records SET archived = 1 WHERE id = ?").run(e)
     return ws
@@ -103,7 +103,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       const first = yield* migrateOnce(handle, proxy, dir, source, target)
       expect(first.mismatches).toEqual([])
       expect(first.verified).toBe(true)
-      expect(first.records).toMatchObject({ source: 5, created: 5, failed: 0 })
+      expect(first.records).toMatchObject({ source: 7, created: 7, skipped: 0, failed: 0 })
       const archivedOnTarget = q<{ n: number }>(handle, "SELECT count(*) AS n FROM records WHERE workspace_id = ? AND archived = 1", target)[0]!.n
       const listsOnTarget = q<{ title: string }>(handle, "SELECT title FROM lists WHERE workspace_id = ? ORDER BY position", target).map((l) => l.title)
       const what = (r: typeof first) => r.notCarried.map((n) => n.what)
@@ -127,13 +127,14 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       const again = yield* migrateOnce(handle, proxy, dir, source, target)
       expect(again.mismatches).toEqual([])
       expect(again.verified).toBe(true)
-      expect(again.records).toMatchObject({ created: 0, failed: 0 })
+      expect(again.records).toMatchObject({ created: 0, skipped: 7, failed: 0 })
       expect(what(again).filter((w) => w === "lists" || w === "archived")).toEqual(alt ? ["lists", "archived"] : [])
       expect(archivedSent(proxy)).toBe(0)
-      expect(proxy.operations.filter((o) => o === "create-list" || o === "POST /v1/lists")).toEqual([])
+      // Nothing is sent again: no list create, and no update or move of the records in the first list.
+      expect(proxy.operations.filter((o) => /^(create|update|move)-(record|list)$|^POST \/v1\/lists$/.test(o))).toEqual([])
     }))
 
-  it.effect("the order of records within each list is compared with the source's and reported per list, kept or not, without failing verification", () =>
+  it.effect("R-REST-RECORD-38: records are created in each list's source order, so the target keeps it; the order is compared and reported per list, kept or not, without failing verification", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const proxy = yield* recorder(handle)
@@ -153,21 +154,25 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
         return { kept, notKept }
       }
 
-      const first = yield* migrateOnce(handle, proxy, dir, source, target)
+      // The first create of each list held by the service: the ones after it wait for it.
+      handle.faults.inject({ route: "create-record", kind: "latency", latencyMs: 300 })
+      const first = yield* migrateOnce(handle, proxy, dir, source, target).pipe(Effect.ensuring(Effect.sync(() => handle.faults.reset())))
       expect(first.verified).toBe(true)
       expect(first.lists.notMade).toEqual([])
-      expect({ kept: first.lists.orderKept, notKept: first.lists.orderNotKept }).toEqual(truth())
+      expect(truth()).toEqual({ kept: ["Backlog", "Doing"], notKept: [] })
+      expect({ kept: [...first.lists.orderKept].sort(), notKept: [...first.lists.orderNotKept].sort() }).toEqual(truth())
+      expect(first.notCarried.map((n) => n.what)).not.toContain("record order")
 
-      // The target's Backlog put in another order than the source's (Charlie, Alpha, Bravo): reported, not a difference.
-      for (const [title, position] of [["Alpha", 1], ["Bravo", 2], ["Charlie", 3]] as const) {
-        handle.ctx.db.prepare("UPDATE records SET position = ? WHERE workspace_id = ? AND title = ?").run(position, target, title)
-      }
+      // The target's Backlog put in another order than the source's: reported, not a difference.
+      ;["Alpha", "Bravo", "Charlie", "Foxtrot", "Golf"].forEach((title, i) =>
+        handle.ctx.db.prepare("UPDATE records SET position = ? WHERE workspace_id = ? AND title = ?").run(i + 1, target, title)
+      )
       proxy.operations.length = 0
       const again = yield* migrateOnce(handle, proxy, dir, source, target)
       expect(again.verified).toBe(true)
       expect(again.mismatches).toEqual([])
       expect(again.lists.orderNotKept).toContain("Backlog")
-      expect({ kept: again.lists.orderKept, notKept: again.lists.orderNotKept }).toEqual(truth())
+      expect({ kept: [...again.lists.orderKept].sort(), notKept: [...again.lists.orderNotKept].sort() }).toEqual(truth())
       expect(again.notCarried.find((n) => n.what === "record order")).toMatchObject({ why: expect.stringContaining('"Backlog"') })
       // Nothing is sent to change it: no write sets a position.
       expect(proxy.operations.filter((o) => /^(create|update|move)-record$/.test(o))).toEqual([])

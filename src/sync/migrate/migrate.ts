@@ -7,8 +7,9 @@
  * 3. lists, in the source's order (list.ensure ops run one at a time);
  * 4. files, as copy-files from workspace to workspace (byte-identical, CONFIRMED, mapped
  *    source uid -> target uid in the journal);
- * 5. records, as a restore of the snapshot run (every field restore carries; assignees
- *    by e-mail among the target's users);
+ * 5. records: those the target lacks created in each list's source order (ordered-creates.ts),
+ *    then a restore of the snapshot run (every field restore carries; assignees by e-mail
+ *    among the target's users);
  * 6. comments, oldest first (`createComment`, category TODO, `tiptap`), their attachment
  *    elements re-linked to the target's files, replies under their parent where the
  *    service shows one, opened by an attribution line unless turned off;
@@ -38,6 +39,7 @@ import { makeRecordExecutors } from "../replay-records.ts"
 import { restore, type RestoreResult } from "../restore.ts"
 import type { NotRestored } from "../restore-source.ts"
 import { CF_FILE_KIND, makeCustomFieldFileExecutor, planCustomFieldFiles, targetFileFields } from "./custom-field-files.ts"
+import { createInSourceOrder } from "./ordered-creates.ts"
 import { customRolesNotCarried, type InviteOutcome, makePeopleExecutors, PEOPLE_KINDS, planPeople, planRoles } from "./people.ts"
 import { type MigrationReport, verify } from "./verify.ts"
 
@@ -226,9 +228,13 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       ...(onFilesPlanned !== undefined ? { reporter: { planned: (p) => onFilesPlanned(p.toCopy) } } : {})
     })
 
-    // Records.
+    // Records: those the target does not hold yet, in each list's source order; then the
+    // restore carries the rest (what changed at the source, what a stopped run left).
     step(`records: ${src.details.length}`)
-    const records: RestoreResult = yield* restore(store, target.rest, journal, {
+    const ordered = dryRun
+      ? undefined
+      : yield* createInSourceOrder({ client: target.rest, journal, target: target.workspaceId, details: src.details, concurrency })
+    const restored = yield* restore(store, target.rest, journal, {
       run,
       sourceWorkspaceId: source.workspaceId,
       targetWorkspaceId: target.workspaceId,
@@ -236,6 +242,13 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       concurrency,
       dryRun
     })
+    // The restore found the records created just before unchanged: they count as created.
+    const createdInOrder = ordered?.report?.doneByKind[OP_KINDS.recordCreate] ?? 0
+    const records: RestoreResult = {
+      ...restored,
+      created: restored.created + createdInOrder,
+      unchanged: Math.max(0, restored.unchanged - createdInOrder)
+    }
 
     // Comments, re-linked to the target's files.
     const uids = yield* fileUidLookup(journal)

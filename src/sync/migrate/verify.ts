@@ -235,9 +235,8 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
       }
       if (r.listTitle !== null) byList.set(r.listTitle, [...(byList.get(r.listTitle) ?? []), { source: d, target: t }])
       const emails = r.emails.filter((e) => now.users.has(e))
-      const diff = compareSummary(r, t, emails, archivedSettable)
-      const listDiffers = diff.list && !(r.listTitle !== null && notMadeSet.has(r.listTitle))
-      if (diff.fields || listDiffers) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
+      const diff = compareSummary(r, t, emails, archivedSettable, notMadeSet)
+      if (diff.fields || diff.list) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
       // Tags are carried on create; a record that existed before keeps its own (reported in notCarried).
       const want = commentsPerRecord.get(r.id) ?? 0
       if (want > 0) commented.push({ sourceId: r.id, targetId: t.id, want })
