@@ -51,6 +51,20 @@ export interface RehearseResult {
   readonly notCarried: ReadonlyArray<NotCarried>
 }
 
+/**
+ * Where the rehearsal's journals go: they are thrown away at its end, so a memory-backed
+ * directory (Linux's /dev/shm) when there is one, where the journal's flushes to disk cost
+ * nothing (a third of a 10,000-record rehearsal's time on a disk); else the temp directory.
+ */
+const scratchRoot = (): string => {
+  try {
+    fs.accessSync("/dev/shm", fs.constants.W_OK)
+    return "/dev/shm"
+  } catch {
+    return os.tmpdir()
+  }
+}
+
 /** Reads of the rehearsal: many at once, the emulator is local. */
 const READ_CONCURRENCY = 16
 
@@ -250,7 +264,7 @@ export const rehearse = (store: SnapshotStoreService, options: RehearseOptions):
       (h) => Effect.promise(() => h.close())
     )
     const dir = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "worksync-rehearsal-"))),
+      Effect.sync(() => fs.mkdtempSync(path.join(scratchRoot(), "worksync-rehearsal-"))),
       (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
     )
     const targets = plans.map((p, i) => handle.admin.createWorkspace({ name: `Rehearsal ${i + 1} of workspace ${p.sourceId}` }).id)

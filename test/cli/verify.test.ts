@@ -17,6 +17,7 @@ import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { contentHash } from "../../src/store/snapshot-hash.ts"
 import { connectionEnv } from "../support/cli.ts"
 import { Emulator, emulatorLayer } from "../support/effect.ts"
+import { freshSchema, pgClient } from "../support/postgres.ts"
 import { cli, WorkDir, workDirLayer } from "./cli-effect.ts"
 
 const READS = new Set(areas.flatMap((a) => (a.operations ?? []).filter((op) => !op.write).map((op) => op.name)))
@@ -250,6 +251,21 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), workDirLayer("ws-cli-verify-
         const routes = Object.keys(emu.stats().byRoute)
         expect(routes.length).toBeGreaterThan(0)
         expect(routes.filter((route) => !READS.has(route))).toEqual([])
+      }), TEST_TIMEOUT)
+
+    it.effect("a snapshot on PostgreSQL is verified and rehearsed the same way, and records the outcome", () =>
+      Effect.gen(function*() {
+        const emu = yield* Emulator
+        const pg = yield* freshSchema
+        const b = yield* cli(["backup", "--snapshot", pg, "--json"], { env: connectionEnv(emu) })
+        expect(b.code, b.stderr).toBe(0)
+        const r = yield* cli(["verify", "--snapshot", pg, "--rehearse", "--json"])
+        expect(r.code, r.stderr).toBe(0)
+        expect(checkOf(r.stdout, "integrity")).toMatchObject({ ok: true, failed: 0 })
+        expect(checkOf(r.stdout, "rehearse.records")).toMatchObject({ ok: true, failed: 0 })
+        const client = yield* pgClient(pg.replace(/\?schema=.*$/, ""))
+        const rows = yield* Effect.promise(() => client.query("SELECT run_id::int AS run_id, verified_ok FROM worksync.runs_summary"))
+        expect(rows.rows).toEqual([{ run_id: 1, verified_ok: 1 }])
       }), TEST_TIMEOUT)
 
     it.effect("exit 64 with one line: missing snapshot, unknown run, missing --files directory, bad --sample", () =>
