@@ -13,6 +13,10 @@
  * A workspace source whose listing cannot be verified complete (it kept changing behind
  * the reading) still gives every file it read: those are copied, then the copy fails with
  * `ListingUnverified` (the summary inside), and a rerun copies what the listing missed.
+ *
+ * A file the source says is not there (deleted after the listing was read) is held until
+ * the end of the copy, then confirmed gone (deleted-at-source.ts): it is reported as
+ * deleted at the source and done in the journal, not failed.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -22,8 +26,9 @@ import * as path from "node:path"
 import { isAbort } from "../../client/predicates.ts"
 import type { JournalApi, JournalError, JournalStateError, Op } from "../../store/journal.ts"
 import type { Digest } from "./digest.ts"
+import { confirmGone, type DeletedAtSource, isDeletedAtSource } from "./deleted-at-source.ts"
 import { type DirTarget, openDirTarget } from "./dir-target.ts"
-import { detailOf, SizeMismatch } from "./errors.ts"
+import { detailOf, SizeMismatch, SourceMissing } from "./errors.ts"
 import {
   assignLocalNames,
   type CopyPayload,
@@ -74,6 +79,8 @@ export interface CopyReporter {
   readonly bytes?: (n: number) => void
   readonly fileDone?: (name: string, size: number, where: string) => void
   readonly fileFailed?: (name: string, reason: string) => void
+  /** A source file was deleted at the source during the copy (confirmed gone): not copied, not failed. */
+  readonly fileDeleted?: (name: string) => void
   readonly retrying?: (name: string, reason: string) => void
 }
 
@@ -95,6 +102,11 @@ export interface CopyFilesOptions {
 export interface CopyFailure {
   readonly name: string
   readonly reason: string
+  /**
+   * The source said the file is not there, and that it was deleted could not be confirmed
+   * (it is still listed, or the listing could not be read or verified complete).
+   */
+  readonly notFoundAtSource?: true
 }
 
 /** The `--json` shape of the contract, plus details for people. */
@@ -104,6 +116,10 @@ export interface CopySummary {
   readonly skipped: number
   readonly failed: number
   readonly bytes: number
+  /** Source files deleted at the source during the copy (confirmed gone): not copied, not in `failed`. */
+  readonly deleted: number
+  /** Their names. */
+  readonly deletedAtSource: ReadonlyArray<string>
   /** Source files not copied because they are still PENDING. */
   readonly pendingSource: ReadonlyArray<string>
   readonly failures: ReadonlyArray<CopyFailure>
@@ -138,7 +154,15 @@ export class ListingUnverified extends Data.TaggedError("ListingUnverified")<{
   /** One line; `journal` names the journal as the caller's user knows it (`--journal`). */
   describe(journal: string): string {
     const s = this.summary
-    return `the file listing of workspace ${this.workspaceId} could not be verified complete (${this.detail}); of the ${s.files} file(s) it read, ${s.copied} copied, ${s.skipped} already copied, ${s.failed} failed; rerun with the same ${journal} to copy any it missed`
+    // A file deleted at the source meanwhile is only said so when a listing verified
+    // complete no longer holds it; under a listing that keeps changing it stays failed.
+    const notFound = s.failures.filter((f) => f.notFoundAtSource === true).length
+    const failed = notFound > 0
+      ? `${s.failed} failed (${notFound} of them not found at the source, perhaps deleted meanwhile: no listing verified complete confirms it)`
+      : `${s.failed} failed`
+    const deleted = s.deleted > 0 ? `, ${s.deleted} deleted at the source meanwhile` : ""
+    const retry = s.failed > 0 ? " and retry those that failed" : ""
+    return `the file listing of workspace ${this.workspaceId} could not be verified complete (${this.detail}); of the ${s.files} file(s) it read, ${s.copied} copied, ${s.skipped} already copied, ${failed}${deleted}; rerun with the same ${journal} to copy any it missed${retry}`
   }
 }
 
@@ -162,12 +186,20 @@ export type RecordedOutcome =
     /** Every other file would meet the same failure (a wait too long, a refused token): start no more. */
     readonly abort: boolean
   }
+  /** The source said the file is not there: not recorded yet (see `onMissing`). */
+  | { readonly _tag: "Missing"; readonly reason: string }
 
-/** Runs one file's copy and records its end: done with its uid mapping, or failed with the reason. */
+/**
+ * Runs one file's copy and records its end: done with its uid mapping, or failed with the
+ * reason. A file the source says is not there is left for the copy's end to settle:
+ * `onMissing` "hold" keeps it in flight (the main process settles it), "give back"
+ * releases it to pending (a helper: the main process takes it again and settles it).
+ */
 export const recordOutcome = (
   journal: JournalApi,
   job: Pick<UploadJob, "key" | "payload">,
-  outcome: Effect.Effect<CopyResult, unknown>
+  outcome: Effect.Effect<CopyResult, unknown>,
+  onMissing: "hold" | "give back"
 ): Effect.Effect<RecordedOutcome, JournalError | JournalStateError> =>
   Effect.flatMap(Effect.result(outcome), (result): Effect.Effect<RecordedOutcome, JournalError | JournalStateError> => {
     if (result._tag === "Success") {
@@ -176,6 +208,10 @@ export const recordOutcome = (
       return Effect.as(journal.complete(job.key, r, mappings), { _tag: "Copied", result: r })
     }
     const reason = detailOf(result.failure)
+    if (result.failure instanceof SourceMissing) {
+      const missing: RecordedOutcome = { _tag: "Missing", reason }
+      return onMissing === "hold" ? Effect.succeed(missing) : Effect.as(journal.release(job.key, reason), missing)
+    }
     return Effect.as(journal.fail(job.key, reason), { _tag: "Failed", reason, abort: isAbort(result.failure) })
   })
 
@@ -296,6 +332,9 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     let copied = 0
     let bytes = 0
     const failures: Array<CopyFailure> = []
+    /** Files the source said are not there, held in flight until the end (see `settleMissing`). */
+    const missing: Array<{ readonly file: PlannedFile; readonly reason: string }> = []
+    const deletedAtSource: Array<string> = []
     /** The failure that stops the run (nothing new starts after it), and files left unstarted. */
     let stop: string | undefined
     let notStarted = 0
@@ -308,12 +347,14 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     }
 
     const finish = (file: PlannedFile, outcome: Effect.Effect<CopyResult, unknown>) =>
-      Effect.map(recordOutcome(journal, file, outcome), (recorded) => {
+      Effect.map(recordOutcome(journal, file, outcome, "hold"), (recorded) => {
         const name = nameOf(file.payload.source)
         if (recorded._tag === "Copied") {
           copied++
           bytes += recorded.result.size
           reporter.fileDone?.(name, recorded.result.size, recorded.result.path ?? recorded.result.uid ?? "")
+        } else if (recorded._tag === "Missing") {
+          missing.push({ file, reason: recorded.reason })
         } else {
           failures.push({ name, reason: recorded.reason })
           reporter.fileFailed?.(name, recorded.reason)
@@ -391,7 +432,10 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
       for (const file of waiting) {
         const op = states.get(file.key)
         const name = nameOf(file.payload.source)
-        if (op?.state === "done") {
+        if (op?.state === "done" && isDeletedAtSource(op.result)) {
+          deletedAtSource.push(name)
+          reporter.fileDeleted?.(name)
+        } else if (op?.state === "done") {
           const r = op.result as CopyResult
           // Its helper reported the file as it finished; only the total moves here.
           copied++
@@ -419,12 +463,35 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
       if (waiting.length > 0) yield* Effect.sleep(SPREAD_POLL)
     }
 
+    // Files the source said are not there: deleted at the source, or failed.
+    if (missing.length > 0) {
+      const verdicts = yield* confirmGone(options.source, missing.map((m) => m.file.payload.source))
+      yield* Effect.forEach(missing, ({ file, reason }, i) => {
+        const name = nameOf(file.payload.source)
+        const verdict = verdicts[i]!
+        if (verdict._tag === "Gone") {
+          const result: DeletedAtSource = { deletedAtSource: true, detail: reason }
+          return Effect.map(journal.complete(file.key, result), () => {
+            deletedAtSource.push(name)
+            reporter.fileDeleted?.(name)
+          })
+        }
+        const failed = `${reason}; ${verdict.why}`
+        return Effect.map(journal.fail(file.key, failed), () => {
+          failures.push(verdict._tag === "Unconfirmed" ? { name, reason: failed, notFoundAtSource: true } : { name, reason: failed })
+          reporter.fileFailed?.(name, failed)
+        })
+      }, { discard: true })
+    }
+
     const summary: CopySummary = {
       files: planned.length,
       copied,
       skipped: planned.length - todo.length,
       failed: failures.length,
       bytes,
+      deleted: deletedAtSource.length,
+      deletedAtSource,
       pendingSource: listed.pending,
       failures,
       ...(stop !== undefined ? { stopped: { reason: stop, notStarted } } : {})

@@ -55,6 +55,21 @@ export class SizeMismatch extends Data.TaggedError("SizeMismatch")<{
   }
 }
 
+/**
+ * The source said the file is not there: its download answered that it does not exist
+ * (a workspace's file), or it is no longer on disk (a directory's). The file may have
+ * been deleted at the source during the copy; the copy confirms that before saying so
+ * (deleted-at-source.ts), and counts it failed when it cannot.
+ */
+export class SourceMissing extends Data.TaggedError("SourceMissing")<{
+  readonly name: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `${this.name}: not found at the source (${this.detail})`
+  }
+}
+
 /** Reading or writing a local file failed. */
 export class LocalIoError extends Data.TaggedError("LocalIoError")<{
   readonly path: string
@@ -99,7 +114,7 @@ export class UploadNotLanded extends Data.TaggedError("UploadNotLanded")<{
 }
 
 export type FileCopyError = CopySpecInvalid | FileTooLarge | SizeMismatch | LocalIoError | UnsafeLocalPath | NotConfirmed
-  | UploadNotLanded | NameNotAddressable
+  | UploadNotLanded | NameNotAddressable | SourceMissing
 
 const TAGS = new Set([
   "CopySpecInvalid",
@@ -109,7 +124,8 @@ const TAGS = new Set([
   "UnsafeLocalPath",
   "NotConfirmed",
   "UploadNotLanded",
-  "NameNotAddressable"
+  "NameNotAddressable",
+  "SourceMissing"
 ])
 
 export const isFileCopyError = (u: unknown): u is FileCopyError =>

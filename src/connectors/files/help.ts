@@ -86,13 +86,15 @@ export const helpCopy = (options: CopyFilesOptions): Effect.Effect<HelpSummary, 
     })
 
     const finish = (job: UploadJob, outcome: Effect.Effect<CopyResult, unknown>) =>
-      Effect.map(recordOutcome(journal, job, outcome), (recorded) => {
+      // A file the source says is not there goes back to the main process, which
+      // confirms it was deleted with one listing at the end of the copy.
+      Effect.map(recordOutcome(journal, job, outcome, "give back"), (recorded) => {
         const name = nameOf(job.payload.source)
         if (recorded._tag === "Copied") {
           copied++
           bytes += recorded.result.size
           reporter.fileDone?.(name, recorded.result.size, recorded.result.uid ?? "")
-        } else {
+        } else if (recorded._tag === "Failed") {
           failed++
           reporter.fileFailed?.(name, recorded.reason)
           if (recorded.abort) stop ??= recorded.reason

@@ -3,12 +3,13 @@
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { FileItem } from "../../schema/files.ts"
 import { ScanUnstable } from "../../streams/stable-scan.ts"
-import { detailOf, LocalIoError } from "./errors.ts"
+import { detailOf, LocalIoError, SourceMissing } from "./errors.ts"
 import type { SourceFile } from "./plan.ts"
 import type { WorkspaceFiles } from "./ports.ts"
 import type { Endpoint } from "./spec.ts"
@@ -43,17 +44,14 @@ export const listSource = (
       }))
     )
   }
-  // A listing that cannot be verified still gave every file it read (the scan emits as it
-  // reads): those are copied, and the caller says the listing may be short.
-  const read: Array<FileItem> = []
-  return Stream.runForEach(source!.listFiles(from.workspaceId), (item) => Effect.sync(() => void read.push(item))).pipe(
-    Effect.as<ScanUnstable | null>(null),
-    Effect.catchIf((e): e is ScanUnstable => e instanceof ScanUnstable, (e) => Effect.succeed(e)),
-    Effect.map((unverified): SourceListing => {
+  // A listing that cannot be verified still gave every file it read: those are copied,
+  // and the caller says the listing may be short.
+  return readListing(source!, from.workspaceId).pipe(
+    Effect.map(({ items, unverified }): SourceListing => {
       const files: Array<SourceFile> = []
       const pending: Array<string> = []
       const seen = new Set<string>()
-      for (const item of read) {
+      for (const item of items) {
         // Offset paging may repeat an item when the listing shifts under us.
         if (seen.has(item.uid)) continue
         seen.add(item.uid)
@@ -76,15 +74,74 @@ export const listSource = (
   )
 }
 
-/** The bytes of a source file as a stream; each run of the stream reads afresh. */
+/**
+ * Every file item of a workspace's listing as read (repeats included), and whether it
+ * could be verified complete. A listing that cannot be verified still gives every item it
+ * read (the scan emits as it reads): `unverified` says it may be short.
+ */
+export const readListing = (
+  source: WorkspaceFiles,
+  workspaceId: string
+): Effect.Effect<{ readonly items: ReadonlyArray<FileItem>; readonly unverified: ScanUnstable | null }, unknown> => {
+  const items: Array<FileItem> = []
+  return Stream.runForEach(source.listFiles(workspaceId), (item) => Effect.sync(() => void items.push(item))).pipe(
+    Effect.as<ScanUnstable | null>(null),
+    Effect.catchIf((e): e is ScanUnstable => e instanceof ScanUnstable, (e) => Effect.succeed(e)),
+    Effect.map((unverified) => ({ items, unverified }))
+  )
+}
+
+/**
+ * HTTP answers to a download that say the file is not there. The documents show what a
+ * uid without a name gets (404, R-FILE-SERVE-06), not what the uid of a deleted file
+ * gets: 404 or 410 from the serving URL, or a redirect to storage that answers 404 (or
+ * 403, as a store does that hides which keys exist) are all plausible. None proves the
+ * file was deleted: the copy confirms it with the listing (deleted-at-source.ts).
+ */
+const NOT_THERE_STATUSES: ReadonlySet<number> = new Set([403, 404, 410])
+
+/** Whether a download's failure says the file is not there (see NOT_THERE_STATUSES). */
+export const saysNotThere = (e: unknown): boolean =>
+  (Predicate.isTagged(e, "UploadRejected") || Predicate.isTagged(e, "UnexpectedStatus")) &&
+  Predicate.hasProperty(e, "status") && typeof e.status === "number" && NOT_THERE_STATUSES.has(e.status)
+
+/** A local file that is not there (anymore): removed, or a directory on its path removed. */
+const isNoEntry = (e: unknown): boolean => {
+  const code = typeof e === "object" && e !== null && "code" in e ? e.code : undefined
+  return code === "ENOENT" || code === "ENOTDIR"
+}
+
+const localPathOf = (file: Extract<SourceFile, { kind: "dir" }>): string =>
+  path.join(file.root, ...file.relPath.split("/"))
+
+/**
+ * The bytes of a source file as a stream; each run of the stream reads afresh. A source
+ * that says the file is not there fails with `SourceMissing`.
+ */
 export const openSource = (
   source: WorkspaceFiles | undefined,
   file: SourceFile
 ): Stream.Stream<Uint8Array, unknown> => {
-  if (file.kind === "workspace") return source!.download({ uid: file.uid, name: file.name })
-  const local = path.join(file.root, ...file.relPath.split("/"))
+  if (file.kind === "workspace") {
+    return source!.download({ uid: file.uid, name: file.name }).pipe(
+      Stream.mapError((e) => (saysNotThere(e) ? new SourceMissing({ name: file.name, detail: detailOf(e) }) : e))
+    )
+  }
+  const local = localPathOf(file)
   return NodeStream.fromReadable({
     evaluate: () => fs.createReadStream(local, { highWaterMark: 256 * 1024 }),
-    onError: (e) => new LocalIoError({ path: local, operation: "read", detail: detailOf(e) })
+    onError: (e) =>
+      isNoEntry(e)
+        ? new SourceMissing({ name: file.relPath, detail: detailOf(e) })
+        : new LocalIoError({ path: local, operation: "read", detail: detailOf(e) })
+  })
+}
+
+/** Whether a directory's file is still on disk. */
+export const onDisk = (file: Extract<SourceFile, { kind: "dir" }>): Effect.Effect<boolean, LocalIoError> => {
+  const local = localPathOf(file)
+  return Effect.tryPromise({
+    try: () => fs.promises.stat(local).then(() => true, (e: unknown) => (isNoEntry(e) ? false : Promise.reject(e))),
+    catch: (e) => new LocalIoError({ path: local, operation: "look at", detail: detailOf(e) })
   })
 }

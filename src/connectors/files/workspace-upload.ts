@@ -21,7 +21,7 @@ import type { FileItem } from "../../schema/files.ts"
 import type { JournalApi, Op } from "../../store/journal.ts"
 import { tapDigestStream } from "./digest.ts"
 import { OutcomeUnknown } from "../../client/errors.ts"
-import { detailOf, FileTooLarge, NotConfirmed, SizeMismatch, UploadNotLanded } from "./errors.ts"
+import { detailOf, FileTooLarge, NotConfirmed, SizeMismatch, SourceMissing, UploadNotLanded } from "./errors.ts"
 import {
   type CopyPayload,
   type CopyResult,
@@ -192,7 +192,11 @@ export const uploadOne = (ctx: UploadContext, job: UploadJob, op: Op): Effect.Ef
       // Durable before the bytes go: a rerun after a crash confirms this upload instead of repeating it.
       yield* journal.setMapping({ namespace: FILE_ATTEMPT_NAMESPACE, sourceKey: job.key, targetId: slot.uid })
       let moved = 0
-      const tapped = tapDigestStream(openSource(ctx.source, source), (b) => {
+      // How the source's bytes failed, if they did: a PUT fails with its own error when
+      // its body fails, and a file gone from the source is not uploaded again.
+      let sourceFailure: unknown = undefined
+      const body = Stream.tapError(openSource(ctx.source, source), (e) => Effect.sync(() => void (sourceFailure = e)))
+      const tapped = tapDigestStream(body, (b) => {
         moved += b
         reporter.bytes?.(b)
       })
@@ -211,6 +215,7 @@ export const uploadOne = (ctx: UploadContext, job: UploadJob, op: Op): Effect.Ef
           return { path: null, uid: slot.uid, size, sha256: digest.size === size ? digest.sha256 : null }
         }
         takeBack()
+        if (sourceFailure instanceof SourceMissing) return yield* Effect.fail(sourceFailure)
         // A presigned URL is single-use: the next attempt presigns afresh.
         return yield* again(n, put.failure)
       }
@@ -296,11 +301,17 @@ export const uploadBatch = (
   Effect.gen(function*() {
     const { reporter, target } = ctx
     let moved = 0
-    const taps = jobs.map(({ job }) =>
-      tapDigestStream(openSource(ctx.source, job.payload.source), (b) => {
-        moved += b
-        reporter.bytes?.(b)
-      })
+    // A source that failed: the batch fails with it, and a file gone from the source is
+    // not sent again on its own.
+    const sourceFailures: Array<unknown> = jobs.map(() => undefined)
+    const taps = jobs.map(({ job }, i) =>
+      tapDigestStream(
+        Stream.tapError(openSource(ctx.source, job.payload.source), (e) => Effect.sync(() => void (sourceFailures[i] = e))),
+        (b) => {
+          moved += b
+          reporter.bytes?.(b)
+        }
+      )
     )
     const sentAt = new Date().toISOString()
     const sent = yield* Effect.result(
@@ -354,6 +365,11 @@ export const uploadBatch = (
     for (let i = 0; i < jobs.length; i++) {
       const { job } = jobs[i]!
       const size = job.payload.source.size
+      const sourceFailure = sourceFailures[i]
+      if (sourceFailure instanceof SourceMissing) {
+        out.push({ key: job.key, result: Effect.fail(sourceFailure) })
+        continue
+      }
       const adopted = listed !== null && listed._tag === "Success"
         ? yield* ctx.adopter
           .adopt(job.payload.uploadName ?? uploadNameOf(job.payload.source), size, sentAt)
