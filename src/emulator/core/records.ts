@@ -58,11 +58,15 @@ interface Filter {
   readonly params: Array<unknown>
 }
 
-/** The workspace scope of a read: one named workspace, or every workspace the caller reaches (R-REST-RECORD-11/12). */
+/**
+ * The workspace scope of a read: one named workspace, or every workspace the caller reaches
+ * (R-REST-RECORD-11/12). Its conditions and list-records' filters write parameters as `+?`
+ * (sql.ts: a page is planned once, not on every call).
+ */
 const scope = (ctx: EmulatorContext, principal: Principal, workspaceRef: string | undefined): Filter => {
   if (workspaceRef !== undefined) {
     const ws = requireWorkspace(ctx, principal, workspaceRef, "read")
-    return { where: ["r.workspace_id = ?"], params: [ws.id] }
+    return { where: ["r.workspace_id = +?"], params: [ws.id] }
   }
   return {
     where: ["r.workspace_id IN (SELECT value FROM json_each(?))"],
@@ -185,11 +189,11 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
   if (input.listId !== undefined) {
     const exists = get(ctx.db, "SELECT 1 FROM lists WHERE id = ? AND deleted_at IS NULL", input.listId)
     if (exists === undefined) throw notFound("List")
-    where.push("r.list_id = ?")
+    where.push("r.list_id = +?")
     params.push(input.listId)
   }
   if (input.done !== undefined) {
-    where.push("r.done = ?")
+    where.push("r.done = +?")
     params.push(input.done ? 1 : 0)
   }
   archivedFilter(ctx, filter, input.archived)
@@ -200,7 +204,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
     idFilter(ctx, filter, "record_tags", "tag_id", input.tagIds)
   }
   if (input.search !== undefined && input.search !== "") {
-    where.push("r.title LIKE ? ESCAPE '\\'")
+    where.push("r.title LIKE +? ESCAPE '\\'")
     params.push(likePattern(input.search))
   }
   const skip = input.skip ?? PAGE_DEFAULT_SKIP
@@ -218,7 +222,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
           ctx.db,
           `SELECT ${RECORD_COLUMNS} FROM records r ${index}
             WHERE r.deleted_at IS NULL AND ${condition}
-            ORDER BY r.position, r.id LIMIT ? OFFSET ?`,
+            ORDER BY r.position, r.id LIMIT +? OFFSET +?`,
           ...params,
           limit + 1,
           skip
@@ -227,7 +231,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
           ctx.db,
           `SELECT ${RECORD_COLUMNS} FROM records r ${index}
             WHERE r.deleted_at IS NULL AND ${condition} AND (r.position, r.id) > (?, ?)
-            ORDER BY r.position, r.id LIMIT ? OFFSET ?`,
+            ORDER BY r.position, r.id LIMIT +? OFFSET +?`,
           ...params,
           boundary.position,
           boundary.id,
@@ -265,7 +269,7 @@ const listRecordsPage = (ctx: EmulatorContext, filter: Filter, skip: number, lim
     ctx.db,
     `SELECT ${RECORD_COLUMNS} FROM records r
       WHERE r.deleted_at IS NULL AND ${filter.where.join(" AND ")}
-      ORDER BY ${recordOrder(ctx)} LIMIT ? OFFSET ?`,
+      ORDER BY ${recordOrder(ctx)} LIMIT +? OFFSET +?`,
     ...filter.params,
     limit + 1,
     skip
@@ -281,7 +285,7 @@ const listRecordsPage = (ctx: EmulatorContext, filter: Filter, skip: number, lim
  */
 const archivedFilter = (ctx: EmulatorContext, filter: Filter, archived: boolean | undefined): void => {
   if (archived !== undefined) {
-    filter.where.push("r.archived = ?")
+    filter.where.push("r.archived = +?")
     filter.params.push(archived ? 1 : 0)
   } else if (ctx.variant === "alt") {
     filter.where.push("r.archived = 0")
