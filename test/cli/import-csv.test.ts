@@ -60,12 +60,15 @@ const noSecrets = (handle: EmulatorHandle, r: Ran) => {
 }
 
 /**
- * The `--json` line's notices where the list create makes no list (the alt reading,
- * assumptions.ts CREATE_LIST_READING): one line naming the lists; none otherwise.
+ * What the `--json` line adds where the list create makes no list (the alt reading,
+ * assumptions.ts CREATE_LIST_READING): the lists, and one notice naming them; nothing otherwise.
  */
 const listsNotMade = (handle: EmulatorHandle, titles: ReadonlyArray<string>) =>
   handle.variant === "alt"
-    ? { notices: [expect.stringMatching(new RegExp(`^lists: .*records go to the first list: ${titles.map((t) => JSON.stringify(t)).join(", ")}$`))] }
+    ? {
+      notices: [expect.stringMatching(new RegExp(`^lists: .*records go to the first list: ${titles.map((t) => JSON.stringify(t)).join(", ")}$`))],
+      listsNotMade: titles
+    }
     : {}
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
@@ -117,6 +120,31 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(comma.html).toMatch(/<p>first para<\/p>\s*<p>second &quot;quoted&quot; para<\/p>/)
         expect(comma.text).toContain("second \"quoted\" para")
         expect((rec.get(ws, "Last") as { done: number }).done).toBe(1)
+      }))
+
+    it.effect("R-REST-CALL-15: a tool's export where the list create makes no list (the alt reading): exit 0, the lists named on stderr and in --json, and the rerun sends nothing", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "from jira" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const args = ["import-csv", "--workspace", ws, "--csv", "examples/data/jira-export.csv", "--preset", "jira", "--journal", path.join(dir, "j.sqlite"), "--json"]
+        // "To Do" is the workspace's own first list ("To do"); the other two statuses are lists to make.
+        const lists = ["Done", "In Progress"]
+        // A tool's preset writes comments and files through GraphQL: the app connection too.
+        const app = { WORKSYNC_TOKEN_ID: handle.tokenId, WORKSYNC_TOKEN_SECRET: handle.tokenSecret }
+        const r = yield* run(handle, args, app)
+        expect(r.code, r.stderr).toBe(0)
+        expect(JSON.parse(r.stdout)).toMatchObject({ rows: 3, created: 3, rejected: 0, ...listsNotMade(handle, lists) })
+        if (handle.variant === "alt") {
+          expect(r.stderr).toContain(`import: lists: create-list answered success but list-lists does not show the list: not possible on this service; records go to the first list: "Done", "In Progress"`)
+        } else {
+          expect(JSON.parse(r.stdout).listsNotMade).toBeUndefined()
+        }
+        handle.resetStats()
+        const again = yield* run(handle, args, app)
+        expect(again.code, again.stderr).toBe(0)
+        expect(JSON.parse(again.stdout)).toMatchObject({ rows: 3, created: 0, skipped: 3, ...listsNotMade(handle, lists) })
+        expect(["create-list", "create-record", "update-record"].map((w) => handle.stats().byRoute[w] ?? 0)).toEqual([0, 0, 0])
       }))
 
     it.effect("an unknown column in the mapping is an error before any row is read (exit 64)", () =>

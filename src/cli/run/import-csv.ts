@@ -156,6 +156,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
         skipped: result.skipped,
         rejected: result.rejected,
         ...(result.notices.length > 0 ? { notices: result.notices } : {}),
+        ...(result.listsNotMade !== undefined ? { listsNotMade: result.listsNotMade } : {}),
         // Like notices, present only when there is one (the contract's fields stay as they are).
         ...(result.adopted.length > 0
           ? { adopted: result.adopted.map((a) => ({ key: a.opKey, recordId: a.targetId, found: a.detail })) }
