@@ -77,7 +77,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       noSecrets(emu, r)
       expect(r.code).toBe(0)
       const bytes = confirmed.reduce((n, f) => n + f.size, 0)
-      expect(JSON.parse(r.stdout)).toEqual({ files: confirmed.length, copied: confirmed.length, skipped: 0, failed: 0, bytes })
+      expect(JSON.parse(r.stdout)).toEqual({ files: confirmed.length, copied: confirmed.length, skipped: 0, failed: 0, bytes, deleted: 0 })
       expect(r.stderr).toMatch(/PENDING/)
       const manifest = fs.readFileSync(path.join(out, "manifest.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
       expect(manifest).toHaveLength(confirmed.length)
@@ -91,7 +91,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
 
       const again = yield* run(emu, ["copy-files", "--from", `workspace:${ws}`, "--to", `dir:${out}`, "--journal", journal, "--json", "-q"])
       expect(again.code).toBe(0)
-      expect(JSON.parse(again.stdout)).toEqual({ files: confirmed.length, copied: 0, skipped: confirmed.length, failed: 0, bytes: 0 })
+      expect(JSON.parse(again.stdout)).toEqual({ files: confirmed.length, copied: 0, skipped: confirmed.length, failed: 0, bytes: 0, deleted: 0 })
       expect(again.stderr).toBe("")
     }))
 
@@ -217,7 +217,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       const out = path.join(yield* tmp(), "copy")
       const r = yield* run(emu, ["copy-files", "--from", `dir:${src}`, "--to", `dir:${out}`, "--journal", path.join(yield* tmp(), "j.sqlite"), "--include", "**/*.txt", "--json", "-q"])
       expect(r.code).toBe(0)
-      expect(JSON.parse(r.stdout)).toEqual({ files: 2, copied: 2, skipped: 0, failed: 0, bytes: 7 })
+      expect(JSON.parse(r.stdout)).toEqual({ files: 2, copied: 2, skipped: 0, failed: 0, bytes: 7, deleted: 0 })
       expect(fs.readdirSync(out).sort()).toEqual(["a_b_deep.txt", "manifest.ndjson", "top.txt"])
       expect(fs.readFileSync(path.join(out, "a_b_deep.txt"), "utf8")).toBe("deep")
     }))
@@ -255,6 +255,50 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(fs.readdirSync(out).filter((f) => f !== "manifest.ndjson")).toEqual([])
     }))
 
+  it.effect("R-FILE-SERVE-01: files deleted at the source while they are copied: a line each, --json counts them as deleted, not failed, exit 0; the rerun does nothing", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const ws = emu.admin.createWorkspace({ name: "Deleted meanwhile" }).id
+      const uids = seedConfirmedFiles(emu, ws, 5)
+      // When the first download reaches the serving URL, f1 and f3 are deleted (before it is answered).
+      emu.faults.fileDeletes.script({ on: "serve", uids: [uids[1]!, uids[3]!] })
+      const out = path.join(yield* tmp(), "out")
+      const journal = path.join(yield* tmp(), "j.sqlite")
+      const args = ["copy-files", "--from", `workspace:${ws}`, "--to", `dir:${out}`, "--journal", journal, "--json"]
+      const r = yield* run(emu, args)
+      noSecrets(emu, r)
+      expect(r.code).toBe(0)
+      const bytes = filesOf(emu, ws).reduce((n, f) => n + f.size, 0)
+      expect(JSON.parse(r.stdout)).toEqual({ files: 5, copied: 3, skipped: 0, failed: 0, bytes, deleted: 2 })
+      const lines = r.stderr.trim().split("\n")
+      expect(lines.filter((l) => l.startsWith("deleted at the source")).sort()).toEqual([
+        "deleted at the source during the copy, not copied: f1.txt",
+        "deleted at the source during the copy, not copied: f3.txt"
+      ])
+      expect(lines.filter((l) => l.startsWith("failed"))).toEqual([])
+      expect(lines.at(-1)).toMatch(/^copy-files: 5 file\(s\): 3 copied \(.*\), 0 already copied, 0 failed, 2 deleted at the source meanwhile$/)
+
+      const again = yield* run(emu, [...args, "-q"])
+      expect(again.code).toBe(0)
+      expect(JSON.parse(again.stdout)).toEqual({ files: 3, copied: 0, skipped: 3, failed: 0, bytes: 0, deleted: 0 })
+      expect(again.stderr).toBe("")
+    }))
+
+  it.effect("R-FILE-SERVE-01: a file whose download answers 404 while it is still listed is failed, exit 1, with one line saying so", () =>
+    Effect.gen(function*() {
+      const emu = yield* Emulator
+      const ws = emu.admin.createWorkspace({ name: "Object lost" }).id
+      const uids = seedConfirmedFiles(emu, ws, 3)
+      // Storage lost f1's object: the file is still listed, its download answers 404.
+      emu.faults.fileDeletes.script({ on: "serve", uids: [uids[1]!], what: "object" })
+      const r = yield* run(emu, ["copy-files", "--from", `workspace:${ws}`, "--to", `dir:${path.join(yield* tmp(), "out")}`, "--journal", path.join(yield* tmp(), "j.sqlite"), "--json", "-q"])
+      expect(r.code).toBe(1)
+      expect(JSON.parse(r.stdout)).toMatchObject({ files: 3, copied: 2, failed: 1, deleted: 0 })
+      expect(r.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(/^worksync: copy-files: 1 of 3 file\(s\) failed \(first: f1\.txt: not found at the source \(.*404.*\); the file is still listed at the source\); rerun with the same --journal to retry them$/)
+      ])
+    }))
+
   // Two copies of 258 files: the timeout leaves room for a loaded machine.
   it.effect("R-REST-PAGE-08: 258 files, files created under older timestamps and deleted at the head of the listing while it is read: exit 1 with one line naming the unverified listing, every file it read copied; the rerun exits 0 and copies the rest, none twice", () =>
     Effect.gen(function*() {
@@ -270,11 +314,13 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       const first = yield* run(emu, args).pipe(Effect.ensuring(Effect.sync(() => emu.faults.configure({ fileChurn: undefined }))))
       noSecrets(emu, first)
       expect(first.code).toBe(1)
-      expect(first.stderr.trim().split("\n")).toEqual([
-        expect.stringMatching(new RegExp(`^worksync: copy-files: the file listing of workspace ${ws} could not be verified complete \\(verification budget exceeded: [^\\n]*\\); of the \\d+ file\\(s\\) it read, \\d+ copied, 0 already copied, \\d+ failed; rerun with the same --journal to copy any it missed$`))
-      ])
       const j1 = JSON.parse(first.stdout)
-      expect(j1.copied + j1.failed).toBe(j1.files)
+      // Files deleted at the head before their turn fail: the listing read to confirm they
+      // were deleted keeps changing too. The line says what those failures are.
+      expect(first.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(new RegExp(`^worksync: copy-files: the file listing of workspace ${ws} could not be verified complete \\(verification budget exceeded: [^\\n]*\\); of the \\d+ file\\(s\\) it read, \\d+ copied, 0 already copied, ${j1.failed} failed \\(\\d+ of them not found at the source, perhaps deleted meanwhile: no listing verified complete confirms it\\); rerun with the same --journal to copy any it missed and retry those that failed$`))
+      ])
+      expect(j1.copied + j1.failed + j1.deleted).toBe(j1.files)
       // Every file that stayed throughout the run was read and copied.
       const afterFirst = new Set(filesOf(emu, ws).map((f) => f.uid))
       const copiedFirst = new Set(manifestUids())

@@ -136,6 +136,7 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
           bytes: (n) => run(progress.advance(n)),
           fileDone: (name, size, where) => run(progress.note(copiedLine(name, size, where, to.kind === "dir"))),
           fileFailed: (name, reason) => run(progress.note(`failed ${name}: ${reason}`)),
+          fileDeleted: (name) => run(progress.note(`deleted at the source during the copy, not copied: ${name}`)),
           retrying: (name, reason) =>
             verbosity === "verbose" ? run(progress.note(`retrying ${name}: ${reason}`)) : undefined
         }
@@ -154,17 +155,20 @@ export const copyFilesRun = (flags: CopyFilesFlags) =>
       yield* progress.done()
 
       if (flags.json) {
+        // The contract's keys, then the files deleted at the source meanwhile (not failed).
         yield* printJson({
           files: summary.files,
           copied: summary.copied,
           skipped: summary.skipped,
           failed: summary.failed,
-          bytes: summary.bytes
+          bytes: summary.bytes,
+          deleted: summary.deleted
         })
       }
+      const deleted = summary.deleted > 0 ? `, ${summary.deleted} deleted at the source meanwhile` : ""
       yield* logLine(
         verbosity,
-        `copy-files: ${summary.files} file(s): ${summary.copied} copied (${formatBytes(summary.bytes)}), ${summary.skipped} already copied, ${summary.failed} failed`
+        `copy-files: ${summary.files} file(s): ${summary.copied} copied (${formatBytes(summary.bytes)}), ${summary.skipped} already copied, ${summary.failed} failed${deleted}`
       )
       if (summary.stopped !== undefined) {
         return yield* Effect.fail(
