@@ -82,7 +82,7 @@ layer(emulatorWithClient({ seed: "empty" }), { timeout: 30_000, excludeTestServi
       if (process.env["COPY_CHURN_REPORT"] !== undefined) {
         console.log(JSON.stringify({
           variant: emu.variant,
-          firstRun: { read: s1.files, copied: s1.copied, failed: s1.failed, stable: stable.length, stableCopied: stable.filter((u) => copiedSet.has(u)).length },
+          firstRun: { read: s1.files, copied: s1.copied, failed: s1.failed, notFoundAtSource: notFound.length, deleted: s1.deleted, stable: stable.length, stableCopied: stable.filter((u) => copiedSet.has(u)).length },
           secondRun: { files: second.files, copied: second.copied, skipped: second.skipped, failed: second.failed }
         }))
       }
