@@ -103,8 +103,8 @@ export interface CopyFailure {
   readonly name: string
   readonly reason: string
   /**
-   * The source said the file is not there, and that it was deleted could not be confirmed
-   * (it is still listed, or the listing could not be read or verified complete).
+   * The source said the file is not there, and whether it was deleted could not be told:
+   * the listing read to confirm it failed or could not be verified complete.
    */
   readonly notFoundAtSource?: true
 }
@@ -332,7 +332,7 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     let copied = 0
     let bytes = 0
     const failures: Array<CopyFailure> = []
-    /** Files the source said are not there, held in flight until the end (see `settleMissing`). */
+    /** Files the source said are not there, held in flight until they are confirmed gone or failed, after the copy. */
     const missing: Array<{ readonly file: PlannedFile; readonly reason: string }> = []
     const deletedAtSource: Array<string> = []
     /** The failure that stops the run (nothing new starts after it), and files left unstarted. */
