@@ -17,7 +17,7 @@
  * calling thread's CPU time per row is what bounds an idle core when the journal's
  * inserts run on the second thread.
  */
-import { build, type Plugin } from "esbuild"
+import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -25,25 +25,12 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { writeImportCsv } from "./_import-csv.ts"
 import type { PlanFigures } from "./_plan-child.ts"
+import { root, sourcesOf } from "./_source-tree.ts"
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000)
 const REPEAT = Number(process.env.REPEAT ?? 3)
 const here = path.dirname(fileURLToPath(import.meta.url))
-const root = path.resolve(here, "..", "..")
 const trees = [root, ...(process.env.AGAINST === undefined ? [] : [path.resolve(process.env.AGAINST)])]
-
-/** Imports of this tree's src/ taken from `tree`'s instead. */
-const sourcesOf = (tree: string): Plugin => ({
-  name: "sources-of",
-  setup(b) {
-    b.onResolve({ filter: /\/src\// }, (args) => {
-      const resolved = path.resolve(args.resolveDir, args.path)
-      return resolved.startsWith(path.join(root, "src") + path.sep)
-        ? { path: path.join(tree, path.relative(root, resolved)) }
-        : undefined
-    })
-  }
-})
 
 /** The child and its planning thread, bundled from `tree` into `out`. */
 const bundle = async (tree: string, out: string) => {
