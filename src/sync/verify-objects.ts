@@ -16,7 +16,6 @@
 import * as Effect from "effect/Effect"
 import { createHash, randomInt } from "node:crypto"
 import * as fs from "node:fs"
-import { pipeline } from "node:stream/promises"
 import { objectPathIn } from "../store/object-store.ts"
 import type { SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
 import { type CheckResult, Tally } from "./verify-check.ts"
@@ -28,12 +27,10 @@ const digestOf = (file: string): Effect.Effect<{ sha256: string; size: number } 
       const hash = createHash("sha256")
       let size = 0
       try {
-        await pipeline(fs.createReadStream(file), async function*(source: AsyncIterable<Buffer>) {
-          for await (const chunk of source) {
-            size += chunk.length
-            hash.update(chunk)
-          }
-        })
+        for await (const chunk of fs.createReadStream(file) as AsyncIterable<Buffer>) {
+          size += chunk.length
+          hash.update(chunk)
+        }
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined
         throw e

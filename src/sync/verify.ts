@@ -18,7 +18,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { RestClientApi } from "../client/rest-client.ts"
-import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
+import type { RunRow, SnapshotStoreService } from "../store/snapshot.ts"
 import { brokenCheck, type CheckResult, type NotCarried } from "./verify-check.ts"
 import { checkHashes } from "./verify-hashes.ts"
 import { checkIntegrity } from "./verify-integrity.ts"
@@ -52,12 +52,22 @@ export interface VerifyResult {
   readonly notCarried: ReadonlyArray<NotCarried>
 }
 
-/** One check, its failure (other than the snapshot's own) turned into a failed check. */
+/**
+ * A check that cannot finish ends as a failed check saying why, and the others still run:
+ * a failure, or a defect (a stored text so damaged that it does not parse, which the
+ * hashes check names anyway).
+ */
+const contained = <A, E>(check: Effect.Effect<A, E>, broken: (e: unknown) => A): Effect.Effect<A> =>
+  check.pipe(
+    Effect.catch((e) => Effect.succeed(broken(e))),
+    Effect.catchDefect((d) => Effect.succeed(broken(d)))
+  )
+
 const guarded = <E>(name: string, check: Effect.Effect<CheckResult, E>): Effect.Effect<CheckResult> =>
-  check.pipe(Effect.catch((e) => Effect.succeed(brokenCheck(name, e))))
+  contained(check, (e) => brokenCheck(name, e))
 
 /** Runs the checks asked for on one run. Reads only: recording the outcome is the caller's. */
-export const verify = (store: SnapshotStoreService, options: VerifyOptions): Effect.Effect<VerifyResult, SnapshotError> =>
+export const verify = (store: SnapshotStoreService, options: VerifyOptions): Effect.Effect<VerifyResult> =>
   Effect.gen(function*() {
     const log = options.log ?? (() => Effect.void)
     const runId = options.run.id
@@ -73,15 +83,17 @@ export const verify = (store: SnapshotStoreService, options: VerifyOptions): Eff
       checks.push(yield* guarded("objects", checkObjects(store, runId, options.filesDir, options.samplePercent ?? 100)))
     }
     if (options.rehearse === true) {
-      const rehearsal = yield* rehearse(store, { run: options.run, filesDir: options.filesDir, log }).pipe(
-        Effect.catch((e) => Effect.succeed({ checks: [brokenCheck("rehearse.records", e)], notCarried: [] }))
+      const rehearsal = yield* contained(
+        rehearse(store, { run: options.run, filesDir: options.filesDir, log }),
+        (e) => ({ checks: [brokenCheck("rehearse.records", e)], notCarried: [] })
       )
       checks.push(...rehearsal.checks)
       notCarried.push(...rehearsal.notCarried)
     }
     if (options.service !== undefined) {
       yield* log("verify: comparing with the live service (reading only)")
-      checks.push(...(yield* compareWithService(store, options.service, runId, options.serviceSample ?? DEFAULT_SERVICE_SAMPLE)))
+      const compared = compareWithService(store, options.service, runId, options.serviceSample ?? DEFAULT_SERVICE_SAMPLE)
+      checks.push(...(yield* contained(compared, (e) => [brokenCheck("service.counts", e)])))
     }
     return { runId: String(runId), ok: checks.every((c) => c.ok), checks, notCarried }
   })
