@@ -243,7 +243,7 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       dryRun
     })
     // The restore found the records created just before unchanged: they count as created.
-    const createdInOrder = ordered?.report?.doneByKind[OP_KINDS.recordCreate] ?? 0
+    const createdInOrder = ordered?.doneByKind[OP_KINDS.recordCreate] ?? 0
     const records: RestoreResult = {
       ...restored,
       created: restored.created + createdInOrder,

@@ -21,12 +21,6 @@ import { makeRecordPlanner } from "../restore-plan.ts"
 import { readSource, type StoredDetail } from "../restore-source.ts"
 import { byPosition, readTarget } from "../restore-target.ts"
 
-export interface OrderedCreates {
-  readonly report: ReplayReport | undefined
-  /** What the service turned out to lack, one line each. */
-  readonly notices: ReadonlyArray<string>
-}
-
 /**
  * A create in its list's order: grouped by the list (one at a time, in plan order). A
  * list the target could not make is its first list, where the service puts those records.
@@ -42,7 +36,11 @@ const inListOrder = (op: PlanOp, notMade: ReadonlySet<string>, firstList: string
   return op
 }
 
-/** Plans and replays the creates of the source records no earlier run created on the target. */
+/**
+ * Plans and replays the creates of the source records no earlier run created on the
+ * target; the replay's report, or undefined when there was none to create. What the
+ * service turns out to lack is kept in the journal (capabilities.ts) for the report.
+ */
 export const createInSourceOrder = (options: {
   readonly client: RestClientApi
   readonly journal: JournalApi
@@ -52,11 +50,10 @@ export const createInSourceOrder = (options: {
 }) =>
   Effect.gen(function*() {
     const { client, details, journal, target } = options
-    const notices: Array<string> = []
     // Mapped by an earlier run: the restore compares it (and makes it again if it is gone).
     const mapped = new Set((yield* journal.mappings(recordNamespace(target))).map((m) => m.sourceKey))
     const fresh = details.filter((d) => !mapped.has(String(d.id)))
-    if (fresh.length === 0) return { report: undefined, notices } satisfies OrderedCreates
+    if (fresh.length === 0) return undefined
     const now = yield* readTarget(client, target)
     const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun: false })
     for (const d of [...fresh].sort(byPosition)) yield* planner.plan(readSource(d))
@@ -64,9 +61,6 @@ export const createInSourceOrder = (options: {
     const notMade = new Set(yield* listsNotMade(journal, target))
     const firstList = now.lists.values().next().value
     yield* journal.addPlan({ ...batch, ops: batch.ops.map((op) => inListOrder(op, notMade, firstList)) })
-    const onNotice = (line: string) => {
-      if (!notices.includes(line)) notices.push(line)
-    }
-    const report = yield* replay(journal, makeRecordExecutors(client, { onNotice }), { phases: PHASES, concurrency: options.concurrency })
-    return { report, notices } satisfies OrderedCreates
+    const report: ReplayReport = yield* replay(journal, makeRecordExecutors(client), { phases: PHASES, concurrency: options.concurrency })
+    return report
   })

@@ -23,7 +23,7 @@ import type { ReplayReport } from "../replay.ts"
 import type { RestoreResult } from "../restore.ts"
 import { type NotRestored, readSource } from "../restore-source.ts"
 import type { RecordSummary } from "../../schema/records.ts"
-import { CAPABILITY, listsNotMade, missingCapabilities } from "../capabilities.ts"
+import { CAPABILITY, type Capability, listsNotMade, missingCapabilities } from "../capabilities.ts"
 import { byPosition, compareSummary, readTarget } from "../restore-target.ts"
 import type { MigrateEnd } from "./migrate.ts"
 import { type InviteOutcome, membersOf } from "./people.ts"
@@ -159,6 +159,7 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
     const archivedSettable = !missing.has(CAPABILITY.archived)
     const orderKept: Array<string> = []
     const orderNotKept: Array<string> = []
+    // Built with the report, once the order has been compared.
     const notCarried = (): Array<NotRestored> => {
       // Said here with the names and counts of this migration, instead of the restore's line.
       const replaced = new Set(["lists", "archived", "record order"])
@@ -166,7 +167,7 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
       const add = (entry: NotRestored) => {
         if (entry.count > 0) out.push(entry)
       }
-      const why = (name: typeof CAPABILITY[keyof typeof CAPABILITY], fallback: string) => missing.get(name) ?? fallback
+      const why = (name: Capability, fallback: string) => missing.get(name) ?? fallback
       add({ what: "lists", count: notMade.length, why: `${why(CAPABILITY.lists, "lists: not made on this service")}: ${notMade.map((t) => JSON.stringify(t)).join(", ")}` })
       if (!archivedSettable) {
         add({ what: "archived", count: src.details.filter((d) => d.archived === true).length, why: why(CAPABILITY.archived, "archived: not settable on this service") })
@@ -233,7 +234,11 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
         miss(`record ${r.id} "${r.title}" is missing on the target`)
         continue
       }
-      if (r.listTitle !== null) byList.set(r.listTitle, [...(byList.get(r.listTitle) ?? []), { source: d, target: t }])
+      if (r.listTitle !== null) {
+        const inList = byList.get(r.listTitle)
+        if (inList === undefined) byList.set(r.listTitle, [{ source: d, target: t }])
+        else inList.push({ source: d, target: t })
+      }
       const emails = r.emails.filter((e) => now.users.has(e))
       const diff = compareSummary(r, t, emails, archivedSettable, notMadeSet)
       if (diff.fields || diff.list) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
