@@ -1,3 +1,4 @@
+import { parse } from "csv-parse/sync"
 import { stringify } from "csv-stringify/sync"
 import * as fc from "fast-check"
 import * as fs from "node:fs"
@@ -81,6 +82,57 @@ describe("CSV reader", () => {
     const lf = Array.from({ length: 120_000 }, (_, i) => `r${i}\n`).join("")
     const { records } = await readAll(write(`title\n${lf}crlf\r\ncr\rend\n`))
     expect(records.slice(-3).map((r) => [r.line, r.values])).toEqual([[120_002, ["crlf"]], [120_003, ["cr"]], [120_004, ["end"]]])
+  })
+
+  it("a file with quoting csv-parse reads its own way past the first read (a closing quote followed by text) reads as csv-parse reads it, lines included", async () => {
+    const head = Array.from({ length: 20_000 }, (_, i) => `row ${i},"quoted, ${i}"\n`).join("")
+    const file = write(`title,notes\n${head}"odd"text,x\n"multi\nline",y\nlast,z\n`)
+    const { records } = await readAll(file)
+    expect(records.length).toBe(20_003)
+    expect(records[19_999]).toEqual({ line: 20_001, values: ["row 19999", "quoted, 19999"] })
+    expect(records.slice(-3)).toEqual([
+      { line: 20_002, values: ["\"odd\"text", "x"] },
+      { line: 20_003, values: ["multi\nline", "y"] },
+      { line: 20_005, values: ["last", "z"] }
+    ])
+  })
+
+  it("property: on any text the records, their lines and the parse errors are csv-parse's", async () => {
+    const unit = fc.constantFrom("a", "b", ",", ",", "\"", "\"", "\n", "\n", "\r", "\r\n", " ", "é")
+    await fc.assert(
+      fc.asyncProperty(fc.array(unit, { maxLength: 40 }), async (units) => {
+        const text = `h1,h2\n${units.join("")}`
+        const cr = text.includes("\r")
+        let expected: Array<Array<string>> | Error
+        try {
+          expected = parse(Buffer.from(text), {
+            delimiter: ",",
+            bom: true,
+            relax_column_count: true,
+            relax_quotes: true,
+            skip_empty_lines: false,
+            record_delimiter: cr ? ["\r\n", "\n", "\r"] : ["\n"]
+          }) as Array<Array<string>>
+        } catch (e) {
+          expected = e as Error
+        }
+        const got = await readAll(write(text), { delimiter: "," }).then((r) => r.records, (e: unknown) => e as Error)
+        if (expected instanceof Error) {
+          expect(got).toBeInstanceOf(CsvFileError)
+          expect((got as Error).message).toContain(expected.message)
+          return
+        }
+        // Lines: each record starts after the line breaks of the ones before it.
+        let line = 1
+        const records: Array<CsvRecord> = []
+        for (const values of expected) {
+          if (line > 1 && values.some((v) => v.trim() !== "")) records.push({ line, values })
+          line += 1 + values.join("").split("\n").length - 1
+        }
+        expect(got).toEqual(records)
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("names a missing file and an empty file", async () => {

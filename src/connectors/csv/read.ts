@@ -1,5 +1,8 @@
 /**
- * Streaming CSV reading with csv-parse: constant memory whatever the file size.
+ * Streaming CSV reading as csv-parse reads it: constant memory whatever the file size.
+ * The usual files are split by scan.ts, several times faster; where it stops (quoting
+ * csv-parse reads its own way, or fails on) csv-parse reads the file, so every file
+ * gives the same records, lines and errors as csv-parse alone.
  *
  * - Bytes are decoded with a fatal TextDecoder (UTF-8 unless `encoding` says otherwise),
  *   so a file in another encoding is reported with the line where decoding failed
@@ -16,6 +19,7 @@ import * as fs from "node:fs"
 import { isUtf8 } from "node:buffer"
 import { Transform, type TransformCallback } from "node:stream"
 import { TextDecoder } from "node:util"
+import { CsvScanner, scannable } from "./scan.ts"
 
 export class CsvFileError extends Data.TaggedError("CsvFileError")<{
   readonly file: string
@@ -84,9 +88,10 @@ const countLineBreaks = (b: Buffer): number => {
 }
 
 /**
- * UTF-8 input: checks the bytes and passes them on unchanged (csv-parse works on bytes
- * and decodes each field once). Decoding to text here only for csv-parse to encode it
- * back would cost a third of the reading time.
+ * UTF-8 input: checks the bytes and passes them on unchanged, each chunk ending on a
+ * whole character (csv-parse works on bytes and decodes each field once; the scanner
+ * decodes whole chunks). Decoding to text here only for csv-parse to encode it back
+ * would cost a third of its reading time.
  */
 class CheckUtf8 extends Transform {
   private lines = 1
@@ -264,6 +269,167 @@ export interface CsvReader {
   readonly close: () => void
 }
 
+/** Records as they are read: `read` gives one already read, `wait` until there may be more. */
+interface RecordSource {
+  /** The next record read, or null when none is at hand (see `ended`). */
+  readonly read: () => Array<string> | null
+  /** No record will come any more. */
+  readonly ended: () => boolean
+  /** What stopped the reading (the file, its encoding, its quoting), if anything. */
+  readonly failure: () => unknown
+  /** Resolves when more may have been read. */
+  readonly wait: () => Promise<void>
+  readonly close: () => void
+}
+
+interface Input {
+  readonly file: string
+  readonly encoding: string
+  readonly delimiter: string
+  /** Whether the file holds a CR byte anywhere (then CRLF, LF and CR end records). */
+  readonly cr: boolean
+}
+
+/** The csv-parse options of the reader (scan.ts reads the usual files exactly as these do). */
+const csvParseOptions = (input: Input) => ({
+  delimiter: input.delimiter,
+  bom: true,
+  relax_column_count: true,
+  relax_quotes: true,
+  skip_empty_lines: false,
+  // Files whose line endings are mixed (edited on several systems) still split per line;
+  // a file without any CR needs only LF checked.
+  record_delimiter: input.cr ? ["\r\n", "\n", "\r"] : ["\n"]
+})
+
+/** The file's bytes as UTF-8 text, checked (or decoded from its encoding). */
+const openText = (input: Input) => {
+  // 64 KiB reads: a whole chunk is turned into records at once, and the ~800 of a 64 KiB
+  // chunk die young where the ~13,000 of a 1 MiB chunk outlived young-generation
+  // collections (less time in GC; measured faster than 1 MiB and than 16 KiB reads).
+  const stream = fs.createReadStream(input.file, { highWaterMark: 1 << 16 })
+  const bad = (line: number) =>
+    new CsvFileError({
+      file: input.file,
+      detail: `not valid ${input.encoding === "utf8" ? "utf-8" : input.encoding} text near line ${line}; save the file as UTF-8 or pass --encoding with its encoding (e.g. windows-1252)`,
+      usage: true
+    })
+  const decode = input.encoding === "utf-8" || input.encoding === "utf8" ? new CheckUtf8(bad) : new Decode(input.encoding, bad)
+  stream.on("error", (e) => decode.destroy(e))
+  stream.pipe(decode)
+  return { stream, decode }
+}
+
+/** Resolves at the next of `events` on `emitter`. */
+const nextEvent = (emitter: NodeJS.EventEmitter, events: ReadonlyArray<string>) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      for (const e of events) emitter.off(e, done)
+      resolve()
+    }
+    for (const e of events) emitter.on(e, done)
+  })
+
+/** The records as csv-parse reads the file. */
+const csvParseSource = (input: Input): RecordSource => {
+  const { stream, decode } = openText(input)
+  const parser = parse(csvParseOptions(input))
+  decode.on("error", (e) => parser.destroy(e))
+  decode.pipe(parser)
+  let failure: unknown = undefined
+  parser.on("error", (e) => {
+    failure = e
+  })
+  return {
+    read: () => parser.read() as Array<string> | null,
+    ended: () => parser.readableEnded || parser.destroyed,
+    failure: () => failure,
+    wait: () => nextEvent(parser, ["readable", "end", "error", "close"]),
+    close: () => {
+      stream.destroy()
+      parser.destroy()
+    }
+  }
+}
+
+/**
+ * The records as scan.ts splits the text, the same as csv-parse's; where the scanner
+ * stops (text csv-parse reads its own way, or fails on), csv-parse reads the file again
+ * from the start and the records the scanner gave are skipped.
+ */
+const scannedSource = (input: Input): RecordSource => {
+  const { stream, decode } = openText(input)
+  decode.setEncoding("utf8")
+  const scanner = new CsvScanner({ delimiter: input.delimiter, cr: input.cr })
+  let records: Array<Array<string>> = []
+  let next = 0
+  let given = 0
+  let textEnded = false
+  /** The scanner has read the whole text. */
+  let scanned = false
+  let failure: unknown = undefined
+  decode.on("end", () => {
+    textEnded = true
+  })
+  decode.on("error", (e) => {
+    failure = e
+  })
+  /** csv-parse, once the scanner stopped, and how many of its records are still to skip. */
+  let rest: RecordSource | undefined
+  let skip = 0
+  const handOver = () => {
+    stream.destroy()
+    decode.destroy()
+    rest = csvParseSource(input)
+    skip = given + (records.length - next)
+  }
+  /** Scans what text has arrived; false when none has. */
+  const scan = (): boolean => {
+    const text = decode.read() as string | null
+    const out: Array<Array<string>> = []
+    let read: boolean
+    if (text !== null) read = scanner.push(text, out)
+    else if (textEnded && !scanned) {
+      read = scanner.end(out)
+      scanned = true
+    } else return false
+    if (next === records.length) {
+      records = out
+      next = 0
+    } else records.push(...out)
+    if (!read) handOver()
+    return true
+  }
+  const read = (): Array<string> | null => {
+    for (;;) {
+      if (next < records.length) {
+        given++
+        return records[next++]!
+      }
+      if (rest !== undefined) {
+        for (;;) {
+          const r = rest.read()
+          if (r === null || skip === 0) return r
+          skip--
+        }
+      }
+      if (failure !== undefined || !scan()) return null
+    }
+  }
+  return {
+    read,
+    ended: () =>
+      rest !== undefined ? rest.ended() : next === records.length && (scanned || decode.destroyed),
+    failure: () => failure ?? rest?.failure(),
+    wait: () => (rest !== undefined ? rest.wait() : nextEvent(decode, ["readable", "end", "error", "close"])),
+    close: () => {
+      stream.destroy()
+      decode.destroy()
+      rest?.close()
+    }
+  }
+}
+
 /**
  * Opens a CSV file: reads the header, then yields the data records in batches. Throws
  * CsvFileError for an unusable file (also from inside the iteration, with the line).
@@ -271,30 +437,8 @@ export interface CsvReader {
 export const openCsv = async (options: CsvSourceOptions, batchSize = 1000): Promise<CsvReader> => {
   const file = options.file
   const { encoding, delimiter } = prepare(options)
-  // 64 KiB reads: csv-parse turns a whole chunk into records at once, and the ~800 of a
-  // 64 KiB chunk die young where the ~13,000 of a 1 MiB chunk outlived young-generation
-  // collections (less time in GC; measured faster than 1 MiB and than 16 KiB reads).
-  const input = fs.createReadStream(file, { highWaterMark: 1 << 16 })
-  const bad = (line: number) =>
-    new CsvFileError({
-      file,
-      detail: `not valid ${encoding === "utf8" ? "utf-8" : encoding} text near line ${line}; save the file as UTF-8 or pass --encoding with its encoding (e.g. windows-1252)`,
-      usage: true
-    })
-  const decode = encoding === "utf-8" || encoding === "utf8" ? new CheckUtf8(bad) : new Decode(encoding, bad)
-  const parser = parse({
-    delimiter,
-    bom: true,
-    relax_column_count: true,
-    relax_quotes: true,
-    skip_empty_lines: false,
-    // Files whose line endings are mixed (edited on several systems) still split per line;
-    // a file without any CR needs only LF checked.
-    record_delimiter: hasCarriageReturn(file) ? ["\r\n", "\n", "\r"] : ["\n"]
-  })
-  input.on("error", (e) => decode.destroy(e))
-  decode.on("error", (e) => parser.destroy(e))
-  input.pipe(decode).pipe(parser)
+  const input: Input = { file, encoding, delimiter, cr: hasCarriageReturn(file) }
+  const source = scannable(delimiter) ? scannedSource(input) : csvParseSource(input)
 
   const toFileError = (e: unknown): CsvFileError => {
     if (e instanceof CsvFileError) return e
@@ -302,37 +446,19 @@ export const openCsv = async (options: CsvSourceOptions, batchSize = 1000): Prom
     const where = typeof err.lines === "number" ? ` at line ${err.lines}` : ""
     return new CsvFileError({ file, detail: `cannot parse CSV${where}: ${err.message ?? String(e)}`, usage: true })
   }
-  // Records are pulled with read() while the parser has them buffered, and only awaited
-  // when it is empty: one promise per buffer, not per record.
-  let failure: unknown = undefined
-  parser.on("error", (e) => {
-    failure = e
-  })
-  const waitForData = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        parser.off("readable", done)
-        parser.off("end", done)
-        parser.off("error", done)
-        parser.off("close", done)
-        resolve()
-      }
-      parser.on("readable", done)
-      parser.on("end", done)
-      parser.on("error", done)
-      parser.on("close", done)
-    })
+  // Records are taken while the source has them read, and only awaited when it has none:
+  // one promise per piece of text, not per record.
   /** The next record, or null at the end. */
   const pull = async (): Promise<Array<string> | null> => {
     for (;;) {
-      if (failure !== undefined) throw toFileError(failure)
-      const r = parser.read() as Array<string> | null
+      if (source.failure() !== undefined) throw toFileError(source.failure())
+      const r = source.read()
       if (r !== null) return r
-      if (parser.readableEnded || parser.destroyed) {
-        if (failure !== undefined) throw toFileError(failure)
+      if (source.ended()) {
+        if (source.failure() !== undefined) throw toFileError(source.failure())
         return null
       }
-      await waitForData()
+      await source.wait()
     }
   }
 
@@ -346,18 +472,17 @@ export const openCsv = async (options: CsvSourceOptions, batchSize = 1000): Prom
     header = r.map((h, i) => (i === 0 ? h.replace(/^\uFEFF/, "") : h))
     break
   }
-  if (header === undefined) throw new CsvFileError({ file, detail: "the file is empty (no header line)", usage: true })
-  const close = () => {
-    input.destroy()
-    parser.destroy()
+  if (header === undefined) {
+    source.close()
+    throw new CsvFileError({ file, detail: "the file is empty (no header line)", usage: true })
   }
 
   async function* batches(): AsyncGenerator<ReadonlyArray<CsvRecord>> {
     let batch: Array<CsvRecord> = []
     try {
       for (;;) {
-        if (failure !== undefined) throw toFileError(failure)
-        let r = parser.read() as Array<string> | null
+        if (source.failure() !== undefined) throw toFileError(source.failure())
+        let r = source.read()
         if (r === null) {
           r = await pull()
           if (r === null) break
@@ -373,9 +498,9 @@ export const openCsv = async (options: CsvSourceOptions, batchSize = 1000): Prom
       }
       if (batch.length > 0) yield batch
     } finally {
-      close()
+      source.close()
     }
   }
 
-  return { header, delimiter, encoding, batches: batches(), close }
+  return { header, delimiter, encoding, batches: batches(), close: source.close }
 }
