@@ -290,12 +290,25 @@ export const startServers = async (
     throw new HttpError(404, "NOT_FOUND", `Not found: ${url.pathname}`)
   }
 
+  // The Date header is the service's clock (EmulatorOptions.clockStart), as a real
+  // service's is its own: a clock set apart from real time is a skewed service clock.
+  // It names whole seconds, so it is formatted once per second of that clock.
+  let dateSecond = Number.NaN
+  let dateText = ""
+  const dateHeader = (): string => {
+    const now = ctx.clock.now()
+    const second = Math.floor(now / 1000)
+    if (second !== dateSecond) {
+      dateSecond = second
+      dateText = new Date(now).toUTCString()
+    }
+    return dateText
+  }
+
   const wrap =
     (handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) =>
     (req: http.IncomingMessage, res: http.ServerResponse) => {
-      // The Date header is the service's clock (EmulatorOptions.clockStart), as a real
-      // service's is its own: a clock set apart from real time is a skewed service clock.
-      res.setHeader("Date", new Date(ctx.clock.now()).toUTCString())
+      res.setHeader("Date", dateHeader())
       handler(req, res).catch((error: unknown) => {
         if (!(error instanceof HttpError)) console.error("emulator: unexpected error", error)
         sendError(res, error, ctx.variant)
