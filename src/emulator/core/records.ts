@@ -33,6 +33,7 @@ import {
   type RecordRow,
   type RecordTuple,
   searchResults,
+  SUMMARY_COLUMNS,
   summariesOfTuples
 } from "./serialize.ts"
 import { all, allRaw, get, run } from "./sql.ts"
@@ -220,7 +221,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
     boundary === undefined
       ? allRaw<RecordTuple>(
           ctx.db,
-          `SELECT ${RECORD_COLUMNS} FROM records r ${index}
+          `SELECT ${SUMMARY_COLUMNS} FROM records r ${index}
             WHERE r.deleted_at IS NULL AND ${condition}
             ORDER BY r.position, r.id LIMIT +? OFFSET +?`,
           ...params,
@@ -229,7 +230,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
         )
       : allRaw<RecordTuple>(
           ctx.db,
-          `SELECT ${RECORD_COLUMNS} FROM records r ${index}
+          `SELECT ${SUMMARY_COLUMNS} FROM records r ${index}
             WHERE r.deleted_at IS NULL AND ${condition} AND (r.position, r.id) > (?, ?)
             ORDER BY r.position, r.id LIMIT +? OFFSET +?`,
           ...params,
@@ -242,7 +243,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
   if (hasNextPage) {
     rows.pop()
     const last = rows[rows.length - 1]!
-    rememberBoundary(ctx, condition, params, skip + rows.length, { position: last[7], id: last[0] })
+    rememberBoundary(ctx, condition, params, skip + rows.length, { position: last[5], id: last[0] })
   }
   return pageOf(ctx, filter, rows, hasNextPage, skip)
 }
@@ -267,7 +268,7 @@ const pageOf = (ctx: EmulatorContext, filter: Filter, rows: ReadonlyArray<Record
 const listRecordsPage = (ctx: EmulatorContext, filter: Filter, skip: number, limit: number) => {
   const rows = allRaw<RecordTuple>(
     ctx.db,
-    `SELECT ${RECORD_COLUMNS} FROM records r
+    `SELECT ${SUMMARY_COLUMNS} FROM records r
       WHERE r.deleted_at IS NULL AND ${filter.where.join(" AND ")}
       ORDER BY ${recordOrder(ctx)} LIMIT +? OFFSET +?`,
     ...filter.params,

@@ -133,14 +133,16 @@ const listRef = (maps: Lookups, listId: string): Readonly<{ id: string; title: s
 }
 
 /**
- * A record row as an array, in RECORD_COLUMNS order (list-records reads its pages in this
- * form: cheaper than one object per row).
+ * The columns of a record summary (list-records pages), in the order of its keys: a page
+ * reads its rows in this form, as arrays (cheaper than one object per row).
  */
+export const SUMMARY_COLUMNS = `r.id, r.uid, r.title, r.done, r.archived, r.position, r.started_at, r.dued_at, r.color,
+  r.created_at, r.updated_at, r.list_id, r.assignee_ids, r.tag_ids`
+
+/** A row of SUMMARY_COLUMNS. */
 export type RecordTuple = readonly [
   id: string,
   uid: string,
-  workspaceId: string,
-  listId: string,
   title: string,
   done: number,
   archived: number,
@@ -150,6 +152,7 @@ export type RecordTuple = readonly [
   color: string | null,
   createdAt: string,
   updatedAt: string,
+  listId: string,
   assigneeIds: string,
   tagIds: string
 ]
@@ -157,8 +160,6 @@ export type RecordTuple = readonly [
 const toTuple = (r: RecordRow): RecordTuple => [
   r.id,
   r.uid,
-  r.workspace_id,
-  r.list_id,
   r.title,
   r.done,
   r.archived,
@@ -168,6 +169,7 @@ const toTuple = (r: RecordRow): RecordTuple => [
   r.color,
   r.created_at,
   r.updated_at,
+  r.list_id,
   r.assignee_ids,
   r.tag_ids
 ]
@@ -179,18 +181,18 @@ export const summariesOfTuples = (db: Database.Database, rows: ReadonlyArray<Rec
   return rows.map((row) => ({
     id: row[0],
     uid: row[1],
-    title: row[4],
-    done: row[5] === 1,
-    archived: row[6] === 1,
-    position: row[7],
-    startedAt: row[8],
-    duedAt: row[9],
-    color: row[10],
-    createdAt: row[11],
-    updatedAt: row[12],
-    todoList: listRef(maps, row[3]),
-    users: resolvedIds(row[13], maps.users, maps.userLists),
-    tags: resolvedIds(row[14], maps.tags, maps.tagLists)
+    title: row[2],
+    done: row[3] === 1,
+    archived: row[4] === 1,
+    position: row[5],
+    startedAt: row[6],
+    duedAt: row[7],
+    color: row[8],
+    createdAt: row[9],
+    updatedAt: row[10],
+    todoList: listRef(maps, row[11]),
+    users: resolvedIds(row[12], maps.users, maps.userLists),
+    tags: resolvedIds(row[13], maps.tags, maps.tagLists)
   }))
 }
 
