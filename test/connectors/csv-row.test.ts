@@ -3,7 +3,7 @@ import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { parseMapFlag, parseMappingFile, resolveMapping } from "../../src/connectors/csv/mapping.ts"
 import { trelloLabels } from "../../src/connectors/presets/trello.ts"
-import { decodeRowWithSchema, fastDecodeRow, normalizeDate, parseDone, validateRow } from "../../src/connectors/csv/row.ts"
+import { decodeRowWithSchema, fastDecodeRow, normalizeDate, normalizeDateOnce, parseDone, validateRow } from "../../src/connectors/csv/row.ts"
 import { contentKey, makeExtractor } from "../../src/connectors/csv/rows.ts"
 
 const ok = <A>(e: Result.Result<A, unknown>): A => {
@@ -35,6 +35,30 @@ describe("row validation", () => {
         expect(normalizeDate(iso.slice(0, 10))).toBe(iso.slice(0, 10))
       })
     )
+  })
+
+  it("property: the shortcuts for YYYY-MM-DD and YYYY-MM-DDTHH:MM:SSZ read every text as the full reading does", () => {
+    const pad = (n: number, w: number) => String(n).padStart(w, "0")
+    // Every year 0000-9999 (the years Date.UTC reads as 19xx too), months and days around
+    // the valid ones, times around their bounds, and the separators swapped or lower case.
+    const day = fc.tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 }))
+      .map(([y, m, d]) => `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`)
+    const time = fc.tuple(fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 61 }), fc.integer({ min: 0, max: 61 }))
+      .map(([h, m, s]) => `${pad(h, 2)}:${pad(m, 2)}:${pad(s, 2)}`)
+    const text = fc.oneof(
+      day,
+      fc.tuple(day, fc.constantFrom("T", "t", " "), time, fc.constantFrom("Z", "z", "", "+")).map((p) => p.join("")),
+      fc.string({ unit: fc.constantFrom("0", "1", "2", "9", "-", ":", "T", "Z", " ", "/"), minLength: 8, maxLength: 22 })
+    )
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(normalizeDate(t)).toBe(normalizeDateOnce(t))
+      }),
+      { numRuns: 20_000 }
+    )
+    for (const t of ["0000-02-29", "0004-02-29", "1900-02-29", "2000-02-29", "2100-02-29", "9996-02-29", "2024-12-31T23:59:59Z"]) {
+      expect(normalizeDate(t)).toBe(normalizeDateOnce(t))
+    }
   })
 
   it("done accepts the usual spellings in any case, and a completion date means done", () => {

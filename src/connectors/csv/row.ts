@@ -32,6 +32,10 @@ const ZONELESS = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)
  * - Jira's `24/Jan/24` (all-day) and `24/Jan/24 10:15 AM` (timed, UTC).
  */
 export const normalizeDate = (raw: string): string | undefined => {
+  // The forms most files hold, checked by character (no regex, no Date, no lookup):
+  // they are taken as they are.
+  const n = raw.length
+  if (n === 10 ? isDay(raw) : n === 20 && isUtcSeconds(raw)) return raw
   const hit = dateMemo.get(raw)
   if (hit !== undefined) return hit === null ? undefined : hit
   const d = normalizeDateOnce(raw)
@@ -41,12 +45,52 @@ export const normalizeDate = (raw: string): string | undefined => {
 }
 
 /**
- * Results by cell text: a file repeats a few hundred days, and checking one (a regex
- * match, a Date to validate the day) allocates on every row of a million.
+ * Results by cell text, for the forms the fast checks leave: a file repeats a few hundred
+ * days, and checking one (a regex match, a Date to validate the day) allocates. (A lookup
+ * of a text not seen before costs too: the Map enters it in the engine's string table.)
  */
 const dateMemo = new Map<string, string | null>()
 
-const normalizeDateOnce = (raw: string): string | undefined => {
+/** The decimal value of `s[from, to)` if it is all digits, else -1. */
+const digits = (s: string, from: number, to: number): number => {
+  let v = 0
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i) - 48
+    if (c < 0 || c > 9) return -1
+    v = v * 10 + c
+  }
+  return v
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/**
+ * `YYYY-MM-DD` naming a real calendar day, as `isBareDate` decides it, read from the
+ * first 10 characters of `s`. Years 0-99 are read as 1900-1999, as `Date.UTC` reads them
+ * in `isBareDate` (0000-02-29 is no day there).
+ */
+const isDay = (s: string): boolean => {
+  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return false
+  const year = digits(s, 0, 4)
+  const month = digits(s, 5, 7)
+  const day = digits(s, 8, 10)
+  if (year < 0 || month < 1 || month > 12 || day < 1) return false
+  const y = year < 100 ? 1900 + year : year
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0)
+  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)
+}
+
+/** `YYYY-MM-DDTHH:MM:SSZ`, as `isIsoTimestamp(s, true)` decides it. */
+const isUtcSeconds = (s: string): boolean => {
+  if (s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 90) return false
+  const hour = digits(s, 11, 13)
+  const minute = digits(s, 14, 16)
+  const second = digits(s, 17, 19)
+  return hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59 && second >= 0 && second <= 59 && isDay(s)
+}
+
+/** `normalizeDate` without its shortcuts (exported for the test that holds them equal). */
+export const normalizeDateOnce = (raw: string): string | undefined => {
   const s = raw.trim()
   if (isBareDate(s)) return s
   if (isIsoTimestamp(s, true)) return s
