@@ -246,6 +246,9 @@ interface CustomFieldRow {
   name: string
   type: string
   table_columns: string
+}
+interface CustomValueRow {
+  custom_field_id: string
   text: string | null
   number: number | null
   checked: number | null
@@ -276,41 +279,53 @@ const tableTotals = (columns: ReadonlyArray<{ id: string; type: string }>, rows:
     return { columnId: column.id, value: sum }
   })
 
-/** Record detail (get-record, update-record answers, event values: R-REST-RECORD-19..26). */
+/**
+ * Record detail (get-record, update-record answers, event values: R-REST-RECORD-19..26).
+ * Every write announces one, so its reads join nothing and write their ordered
+ * parameters as `+?` (sql.ts: planned once, not on every call).
+ */
 export const recordDetail = (db: Database.Database, recordId: string) => {
   const row = recordRow(db, recordId)
   if (row === undefined) return undefined
   const summary = summaries(db, [row])[0]!
   const checklists = all<ChecklistRow>(
     db,
-    "SELECT id, title, position FROM checklists WHERE record_id = ? AND deleted_at IS NULL ORDER BY position, id",
+    "SELECT id, title, position FROM checklists WHERE record_id = +? AND deleted_at IS NULL ORDER BY position, id",
     recordId
   )
   const items = all<ChecklistItemRow>(
     db,
     `SELECT i.id, i.checklist_id, i.title, i.done, i.position, i.started_at, i.dued_at
-       FROM checklist_items i JOIN checklists c ON c.id = i.checklist_id AND c.deleted_at IS NULL
-      WHERE c.record_id = ? AND i.deleted_at IS NULL
+       FROM checklist_items i
+      WHERE i.checklist_id IN (SELECT c.id FROM checklists c WHERE c.record_id = +? AND c.deleted_at IS NULL)
+        AND i.deleted_at IS NULL
       ORDER BY i.position, i.id`,
     recordId
   )
   const fields = all<CustomFieldRow>(
     db,
-    `SELECT f.id, f.name, f.type, f.table_columns, v.text, v.number, v.checked, v.option_ids, v.table_rows
-       FROM custom_fields f
-       LEFT JOIN record_custom_values v ON v.custom_field_id = f.id AND v.record_id = ?
-      WHERE f.workspace_id = ? AND f.deleted_at IS NULL
-      ORDER BY f.position, f.id`,
-    recordId,
+    "SELECT id, name, type, table_columns FROM custom_fields WHERE workspace_id = +? AND deleted_at IS NULL ORDER BY position, id",
     row.workspace_id
   )
-  const options = all<OptionRow>(
-    db,
-    `SELECT o.id, o.custom_field_id, o.title, o.color FROM custom_field_options o
-       JOIN custom_fields f ON f.id = o.custom_field_id
-      WHERE f.workspace_id = ? AND f.deleted_at IS NULL ORDER BY o.position, o.id`,
-    row.workspace_id
-  )
+  const values = new Map<string, CustomValueRow>()
+  if (fields.length > 0) {
+    for (const v of all<CustomValueRow>(
+      db,
+      "SELECT custom_field_id, text, number, checked, option_ids, table_rows FROM record_custom_values WHERE record_id = ?",
+      recordId
+    )) {
+      values.set(v.custom_field_id, v)
+    }
+  }
+  const options = fields.length === 0
+    ? []
+    : all<OptionRow>(
+        db,
+        `SELECT o.id, o.custom_field_id, o.title, o.color FROM custom_field_options o
+          WHERE o.custom_field_id IN (SELECT f.id FROM custom_fields f WHERE f.workspace_id = +? AND f.deleted_at IS NULL)
+          ORDER BY o.position, o.id`,
+        row.workspace_id
+      )
   const comments = get<{ n: number }>(
     db,
     "SELECT count(*) AS n FROM activity WHERE record_id = ? AND kind = 'COMMENT' AND deleted_at IS NULL",
@@ -344,17 +359,20 @@ export const recordDetail = (db: Database.Database, recordId: string) => {
         }))
     })),
     customFields: fields.map((f) => {
-      const selected: ReadonlyArray<string> = f.option_ids === null ? [] : (JSON.parse(f.option_ids) as Array<string>)
+      const v = values.get(f.id)
+      const optionIds = v?.option_ids ?? null
+      const tableRows = v?.table_rows ?? null
+      const selected: ReadonlyArray<string> = optionIds === null ? [] : (JSON.parse(optionIds) as Array<string>)
       const isTable = f.type === "TABLE"
       const columns = isTable ? (JSON.parse(f.table_columns) as Array<{ id: string; name: string; type: string }>) : []
-      const rows = isTable ? (f.table_rows === null ? [] : (JSON.parse(f.table_rows) as Array<TableRowJson>)) : null
+      const rows = isTable ? (tableRows === null ? [] : (JSON.parse(tableRows) as Array<TableRowJson>)) : null
       return {
         id: f.id,
         name: f.name,
         type: f.type,
-        text: f.text,
-        number: f.number,
-        checked: f.checked === null ? null : f.checked === 1,
+        text: v?.text ?? null,
+        number: v?.number ?? null,
+        checked: v === undefined || v.checked === null ? null : v.checked === 1,
         customFieldOptions: options
           .filter((o) => o.custom_field_id === f.id && selected.includes(o.id))
           .map((o) => ({ id: o.id, title: o.title, color: o.color })),
