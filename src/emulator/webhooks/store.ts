@@ -3,6 +3,7 @@
  * area and the queries both the GraphQL operations and the delivery engine use.
  */
 import type { EmulatorContext } from "../context.ts"
+import { all, get } from "../core/sql.ts"
 
 export const WEBHOOKS_DDL = `
 CREATE TABLE IF NOT EXISTS webhooks (
@@ -117,10 +118,11 @@ export const viewOf = (row: WebhookRow): WebhookView => {
 }
 
 export const getWebhook = (ctx: EmulatorContext, id: string): WebhookRow | undefined =>
-  ctx.db.prepare("SELECT * FROM webhooks WHERE id = ?").get(id) as WebhookRow | undefined
+  get<WebhookRow>(ctx.db, "SELECT * FROM webhooks WHERE id = ?", id)
 
+/** Read on every event the emulator announces: a statement prepared once (core/sql.ts). */
 export const enabledWebhooks = (ctx: EmulatorContext): ReadonlyArray<WebhookRow> =>
-  ctx.db.prepare("SELECT * FROM webhooks WHERE enabled = 1 ORDER BY created_at, id").all() as Array<WebhookRow>
+  all<WebhookRow>(ctx.db, "SELECT * FROM webhooks WHERE enabled = 1 ORDER BY created_at, id")
 
 /** Records an email in the outbox (the emulator sends no mail; tests read this table). */
 export const sendEmail = (
