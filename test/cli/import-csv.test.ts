@@ -324,7 +324,9 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(again.code).toBe(0)
         expect(JSON.parse(again.stdout)).toEqual({ rows: 160, created: 0, skipped: 160, rejected: 0, ...listsNotMade(handle, ["A", "B", "C"]) })
         expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
-      }), 60_000)
+      // The rerun after a kill waits one settle window (the request timeout, 30 s) for the
+      // ops the dead run left in flight: their request may have left just before the kill.
+      }), 180_000)
   })
 
   describe("import-csv of a large file", () => {
