@@ -20,6 +20,12 @@ export interface PlanFigures {
   readonly cpuS: number
   /** CPU seconds of the calling thread alone. */
   readonly mainCpuS: number
+  /**
+   * CPU seconds of the process's other threads still running at the end (the engine's
+   * garbage collector helpers, libuv's pool), on Linux; the rest of `cpuS` is the
+   * planning thread's (it has ended by then).
+   */
+  readonly helpersCpuS?: number
   readonly ops: Readonly<Record<string, number>>
 }
 
@@ -27,6 +33,23 @@ const csv = process.env.CSV!
 const planThread = process.env.PLAN_THREAD === undefined ? undefined : process.env.PLAN_THREAD !== "0"
 const dryRun = process.env.DRY === "1"
 const cpuOf = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6
+
+/** CPU seconds of each live thread but the calling one (Linux: /proc/self/task), or undefined. */
+const otherThreadsCpu = (): number | undefined => {
+  try {
+    let ticks = 0
+    for (const tid of fs.readdirSync("/proc/self/task")) {
+      if (Number(tid) === process.pid) continue
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, "utf8")
+      // Fields after the command name (which may hold spaces): state is the 3rd field, utime the 14th.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      ticks += Number(fields[11]) + Number(fields[12])
+    }
+    return ticks / 100
+  } catch {
+    return undefined
+  }
+}
 
 const main = async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-plan-"))
@@ -43,6 +66,7 @@ const main = async () => {
     const t0 = performance.now()
     const c0 = process.cpuUsage()
     const m0 = process.threadCpuUsage()
+    const h0 = otherThreadsCpu()
     const result = await Effect.runPromise(
       dryRun
         ? Effect.gen(function*() {
@@ -57,6 +81,7 @@ const main = async () => {
       wallS: (performance.now() - t0) / 1000,
       cpuS: cpuOf(process.cpuUsage(c0)),
       mainCpuS: cpuOf(process.threadCpuUsage(m0)),
+      ...(h0 === undefined ? {} : { helpersCpuS: otherThreadsCpu()! - h0 }),
       ops: result.plan?.ops ?? {}
     }
     process.stdout.write(`${JSON.stringify(figures)}\n`)

@@ -12,8 +12,8 @@
  *
  * Each run is a bundle of its source tree (as the CLI runs: the planning thread loads its
  * bundled file, not TypeScript) in a fresh process. Beside wall time it prints CPU time:
- * the whole process's (every thread, the garbage collector's helpers included) and the
- * calling thread's alone, each per row. On a shared machine wall time says little; the
+ * the whole process's (every thread, the garbage collector's helpers included), the
+ * calling thread's alone and (on Linux) the planning thread's, each per row. On a shared machine wall time says little; the
  * calling thread's CPU time per row is what bounds an idle core when the journal's
  * inserts run on the second thread.
  */
@@ -65,6 +65,8 @@ const bundle = async (tree: string, out: string) => {
 }
 
 const perRow = (s: number, rows: number) => `${((s * 1e6) / rows).toFixed(2)} µs`
+/** The planning thread's CPU seconds: what no live thread accounts for (it has ended). */
+const planning = (f: PlanFigures) => (f.helpersCpuS === undefined ? undefined : f.cpuS - f.mainCpuS - f.helpersCpuS)
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const main = async () => {
@@ -90,7 +92,9 @@ const main = async () => {
         runs[t]!.push(f)
         console.log(
           `${trees[t] === root ? "this tree" : trees[t]}: ${Math.round(f.rows / f.wallS).toLocaleString("en-US")} rows/s wall (${f.wallS.toFixed(2)} s); ` +
-            `cpu ${f.cpuS.toFixed(2)} s (${perRow(f.cpuS, f.rows)}/row), calling thread ${f.mainCpuS.toFixed(2)} s (${perRow(f.mainCpuS, f.rows)}/row); ops ${JSON.stringify(f.ops)}`
+            `cpu ${f.cpuS.toFixed(2)} s (${perRow(f.cpuS, f.rows)}/row), calling thread ${f.mainCpuS.toFixed(2)} s (${perRow(f.mainCpuS, f.rows)}/row)` +
+            (f.helpersCpuS === undefined ? "" : `, planning thread ${perRow(planning(f)!, f.rows)}/row, other threads ${perRow(f.helpersCpuS, f.rows)}/row`) +
+            `; ops ${JSON.stringify(f.ops)}`
         )
       }
     }
@@ -98,17 +102,29 @@ const main = async () => {
       wall: median(fs.map((f) => f.wallS)),
       cpu: median(fs.map((f) => f.cpuS)),
       main: median(fs.map((f) => f.mainCpuS)),
+      planning: fs[0]!.helpersCpuS === undefined ? undefined : median(fs.map((f) => planning(f)!)),
       rows: fs[0]!.rows
     }))
     med.forEach((m, t) =>
       console.log(
         `median of ${REPEAT}, ${trees[t] === root ? "this tree" : trees[t]}: ${Math.round(m.rows / m.wall).toLocaleString("en-US")} rows/s wall; ` +
-          `cpu ${perRow(m.cpu, m.rows)}/row; calling thread ${perRow(m.main, m.rows)}/row (${Math.round(m.rows / m.main).toLocaleString("en-US")} rows per cpu second)`
+          `cpu ${perRow(m.cpu, m.rows)}/row; calling thread ${perRow(m.main, m.rows)}/row (${Math.round(m.rows / m.main).toLocaleString("en-US")} rows per cpu second)` +
+          (m.planning === undefined ? "" : `; planning thread ${perRow(m.planning, m.rows)}/row`)
       )
     )
-    if (med.length === 2) {
-      const [a, b] = med as [typeof med[0], typeof med[0]]
-      console.log(`this tree / other: wall ${(a.wall / b.wall).toFixed(2)}, cpu ${(a.cpu / b.cpu).toFixed(2)}, calling thread ${(a.main / b.main).toFixed(2)}`)
+    if (runs.length === 2) {
+      // Each run of this tree against the other tree's run right after it (the load of a
+      // shared machine drifts; neighbours see about the same), the median of those ratios.
+      const [a, b] = runs as [Array<PlanFigures>, Array<PlanFigures>]
+      const ratio = (of: (f: PlanFigures) => number | undefined) => {
+        const rs = a.map((f, i) => of(f)! / of(b[i]!)!)
+        return `${median(rs).toFixed(2)} (${rs.map((r) => r.toFixed(2)).join(", ")})`
+      }
+      console.log(
+        `this tree / other, median of run-by-run ratios: wall ${ratio((f) => f.wallS)}; cpu ${ratio((f) => f.cpuS)}; ` +
+          `calling thread ${ratio((f) => f.mainCpuS)}` +
+          (a[0]!.helpersCpuS === undefined || b[0]!.helpersCpuS === undefined ? "" : `; planning thread ${ratio(planning)}`)
+      )
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
