@@ -26,7 +26,7 @@ export const callerOrgIds = (ctx: EmulatorContext, principal: Principal): Array<
     ? [principal.orgId]
     : all<{ org_id: string }>(
         ctx.db,
-        "SELECT org_id FROM org_members WHERE user_id = ? ORDER BY created_at, org_id",
+        "SELECT org_id FROM org_members WHERE user_id = +? ORDER BY created_at, org_id",
         principal.userId
       ).map((r) => r.org_id)
 

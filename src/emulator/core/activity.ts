@@ -41,7 +41,7 @@ const listRecordActivity = (ctx: EmulatorContext, principal: Principal, body: Re
   const skip = input.skip ?? PAGE_DEFAULT_SKIP
   const rows = all<ActivityRow>(
     ctx.db,
-    `${ACTIVITY_SELECT} WHERE a.record_id = ?${kind} ORDER BY ${activityOrder(ctx)} LIMIT ? OFFSET ?`,
+    `${ACTIVITY_SELECT} WHERE a.record_id = +?${kind} ORDER BY ${activityOrder(ctx)} LIMIT +? OFFSET +?`,
     input.recordId,
     limit,
     skip
@@ -69,7 +69,7 @@ const listActivity = (ctx: EmulatorContext, principal: Principal, body: Record<s
   const rows = all<ActivityRow>(
     ctx.db,
     `${ACTIVITY_SELECT} WHERE a.workspace_id IN (SELECT value FROM json_each(?))
-      ORDER BY ${activityOrder(ctx)} LIMIT ? OFFSET ?`,
+      ORDER BY ${activityOrder(ctx)} LIMIT +? OFFSET +?`,
     key,
     limit,
     skip

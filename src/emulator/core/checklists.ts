@@ -37,7 +37,7 @@ const checklistJson = (ctx: EmulatorContext, id: string) => {
   const c = get<{ id: string; title: string; position: number }>(ctx.db, "SELECT id, title, position FROM checklists WHERE id = ?", id)!
   const items = all<ItemRow>(
     ctx.db,
-    `SELECT ${ITEM_COLUMNS} FROM checklist_items WHERE checklist_id = ? AND deleted_at IS NULL ORDER BY position, id`,
+    `SELECT ${ITEM_COLUMNS} FROM checklist_items WHERE checklist_id = +? AND deleted_at IS NULL ORDER BY position, id`,
     id
   )
   return { id: c.id, title: c.title, position: c.position, checklistItems: items.map(itemJson) }
@@ -105,7 +105,7 @@ const createChecklist = (ctx: EmulatorContext, principal: Principal, body: Recor
   const id = ctx.ids.id()
   ctx.db.transaction(() => {
     const position =
-      (get<{ p: number | null }>(ctx.db, "SELECT max(position) AS p FROM checklists WHERE record_id = ?", input.recordId)?.p ?? 0) +
+      (get<{ p: number | null }>(ctx.db, "SELECT max(position) AS p FROM checklists WHERE record_id = +?", input.recordId)?.p ?? 0) +
       POSITION_STEP
     run(
       ctx.db,
@@ -164,7 +164,7 @@ const createChecklistItem = (ctx: EmulatorContext, principal: Principal, body: R
   const id = ctx.ids.id()
   ctx.db.transaction(() => {
     const position =
-      (get<{ p: number | null }>(ctx.db, "SELECT max(position) AS p FROM checklist_items WHERE checklist_id = ?", input.checklistId)?.p ??
+      (get<{ p: number | null }>(ctx.db, "SELECT max(position) AS p FROM checklist_items WHERE checklist_id = +?", input.checklistId)?.p ??
         0) + POSITION_STEP
     run(
       ctx.db,
@@ -227,7 +227,7 @@ const updateChecklistItem = (ctx: EmulatorContext, principal: Principal, body: R
 }
 
 const assigneesOf = (ctx: EmulatorContext, itemId: string): Array<string> =>
-  all<{ user_id: string }>(ctx.db, "SELECT user_id FROM checklist_item_assignees WHERE item_id = ? ORDER BY position, user_id", itemId).map(
+  all<{ user_id: string }>(ctx.db, "SELECT user_id FROM checklist_item_assignees WHERE item_id = +? ORDER BY position, user_id", itemId).map(
     (r) => r.user_id
   )
 

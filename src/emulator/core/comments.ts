@@ -70,8 +70,8 @@ const listComments = (ctx: EmulatorContext, principal: Principal, body: Record<s
   const limit = pageLimit(input.limit, LIST_ACTIVITY_DEFAULT_LIMIT, PAGE_MAX_LIMIT)
   const rows = all<ActivityRow>(
     ctx.db,
-    `${ACTIVITY_SELECT} WHERE a.record_id = ? AND a.kind = 'COMMENT' AND a.deleted_at IS NULL
-      ORDER BY a.created_at DESC, a.id DESC LIMIT ? OFFSET ?`,
+    `${ACTIVITY_SELECT} WHERE a.record_id = +? AND a.kind = 'COMMENT' AND a.deleted_at IS NULL
+      ORDER BY a.created_at DESC, a.id DESC LIMIT +? OFFSET +?`,
     input.recordId,
     limit,
     input.skip ?? PAGE_DEFAULT_SKIP

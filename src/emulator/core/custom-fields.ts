@@ -29,7 +29,7 @@ const fieldJson = (ctx: EmulatorContext, f: FieldRow) => ({
   position: f.position,
   customFieldOptions: all<{ id: string; title: string; color: string | null }>(
     ctx.db,
-    "SELECT id, title, color FROM custom_field_options WHERE custom_field_id = ? ORDER BY position, id",
+    "SELECT id, title, color FROM custom_field_options WHERE custom_field_id = +? ORDER BY position, id",
     f.id
   ),
   tableColumns: f.type === "TABLE" ? (JSON.parse(f.table_columns) as Array<unknown>) : null
@@ -89,7 +89,7 @@ const listCustomFields = (ctx: EmulatorContext, principal: Principal, body: Reco
   const ws = requireWorkspace(ctx, principal, input.workspaceId, "read")
   const rows = all<FieldRow>(
     ctx.db,
-    `SELECT ${FIELD_COLUMNS} FROM custom_fields WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY position, id`,
+    `SELECT ${FIELD_COLUMNS} FROM custom_fields WHERE workspace_id = +? AND deleted_at IS NULL ORDER BY position, id`,
     ws.id
   )
   return { items: rows.map((f) => fieldJson(ctx, f)), totalCount: rows.length }
@@ -103,7 +103,7 @@ const createCustomField = (ctx: EmulatorContext, principal: Principal, body: Rec
   const columns = input.type === "TABLE" ? (input.tableColumns ?? []).map((c) => ({ id: ctx.ids.id(), name: c.name, type: c.type ?? "TEXT" })) : []
   ctx.db.transaction(() => {
     const position =
-      (get<{ p: number | null }>(ctx.db, "SELECT max(position) AS p FROM custom_fields WHERE workspace_id = ?", ws.id)?.p ?? 0) + POSITION_STEP
+      (get<{ p: number | null }>(ctx.db, "SELECT max(position) AS p FROM custom_fields WHERE workspace_id = +?", ws.id)?.p ?? 0) + POSITION_STEP
     run(
       ctx.db,
       "INSERT INTO custom_fields (id, workspace_id, name, type, position, table_columns, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -82,7 +82,7 @@ const listDocuments = (ctx: EmulatorContext, principal: Principal, body: Record<
     ctx.db,
     `SELECT id, workspace_id, title, html, created_at, updated_at FROM documents
       WHERE workspace_id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL
-      ORDER BY created_at, id LIMIT ? OFFSET ?`,
+      ORDER BY created_at, id LIMIT +? OFFSET +?`,
     ids,
     pageLimit(input.limit, LIST_DOCUMENTS_DEFAULT_LIMIT, PAGE_MAX_LIMIT),
     input.skip ?? PAGE_DEFAULT_SKIP
@@ -133,7 +133,7 @@ const listSavedViews = (ctx: EmulatorContext, principal: Principal, body: Record
   const rows = all<ViewRow>(
     ctx.db,
     `SELECT id, workspace_id, name, config, created_at, updated_at FROM saved_views
-      WHERE workspace_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id LIMIT ? OFFSET ?`,
+      WHERE workspace_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id LIMIT +? OFFSET +?`,
     ids,
     pageLimit(input.limit, LIST_SAVED_VIEWS_DEFAULT_LIMIT, PAGE_MAX_LIMIT),
     input.skip ?? PAGE_DEFAULT_SKIP

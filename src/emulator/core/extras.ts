@@ -49,7 +49,7 @@ const listRecordDependencies = (ctx: EmulatorContext, principal: Principal, body
     ctx.db,
     `SELECT d.id, d.record_id, d.depends_on_id, d.type, d.created_at FROM record_dependencies d
        JOIN records r ON r.id = d.depends_on_id AND r.deleted_at IS NULL
-      WHERE d.record_id = ? ORDER BY d.created_at, d.id`,
+      WHERE d.record_id = +? ORDER BY d.created_at, d.id`,
     input.recordId
   )
   return { items: rows.map(dependencyJson), totalCount: rows.length }
@@ -140,7 +140,7 @@ const listWebhooks = (ctx: EmulatorContext, principal: Principal, body: Record<s
   }>(
     ctx.db,
     `SELECT id, uid, name, url, status, enabled, events, project_ids, created_at, updated_at
-       FROM webhooks WHERE user_id = ? ORDER BY created_at, id`,
+       FROM webhooks WHERE user_id = +? ORDER BY created_at, id`,
     principal.userId
   )
   const items = rows.map((w) => {

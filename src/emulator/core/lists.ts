@@ -36,7 +36,7 @@ const listLists = (ctx: EmulatorContext, principal: Principal, body: Record<stri
   const ws = requireWorkspace(ctx, principal, input.workspaceId, "read")
   const rows = all<ListRow>(
     ctx.db,
-    "SELECT id, workspace_id, title, position FROM lists WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY position, id",
+    "SELECT id, workspace_id, title, position FROM lists WHERE workspace_id = +? AND deleted_at IS NULL ORDER BY position, id",
     ws.id
   )
   return { items: rows.map(listJson), totalCount: rows.length }

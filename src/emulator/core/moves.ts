@@ -40,7 +40,7 @@ export const applyMoves = (
   // The farthest records: a forward scan has not reached them yet.
   const movers = all<Row>(
     ctx.db,
-    `SELECT r.id, r.workspace_id, r.list_id, r.position FROM records r WHERE ${condition} ORDER BY ${reversed} LIMIT ?`,
+    `SELECT r.id, r.workspace_id, r.list_id, r.position FROM records r WHERE ${condition} ORDER BY ${reversed} LIMIT +?`,
     ...params,
     moves
   )
@@ -48,7 +48,7 @@ export const applyMoves = (
   // (deletions) does not take them away.
   const anchor = all<Row>(
     ctx.db,
-    `SELECT r.id, r.workspace_id, r.list_id, r.position FROM records r WHERE ${condition} ORDER BY ${order} LIMIT 1 OFFSET ?`,
+    `SELECT r.id, r.workspace_id, r.list_id, r.position FROM records r WHERE ${condition} ORDER BY ${order} LIMIT 1 OFFSET +?`,
     ...params,
     Math.floor(Math.max(0, end - moves) / 2)
   )[0]
@@ -60,7 +60,7 @@ export const applyMoves = (
       if (row.id === anchor.id) return
       const other = all<{ id: string; title: string }>(
         ctx.db,
-        "SELECT id, title FROM lists WHERE workspace_id = ? AND id <> ? AND deleted_at IS NULL ORDER BY position, id LIMIT 1",
+        "SELECT id, title FROM lists WHERE workspace_id = +? AND id <> ? AND deleted_at IS NULL ORDER BY position, id LIMIT 1",
         row.workspace_id,
         row.list_id
       )[0]

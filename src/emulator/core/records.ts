@@ -100,7 +100,7 @@ const requireList = (ctx: EmulatorContext, workspaceId: string, listId: string):
 const firstList = (ctx: EmulatorContext, workspaceId: string): { id: string; title: string } => {
   const list = get<{ id: string; title: string }>(
     ctx.db,
-    "SELECT id, title FROM lists WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY position, id LIMIT 1",
+    "SELECT id, title FROM lists WHERE workspace_id = +? AND deleted_at IS NULL ORDER BY position, id LIMIT 1",
     workspaceId
   )
   if (list === undefined) throw notFound("List (the workspace has no lists)")
@@ -150,7 +150,7 @@ const applyChurn = (ctx: EmulatorContext, filter: Filter, churn: ChurnOptions | 
     ctx.db,
     `SELECT r.id, r.workspace_id, r.list_id, r.position ${FROM_RECORDS}
       WHERE r.deleted_at IS NULL AND ${filter.where.join(" AND ")}
-      ORDER BY ${recordOrder(ctx)} LIMIT ?`,
+      ORDER BY ${recordOrder(ctx)} LIMIT +?`,
     ...filter.params,
     Math.max(1, churn.deletesPerPage)
   )
@@ -540,11 +540,11 @@ const countRecords = (ctx: EmulatorContext, principal: Principal, body: Record<s
 const searchRecords = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {
   const input = decodeInput(SearchRecordsInput, body)
   const ws = requireWorkspace(ctx, principal, input.workspaceId, "read")
-  const where = ["r.workspace_id = ?", "r.deleted_at IS NULL", "(r.title LIKE ? ESCAPE '\\' OR r.text LIKE ? ESCAPE '\\')"]
+  const where = ["r.workspace_id = +?", "r.deleted_at IS NULL", "(r.title LIKE +? ESCAPE '\\' OR r.text LIKE +? ESCAPE '\\')"]
   const pattern = likePattern(input.query)
   const params: Array<unknown> = [ws.id, pattern, pattern]
   if (input.done !== undefined) {
-    where.push("r.done = ?")
+    where.push("r.done = +?")
     params.push(input.done ? 1 : 0)
   }
   // Archived records are left out unless asked for (R-REST-SEARCH-05/06).
@@ -552,7 +552,7 @@ const searchRecords = (ctx: EmulatorContext, principal: Principal, body: Record<
   const limit = pageLimit(input.limit, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT)
   const rows = all<RecordRow>(
     ctx.db,
-    `SELECT ${RECORD_COLUMNS} ${FROM_RECORDS} WHERE ${where.join(" AND ")} ORDER BY r.position, r.id LIMIT ?`,
+    `SELECT ${RECORD_COLUMNS} ${FROM_RECORDS} WHERE ${where.join(" AND ")} ORDER BY r.position, r.id LIMIT +?`,
     ...params,
     limit
   )

@@ -3,8 +3,8 @@
  *
  * A cached statement is still planned again on every run when SQLite's planner reads one
  * of its parameters' values: the right side of `column = ?` when the order or the index
- * choice depends on it (an ORDER BY over an index that starts with the column), a LIMIT or
- * OFFSET, a LIKE pattern. The statement then depends on those values and expires at each
+ * choice depends on it (an ORDER BY, a min() or a max() over an index that starts with the
+ * column), a LIMIT or OFFSET, a LIKE pattern. The statement then depends on those values and expires at each
  * new binding; a list-records page paid its planning (more than its reading, for small
  * pages) on every call. Written `+?`, a parameter is an expression the planner does not
  * look into: the same value, the same index use, one plan. Statements on hot paths write

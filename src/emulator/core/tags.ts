@@ -45,7 +45,7 @@ const requireRecordIn = requireRecordDetail
 const listTags = (ctx: EmulatorContext, principal: Principal, body: Record<string, unknown>) => {
   const input = decodeInput(ListTagsInput, body)
   const ws = requireWorkspace(ctx, principal, input.workspaceId, "read")
-  const rows = all<TagRow>(ctx.db, "SELECT id, title, color FROM tags WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title, id", ws.id)
+  const rows = all<TagRow>(ctx.db, "SELECT id, title, color FROM tags WHERE workspace_id = +? AND deleted_at IS NULL ORDER BY title, id", ws.id)
   return { items: rows.map(tagJson), totalCount: rows.length }
 }
 

@@ -87,7 +87,7 @@ export const syncRecordLinks = (ctx: EmulatorContext, recordId: string): void =>
 
 /** Next position at the end of a list. */
 export const endOfList = (ctx: EmulatorContext, listId: string): number =>
-  (get<{ p: number | null }>(ctx.db, "SELECT max(position) AS p FROM records WHERE list_id = ?", listId)?.p ?? 0) +
+  (get<{ p: number | null }>(ctx.db, "SELECT max(position) AS p FROM records WHERE list_id = +?", listId)?.p ?? 0) +
   POSITION_STEP
 
 export interface NewAction {
