@@ -8,6 +8,7 @@ import { makeAdmin, type EmulatorAdmin } from "./admin.ts"
 import { areas } from "./areas.ts"
 import { makeClock } from "./clock.ts"
 import type { EmulatorContext, RequestStats, RestOperation } from "./context.ts"
+import { ALT_ORDER_INDEXES } from "./core/ddl.ts"
 import { createTables, isSeeded, openDatabase } from "./db.ts"
 import { makeEventBus } from "./events.ts"
 import { attachFaults, FaultController } from "./faults.ts"
@@ -90,10 +91,8 @@ export const startEmulator = async (options: EmulatorOptions = {}): Promise<Emul
   const db = openDatabase(options.dbFile)
   const reopened = (() => {
     createTables(db, areas)
-    // The alt variant lists records newest first (RECORD_ORDER): give that order an index.
-    if (variant === "alt") {
-      db.exec("CREATE INDEX IF NOT EXISTS records_ws_created ON records(workspace_id, created_at, id) WHERE deleted_at IS NULL")
-    }
+    // The alt variant lists records newest first (RECORD_ORDER): give that order its indexes.
+    if (variant === "alt") db.exec(ALT_ORDER_INDEXES)
     return isSeeded(db)
   })()
   // A reopened database already holds ids from the default sequence: start elsewhere.

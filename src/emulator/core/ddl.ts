@@ -243,3 +243,12 @@ CREATE TABLE IF NOT EXISTS record_dependencies (
 );
 CREATE INDEX IF NOT EXISTS record_dependencies_record ON record_dependencies(record_id);
 `
+
+/**
+ * The alt variant's list-records order, newest first (RECORD_ORDER): indexes for a
+ * workspace's records and for all of them, created when an emulator serves that variant.
+ */
+export const ALT_ORDER_INDEXES = `
+CREATE INDEX IF NOT EXISTS records_ws_created ON records(workspace_id, created_at, id) WHERE deleted_at IS NULL;
+CREATE INDEX IF NOT EXISTS records_created ON records(created_at, id) WHERE deleted_at IS NULL;
+`

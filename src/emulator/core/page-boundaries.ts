@@ -1,15 +1,17 @@
 /**
- * Offset paging made cheap: after serving a page, the key (position, id) of its last row
- * is remembered for the next offset, so a later page seeks to the nearest remembered key
- * at or before its offset and walks only the rest, instead of walking past `skip` rows.
- * Any write anywhere (SQLite's total_changes()) forgets every key, so answers are exactly
+ * Offset paging made cheap: after serving a page, the key of its last row in the
+ * listing's order (position and id; in the alt variant's order, creation time and id) is
+ * remembered for the next offset, so a later page seeks to the nearest remembered key at
+ * or before its offset and walks only the rest, instead of walking past `skip` rows. Any
+ * write anywhere (SQLite's total_changes()) forgets every key, so answers are exactly
  * those of plain OFFSET paging, drift included.
  */
 import type { EmulatorContext } from "../context.ts"
 import { get } from "./sql.ts"
 
-interface Key {
-  readonly position: number
+/** A row's place in a listing's order: its sort value, then its id. */
+export interface Key {
+  readonly sort: number | string
   readonly id: string
 }
 

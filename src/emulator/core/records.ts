@@ -37,7 +37,7 @@ import {
   summariesOfTuples
 } from "./serialize.ts"
 import { all, allRaw, get, run } from "./sql.ts"
-import { pageBoundary, rememberBoundary } from "./page-boundaries.ts"
+import { type Key, pageBoundary, rememberBoundary } from "./page-boundaries.ts"
 import { applyMoves } from "./moves.ts"
 import { decodeInput, pageLimit } from "./validate.ts"
 import { emit, endOfList, insertRecord, POSITION_STEP, recordAction, syncRecordLinks } from "./writes.ts"
@@ -210,31 +210,27 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
   }
   const skip = input.skip ?? PAGE_DEFAULT_SKIP
   const limit = pageLimit(input.limit, PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT)
-  if (ctx.variant === "alt") return listRecordsPage(ctx, filter, skip, limit)
-  // The covering indexes hold every summary column: the page, and the rows it skips,
-  // come from one index walk without touching the table.
-  const index =
-    input.workspaceId !== undefined ? "INDEXED BY records_ws_order" : input.listId !== undefined ? "INDEXED BY records_list" : "INDEXED BY records_order"
+  const order = pageOrder(ctx, input.workspaceId !== undefined ? "workspace" : input.listId !== undefined ? "list" : "all")
   const condition = where.join(" AND ")
   const boundary = pageBoundary(ctx, condition, params, skip)
   const rows =
     boundary === undefined
       ? allRaw<RecordTuple>(
           ctx.db,
-          `SELECT ${SUMMARY_COLUMNS} FROM records r ${index}
+          `SELECT ${SUMMARY_COLUMNS} FROM records r ${order.index}
             WHERE r.deleted_at IS NULL AND ${condition}
-            ORDER BY r.position, r.id LIMIT +? OFFSET +?`,
+            ORDER BY ${order.orderBy} LIMIT +? OFFSET +?`,
           ...params,
           limit + 1,
           skip
         )
       : allRaw<RecordTuple>(
           ctx.db,
-          `SELECT ${SUMMARY_COLUMNS} FROM records r ${index}
-            WHERE r.deleted_at IS NULL AND ${condition} AND (r.position, r.id) > (?, ?)
-            ORDER BY r.position, r.id LIMIT +? OFFSET +?`,
+          `SELECT ${SUMMARY_COLUMNS} FROM records r ${order.index}
+            WHERE r.deleted_at IS NULL AND ${condition} AND ${order.after}
+            ORDER BY ${order.orderBy} LIMIT +? OFFSET +?`,
           ...params,
-          boundary.position,
+          boundary.sort,
           boundary.id,
           limit + 1,
           boundary.offset
@@ -242,11 +238,41 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
   const hasNextPage = rows.length > limit
   if (hasNextPage) {
     rows.pop()
-    const last = rows[rows.length - 1]!
-    rememberBoundary(ctx, condition, params, skip + rows.length, { position: last[5], id: last[0] })
+    rememberBoundary(ctx, condition, params, skip + rows.length, order.keyOf(rows[rows.length - 1]!))
   }
   return pageOf(ctx, filter, rows, hasNextPage, skip)
 }
+
+/** How a list-records page walks its variant's order (RECORD_ORDER). */
+interface PageOrder {
+  readonly orderBy: string
+  /** The index to walk ("" lets SQLite choose). */
+  readonly index: string
+  /** The rows after a remembered key (page-boundaries.ts), two parameters: its sort value and id. */
+  readonly after: string
+  readonly keyOf: (row: RecordTuple) => Key
+}
+
+/**
+ * Position then id: the covering indexes hold every summary column, so the page and the
+ * rows it skips come from one index walk without touching the table. The alt variant's
+ * order, newest first, walks its creation-time indexes (ddl.ts ALT_ORDER_INDEXES) and
+ * reads the table.
+ */
+const pageOrder = (ctx: EmulatorContext, scope: "workspace" | "list" | "all"): PageOrder =>
+  ctx.variant === "alt"
+    ? {
+        orderBy: recordOrder(ctx),
+        index: scope === "all" ? "INDEXED BY records_created" : "",
+        after: "(r.created_at, r.id) < (?, ?)",
+        keyOf: (row) => ({ sort: row[9], id: row[0] })
+      }
+    : {
+        orderBy: recordOrder(ctx),
+        index: scope === "workspace" ? "INDEXED BY records_ws_order" : scope === "list" ? "INDEXED BY records_list" : "INDEXED BY records_order",
+        after: "(r.position, r.id) > (?, ?)",
+        keyOf: (row) => ({ sort: row[5], id: row[0] })
+      }
 
 const pageOf = (ctx: EmulatorContext, filter: Filter, rows: ReadonlyArray<RecordTuple>, hasNextPage: boolean, skip: number) => {
   const items = summariesOfTuples(ctx.db, rows)
@@ -262,22 +288,6 @@ const pageOf = (ctx: EmulatorContext, filter: Filter, rows: ReadonlyArray<Record
       endCursor: items[items.length - 1]?.id ?? null
     }
   }
-}
-
-/** A page in the alt variant's order (plain offset: its order has no covering index to walk). */
-const listRecordsPage = (ctx: EmulatorContext, filter: Filter, skip: number, limit: number) => {
-  const rows = allRaw<RecordTuple>(
-    ctx.db,
-    `SELECT ${SUMMARY_COLUMNS} FROM records r
-      WHERE r.deleted_at IS NULL AND ${filter.where.join(" AND ")}
-      ORDER BY ${recordOrder(ctx)} LIMIT +? OFFSET +?`,
-    ...filter.params,
-    limit + 1,
-    skip
-  )
-  const hasNextPage = rows.length > limit
-  if (hasNextPage) rows.pop()
-  return pageOf(ctx, filter, rows, hasNextPage, skip)
 }
 
 /**
