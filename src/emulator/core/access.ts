@@ -3,9 +3,9 @@
  * as organization OWNER/ADMIN. VIEW_ONLY and COMMENT_ONLY users cannot write records;
  * COMMENT_ONLY may comment (assumptions.ts AUTH_401_VS_403).
  *
- * Every request runs these lookups, so they are scalar subqueries, not joins: with bound
- * parameters, a JOIN or EXISTS costs this build of SQLite (better-sqlite3's, STAT4) 10 to
- * 40 µs a run where the same lookups as scalar subqueries cost 2 to 4.
+ * Every request runs these lookups, so they are scalar subqueries, not joins: a JOIN or an
+ * EXISTS with bound parameters is planned again on every run (sql.ts), 10 to 40 µs here,
+ * where the same lookups as scalar subqueries cost 2 to 4.
  */
 import type { AccessLevel, EmulatorContext, Principal } from "../context.ts"
 import { orgLevel, type WorkspaceRow } from "../auth.ts"

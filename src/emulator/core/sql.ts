@@ -4,11 +4,12 @@
  * A cached statement is still planned again on every run when SQLite's planner reads one
  * of its parameters' values: the right side of `column = ?` when the order or the index
  * choice depends on it (an ORDER BY, a min() or a max() over an index that starts with the
- * column), a LIMIT or OFFSET, a LIKE pattern. The statement then depends on those values and expires at each
- * new binding; a list-records page paid its planning (more than its reading, for small
- * pages) on every call. Written `+?`, a parameter is an expression the planner does not
- * look into: the same value, the same index use, one plan. Statements on hot paths write
- * those parameters so.
+ * column), a LIMIT or OFFSET, a LIKE pattern, and the parameters of a join. The statement
+ * then depends on those values and expires at each new binding; a list-records page paid
+ * its planning (more than its reading, for small pages) on every call. Written `+?`, a
+ * parameter is an expression the planner does not look into: the same value, the same
+ * index use, one plan. Statements on hot paths write those parameters so, and look up
+ * related rows with scalar subqueries rather than joins.
  */
 import type Database from "better-sqlite3"
 
