@@ -22,6 +22,8 @@ const runIds = (file: string, runId: string) =>
 const allLive = (emu: EmulatorHandle) => emu.workspaces.flatMap((ws) => liveIds(emu, ws)).sort()
 
 // No TestClock: the client's retries and timeouts run on real time against a real server.
+// Each test reads two workspaces through several verification passes under churn: they
+// are given 120 s, so a loaded machine is slow rather than failed; a hang still fails.
 layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 300 } }), { timeout: 30_000, excludeTestServices: true })("backup under moves", (it) => {
   it.effect("R-REST-PAGE-01 R-REST-PAGE-04: records moved into other lists behind the scan while others are created and deleted: each record that existed throughout is in the run once, and the diff calls none deleted", () =>
     Effect.gen(function*() {
@@ -52,7 +54,7 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 300 } }), { ti
         expect(scans.some((s) => s.foundByRepair > 0 && s.verificationPasses > 0)).toBe(true)
       }
       if (process.env["SCAN_REPORT"] !== undefined) console.log(JSON.stringify(scans[0]))
-    }))
+    }), 120_000)
 
   it.effect("R-REST-PAGE-04: records created under old timestamps through every pass (a listing no pass can vouch for): the backup fails naming the listing, its run marks nothing deleted, and the rerun completes", () =>
     Effect.gen(function*() {
@@ -80,5 +82,5 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 300 } }), { ti
       expect(changes.records.deleted).toEqual([])
       const inRun = new Set(yield* runIds(file, rerun.runId))
       expect(before.filter((id) => !inRun.has(id)).slice(0, 5)).toEqual([])
-    }))
+    }), 120_000)
 })
