@@ -72,7 +72,7 @@ export class Planning {
     if (st === undefined) {
       st = this.db.prepare(
         `INSERT OR IGNORE INTO ops (key, kind, payload, depends_on, plan_run, updated_at) VALUES ${
-          Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?)").join(", ")
+          Array.from({ length: rows }, () => "(?, ?, ?, ?, @run, @now)").join(", ")
         }`
       )
       this.multiInsert.set(rows, st)
@@ -106,18 +106,17 @@ export class Planning {
     while (i < to) {
       let rows = INSERT_CHUNK
       while (rows > to - i) rows >>= 1
-      const args = new Array<unknown>(rows * 6)
+      const args = new Array<unknown>(rows * 4)
       for (let r = 0; r < rows; r++) {
         const op = ops[i + r]!
-        const b = r * 6
+        const b = r * 4
         args[b] = op.key
         args[b + 1] = op.kind
         args[b + 2] = json(op.payload)
         args[b + 3] = op.dependsOn ?? null
-        args[b + 4] = run
-        args[b + 5] = now
       }
-      const info = this.insertStatement(rows).run(args)
+      // The run and the time are the same for every row: bound once, not once a row.
+      const info = this.insertStatement(rows).run(args, { run, now })
       if (inserted !== undefined && info.changes > 0) {
         if (info.changes === rows) inserted.fill(1, i - from, i - from + rows)
         else {
