@@ -12,11 +12,6 @@ const opened = (): JournalDb => {
   try {
     const db = new JournalDb(file)
     db.joinPlanRun()
-    // A page cache of 8 MB, not the store's 64 MB: this connection only appends, and
-    // every commit scans the whole cache (SQLite's truncate of its page hash) while the
-    // cache's growth faults in fresh memory: with 64 MB the journal's inserts took half
-    // as long again (3.8 against 4.8-6.0 us per op at a million rows).
-    db.db.pragma("cache_size = -8192")
     return db
   } catch (e) {
     // Thrown on as a plain Error: the caller gets the thread's uncaught error serialized,

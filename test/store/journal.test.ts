@@ -190,6 +190,26 @@ describe("journal", () => {
     j.close()
   })
 
+  it("a plan run keeps a small page cache (8 MB) and gives the store's back when it ends, also when a claim ends it", () => {
+    const j = new JournalDb(tmpFile())
+    const store = j.db.pragma("cache_size", { simple: true })
+    expect(store).toBe(-65536)
+    const run = j.beginPlanRun()
+    expect(j.db.pragma("cache_size", { simple: true })).toBe(-8192)
+    j.endPlanRun(run)
+    expect(j.db.pragma("cache_size", { simple: true })).toBe(store)
+    j.addOps(ops(1))
+    j.beginPlanRun()
+    j.claim("k0")
+    expect(j.db.pragma("cache_size", { simple: true })).toBe(store)
+    // A planning thread's connection, joining the run, plans with the small cache too.
+    const thread = new JournalDb(j.file)
+    thread.joinPlanRun()
+    expect(thread.db.pragma("cache_size", { simple: true })).toBe(-8192)
+    thread.close()
+    j.close()
+  })
+
   it("a claim ends planning's fsync-free commits: claims are durable (synchronous=FULL) even without endPlanRun", () => {
     const j = new JournalDb(tmpFile())
     j.addOps(ops(2))

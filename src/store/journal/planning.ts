@@ -8,6 +8,14 @@ import { INSERT_CHUNK, json, PLAN_WAL_AUTOCHECKPOINT, DEFAULT_WAL_AUTOCHECKPOINT
 import type { NewOp, OpState, PlannedOp, PlanOp } from "./types.ts"
 
 /**
+ * The page cache while planning (8 MB; negative: KiB), not the store's 64 MB: planning
+ * appends, and every commit scans the whole page cache (SQLite's truncate of its page
+ * hash) while the cache's growth faults in fresh memory. With 64 MB the inserts of a
+ * million ops took a quarter to a half longer (3.8 against 4.8-6.0 us per op).
+ */
+const PLAN_CACHE_SIZE = -8192
+
+/**
  * Whether the keys of `ops[from, to)` are distinct and none holds `#`. Checked on a sorted
  * copy, not with a Set: a Set lookup enters each new key in the engine's string table.
  */
@@ -26,6 +34,8 @@ const plainAndDistinct = (ops: ReadonlyArray<PlanOp>, from: number, to: number):
 export class Planning {
   /** The plan run in progress (commits skip the fsync until it ends), or null. */
   private planning: number | null = null
+  /** The page cache size before the plan run (restored at its end). */
+  private cacheBefore: number | null = null
 
   private readonly st: ReturnType<Planning["prepare"]>
 
@@ -156,6 +166,8 @@ export class Planning {
     // copying it into the database, and the database before the WAL is reused), and pages
     // written many times between two checkpoints are copied once.
     this.db.pragma(`wal_autocheckpoint = ${PLAN_WAL_AUTOCHECKPOINT}`)
+    this.cacheBefore = this.db.pragma("cache_size", { simple: true }) as number
+    this.db.pragma(`cache_size = ${PLAN_CACHE_SIZE}`)
     this.planning = run
     return run
   }
@@ -168,6 +180,7 @@ export class Planning {
   joinPlanRun(): void {
     this.db.pragma("synchronous = NORMAL")
     this.db.pragma(`wal_autocheckpoint = ${PLAN_WAL_AUTOCHECKPOINT}`)
+    this.db.pragma(`cache_size = ${PLAN_CACHE_SIZE}`)
   }
 
   /**
@@ -187,6 +200,8 @@ export class Planning {
     this.planning = null
     this.db.pragma("synchronous = FULL")
     this.db.pragma(`wal_autocheckpoint = ${DEFAULT_WAL_AUTOCHECKPOINT}`)
+    if (this.cacheBefore !== null) this.db.pragma(`cache_size = ${this.cacheBefore}`)
+    this.cacheBefore = null
     this.db.pragma("wal_checkpoint(TRUNCATE)")
     this.meta.set("plan_run_complete", String(run))
   }
