@@ -1,5 +1,6 @@
 /**
- * Fault injection, all off by default: a per-token rate limit (token bucket), latency,
+ * Fault injection, all off by default: a per-token rate limit (token bucket), a share of
+ * requests throttled whatever the rate, latency,
  * random 500s, dropped connections, ambiguous writes (committed, answer lost), churn
  * under list-records and list-files (after every page, or the first `pages` pages),
  * answers whose body stalls after the headers (stall-body.ts), files deleted as a client
@@ -127,6 +128,7 @@ export class FaultController {
       !(o.rateLimit && o.rateLimit > 0) &&
       !(o.latencyMs && o.latencyMs > 0) &&
       !(o.failRate && o.failRate > 0) &&
+      !(o.throttleRate && o.throttleRate > 0) &&
       !(o.dropRate && o.dropRate > 0) &&
       !(o.stallRate && o.stallRate > 0) &&
       !(o.ambiguousWriteRate && o.ambiguousWriteRate > 0)
@@ -187,6 +189,10 @@ export class FaultController {
           : this.retryAfterValue(chosen ?? Math.max(1, Math.ceil(wait)))
         return { latencyMs, action: "429", retryAfter }
       }
+    }
+    if ((this.options.throttleRate ?? 0) > 0 && this.prng.float() < this.options.throttleRate!) {
+      const chosen = this.options.retryAfter
+      return { latencyMs, action: "429", retryAfter: typeof chosen === "string" ? chosen : this.retryAfterValue(chosen ?? 1) }
     }
     if ((this.options.dropRate ?? 0) > 0 && this.prng.float() < this.options.dropRate!) return { latencyMs, action: "drop" }
     if ((this.options.failRate ?? 0) > 0 && this.prng.float() < this.options.failRate!) return { latencyMs, action: "500" }

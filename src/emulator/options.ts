@@ -54,6 +54,12 @@ export interface FaultOptions {
    * and half their body, then stall until the client gives up.
    */
   readonly stallRate?: number | undefined
+  /**
+   * Fraction of requests answered 429 whatever the rate limit: another client of the same
+   * token used up the limit, or a gateway sheds load. Retry-After as `retryAfter` (1 s when
+   * unset). Seeded like the other fractions, so a test meets 429s however fast it runs.
+   */
+  readonly throttleRate?: number | undefined
   /** Added before answering every request. */
   readonly latencyMs?: number | undefined
   /** Fraction of requests answered 500. */

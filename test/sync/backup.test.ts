@@ -120,19 +120,15 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 30_000, excludeTestServices: t
       expect(result.files).toEqual({ created: [], updated: [], deleted: [] })
     }))
 
-  it.effect("R-REST-ERR-05 R-REST-ERR-06: under a rate limit with 429s and random 500s the backup completes with the same content", () =>
+  it.effect("R-REST-ERR-05 R-REST-ERR-06: under 429s and random 500s the backup completes with the same content", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const file = yield* tempFile
-      emu.resetStats()
-      const started = performance.now()
       const clean = yield* runBackup(emu, file)
-      // The limit is two thirds of the rate this machine reached without one, so the stormy run
-      // meets 429s however loaded the machine is (a fixed 40/s was never reached under
-      // load, and then no 429 was seen); the assertions are about content, not time.
-      const reached = emu.stats().total / ((performance.now() - started) / 1000)
-      const rateLimit = Math.max(2, Math.floor((reached * 2) / 3))
-      emu.faults.configure({ rateLimit, failRate: 0.15, seed: 3 })
+      // A seeded share of 429s (Retry-After 0: another client of the token used up the
+      // window) rather than a rate limit: a limit only throttles a client faster than it,
+      // and how fast this machine is decides that; the share meets 429s however loaded it is.
+      emu.faults.configure({ throttleRate: 0.1, retryAfter: 0, failRate: 0.15, seed: 3 })
       emu.resetStats()
       const stormy = yield* runBackup(emu, file, { full: true }, { limiter: { initialRps: 200, maxInFlight: 8 }, retry: { maxRetries: 8, baseDelayMs: 5, capDelayMs: 200 } })
       const stats = emu.stats()
