@@ -1,6 +1,8 @@
 /**
  * The README's first command ends in `npm run demo`: this runs the same script, the way a
- * newcomer does, and checks that every step left its result where the summary says.
+ * newcomer does, and checks that every job printed its line, that nothing was left behind
+ * (not in the working directory, the repository's examples or the temporary directory),
+ * and that a failure ends the demo with exit 1.
  */
 import Database from "better-sqlite3"
 import { spawn } from "node:child_process"
@@ -11,13 +13,14 @@ import { afterAll, describe, expect, it } from "vitest"
 
 const ROOT = new URL("..", import.meta.url).pathname
 const SCRIPT = path.join(ROOT, "scripts", "demo.mjs")
+const EXAMPLES = path.join(ROOT, "examples", "data")
 
-const run = (args: ReadonlyArray<string>, cwd: string) =>
+const run = (args: ReadonlyArray<string>, cwd: string, extraEnv: NodeJS.ProcessEnv = {}) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const env: NodeJS.ProcessEnv = {}
     // A newcomer's environment holds no connection; the emulator variant under test stays.
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("WORKSYNC_") || k === "WORKSYNC_EMULATOR_VARIANT") env[k] = v
-    const child = spawn(process.execPath, [SCRIPT, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [SCRIPT, ...args], { cwd, env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
@@ -26,25 +29,70 @@ const run = (args: ReadonlyArray<string>, cwd: string) =>
     child.once("close", (code) => resolve({ code, stdout, stderr }))
   })
 
+/** The lines a step printed, from its numbered heading to the next blank line. */
+const stepLines = (stdout: string, n: number) => {
+  const start = stdout.indexOf(`\n${n}. `)
+  expect(start, `step ${n} is missing:\n${stdout}`).toBeGreaterThanOrEqual(0)
+  return stdout.slice(start + 1).split("\n\n")[0]!.split("\n")
+}
+
+/** What each step must say: its heading, then its result line(s), then what to try next. */
+const STEPS: ReadonlyArray<readonly [heading: RegExp, result: RegExp]> = [
+  [/^1\. backup:/, /^ {3}run 1: 2 workspaces, 60 records, \d+ activity items, 20 files \(\d+ objects stored\)$/],
+  [/^2\. diff:/, /^ {3}run 1 -> 2: records 1 created, 2 updated, 1 deleted \(".+"\)$/],
+  [/^3\. export:/, /^ {3}run 2: records\.csv \(60\), activity\.csv \(\d+\), files\.csv \(\d+\), workspaces\.csv \(2\)$/],
+  [/^4\. restore: the deleted record ".+" back from run 1$/, /^ {3}1 created: ".+" is in the workspace again \(new id \w+\)$/],
+  [/^5\. migrate: .*another account/, /^ {3}verified: \d+ lists, 30 records, \d+ files, \d+ comments, \d+ people invited$/],
+  [/^6\. mirror:/, /^ {3}webhook TODO_\w+ for \w+: the snapshot's latest run now shows ".+ \(renamed again, live\)"$/],
+  [/^7\. import-csv: a Jira export/, /^ {3}3 rows: 3 records created, 0 rejected/],
+  [/^8\. copy-files:/, /^ {3}9 files \(\d+ bytes\) with a manifest\.ndjson/]
+]
+
 describe("npm run demo", () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-demo-"))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-demo-test-"))
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
-  it("runs backup, change, backup + diff, CSV import, file copy both ways and export against the emulator, then stops it", async () => {
-    const out = path.join(dir, "demo-output")
-    const result = await run(["--out", out], dir)
+  it("shows every job, each with its result and what to try next, and leaves nothing behind", async () => {
+    const cwd = fs.mkdtempSync(path.join(dir, "cwd-"))
+    const tmp = fs.mkdtempSync(path.join(dir, "tmp-"))
+    const examplesBefore = fs.readdirSync(EXAMPLES).sort()
+    const result = await run([], cwd, { TMPDIR: tmp })
     expect(result.stderr).toBe("")
     expect(result.code).toBe(0)
 
-    // The diff of the two runs is exactly the demo's four changes.
-    expect(result.stdout).toMatch(/run 2: records 1 created, 2 updated, 1 deleted/)
-    expect(result.stdout).toMatch(/3 rows, 3 created, 0 already imported, 0 rejected/)
-    expect(result.stdout).toMatch(/Where everything landed/)
+    STEPS.forEach(([heading, line], i) => {
+      const lines = stepLines(result.stdout, i + 1)
+      expect(lines[0]).toMatch(heading)
+      expect(lines.length, lines.join("\n")).toBeGreaterThanOrEqual(3)
+      expect(lines.length, lines.join("\n")).toBeLessThanOrEqual(4)
+      expect(lines[1]).toMatch(line)
+      expect(lines.at(-1)).toMatch(/^ {3}next: \S/)
+    })
+    expect(result.stdout).toMatch(/temporary directory, now removed/)
 
-    const db = new Database(path.join(out, "snapshot.sqlite"), { readonly: true })
+    // The outputs went to a temporary directory, removed at the end; the working directory
+    // and the repository's sample data are as they were (no rejects file beside the CSV).
+    expect(fs.readdirSync(tmp)).toEqual([])
+    expect(fs.readdirSync(cwd)).toEqual([])
+    expect(fs.readdirSync(EXAMPLES).sort()).toEqual(examplesBefore)
+
+    // Connection secrets travel in the environment of the commands, never in the output.
+    expect(result.stdout).not.toMatch(/pat_[0-9a-f]{16,}/)
+    expect(result.stdout).not.toMatch(/tid_[0-9a-f]{8,}/)
+  }, 120_000)
+
+  it("--out DIR keeps the snapshot, export, files and journals", async () => {
+    const out = path.join(dir, "kept")
+    const result = await run(["--out", out], dir)
+    expect(result.stderr).toBe("")
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain(`Everything is in ${out}`)
+
+    const db = new Database(path.join(out, "backup.sqlite"), { readonly: true })
     try {
+      // Two backups, then the mirror's reconciliation and the run it keeps current.
       const runs = db.prepare("SELECT status FROM runs ORDER BY id").pluck().all()
-      expect(runs).toEqual(["complete", "complete"])
+      expect(runs).toEqual(["complete", "complete", "complete", "complete"])
     } finally {
       db.close()
     }
@@ -52,16 +100,12 @@ describe("npm run demo", () => {
       expect(fs.statSync(path.join(out, "export", `${name}.csv`)).size).toBeGreaterThan(0)
     }
     const manifest = fs.readFileSync(path.join(out, "files", "manifest.ndjson"), "utf8").trim().split("\n")
-    expect(manifest.length).toBeGreaterThan(0)
+    expect(manifest).toHaveLength(9)
     for (const line of manifest) {
       const entry = JSON.parse(line) as { path: string }
       expect(fs.existsSync(path.join(out, "files", entry.path))).toBe(true)
     }
-    expect(result.stdout).toMatch(new RegExp(`${manifest.length} files uploaded`))
-
-    // Connection secrets travel in the environment of the commands, never in the output.
-    expect(result.stdout).not.toMatch(/pat_[0-9a-f]{16,}/)
-    expect(result.stdout).not.toMatch(/tid_[0-9a-f]{8,}/)
+    for (const journal of ["restore", "migrate", "jira", "files"]) expect(fs.existsSync(path.join(out, `${journal}.journal.sqlite`))).toBe(true)
   }, 120_000)
 
   it("refuses to wipe a directory it did not create", async () => {
