@@ -226,7 +226,9 @@ describe("journal", () => {
     const raw = new Database(newer)
     raw.pragma(`user_version = ${JOURNAL_FORMAT + 1}`)
     raw.close()
-    expect(() => new JournalDb(newer)).toThrow(/newer worksync \(journal format 4; this version reads formats up to 3\)/)
+    expect(() => new JournalDb(newer)).toThrow(
+      new RegExp(`newer worksync \\(journal format ${JOURNAL_FORMAT + 1}; this version reads formats up to ${JOURNAL_FORMAT}\\)`)
+    )
 
     const older = tmpFile()
     const j1 = new JournalDb(older)

@@ -35,6 +35,8 @@ export interface BatchedTransitions {
   readonly setMapping: (mapping: Mapping) => Effect.Effect<void, JournalError>
   /** An adoption, committed with the op's other transitions. */
   readonly recordAdoption: (adoption: Adoption) => Effect.Effect<void, JournalError>
+  /** What the target held before the in-flight op changes it, committed before its request is sent. */
+  readonly recordBefore: (key: string, before: unknown) => Effect.Effect<void, JournalError | JournalStateError>
 }
 
 export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
@@ -91,6 +93,7 @@ export const batchedTransitions = (core: JournalDb): BatchedTransitions => {
     // Writing a mapping checks no op state, so a JournalStateError cannot come of it.
     setMapping: (mapping) => enqueue("setMapping", () => core.setMapping(mapping)) as Effect.Effect<void, JournalError>,
     recordAdoption: (adoption) =>
-      enqueue("recordAdoption", () => core.recordAdoption(adoption)) as Effect.Effect<void, JournalError>
+      enqueue("recordAdoption", () => core.recordAdoption(adoption)) as Effect.Effect<void, JournalError>,
+    recordBefore: (key, before) => enqueue("recordBefore", () => core.recordBefore(key, before))
   }
 }

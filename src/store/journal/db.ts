@@ -14,6 +14,7 @@ import {
   APPLIED_RESULT,
   type FailOptions,
   type JournalCounts,
+  type ListOptions,
   type Mapping,
   type MarkUncertainOptions,
   type NewOp,
@@ -116,6 +117,10 @@ export class JournalDb {
       lastAdoption: db.prepare<[], number | null>(`SELECT max(id) FROM adoptions`).pluck(true),
       release: db.prepare(
         `UPDATE ops SET state = 'pending', error = ?, updated_at = ? WHERE key = ? AND state = 'in_flight'`
+      ),
+      // The first recorded value stays: a later attempt may read what an earlier one wrote.
+      before: db.prepare(
+        `UPDATE ops SET before = COALESCE(before, ?), updated_at = ? WHERE key = ? AND state = 'in_flight'`
       ),
       resolved: db.prepare(
         `UPDATE ops SET uncertain = 0, updated_at = ? WHERE key = ? AND state = 'pending'`
@@ -304,6 +309,30 @@ export class JournalDb {
   release(key: string, error: string | null = null): void {
     const changed = this.st.release.run(error, this.now(), key).changes
     if (changed === 0) throw new JournalStateError({ key, expected: "in_flight", actual: this.stateOf(key) })
+  }
+
+  /**
+   * Records what the target held before the in-flight op `key` changes it (see
+   * `Op.before`), before its request is sent. Only the first value is kept: a later
+   * attempt may find the values an earlier attempt's request set.
+   */
+  recordBefore(key: string, before: unknown): void {
+    const changed = this.st.before.run(json(before), this.now(), key).changes
+    if (changed === 0) throw new JournalStateError({ key, expected: "in_flight", actual: this.stateOf(key) })
+  }
+
+  /** Ops in plan order after `afterSeq` (see ListOptions). */
+  list(options: ListOptions): Array<Op> {
+    const kinds = options.kinds ?? []
+    const states = options.states ?? []
+    const marks = (n: number) => Array.from({ length: n }, () => "?").join(",")
+    return this.db
+      .prepare<Array<unknown>, OpRow>(
+        `SELECT * FROM ops WHERE seq > ? ${kinds.length > 0 ? `AND kind IN (${marks(kinds.length)})` : ""}
+           ${states.length > 0 ? `AND state IN (${marks(states.length)})` : ""} ORDER BY seq LIMIT ?`
+      )
+      .all(options.afterSeq ?? 0, ...kinds, ...states, options.limit)
+      .map(toOp)
   }
 
   /** A reconciliation found the uncertain op was NOT applied: it may be sent plainly. */

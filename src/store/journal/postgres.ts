@@ -459,6 +459,17 @@ export const makePostgresJournalApi = (
   const markResolved = (key: string) =>
     plain(run("markResolved", Effect.asVoid(q(`UPDATE ops SET uncertain = 0, updated_at = ? WHERE key = ? AND state = 'pending'`, [now(), key]))))
 
+  // The first recorded value stays (see JournalDb.recordBefore).
+  const recordBefore = (key: string, before: unknown) =>
+    run(
+      "recordBefore",
+      q(`UPDATE ops SET before = COALESCE(before, ?), updated_at = ? WHERE key = ? AND state = 'in_flight' RETURNING key`, [
+        json(before),
+        now(),
+        key
+      ]).pipe(Effect.flatMap(changedOrRefused(key, "in_flight")))
+    )
+
   const supersedeBody = (keys: ReadonlyArray<string>, by: string) =>
     keys.length === 0 ? Effect.succeed(0) : Effect.map(
       q(
@@ -494,7 +505,8 @@ export const makePostgresJournalApi = (
     markResolved,
     release,
     setMapping,
-    recordAdoption
+    recordAdoption,
+    recordBefore
   }
 
   return {
@@ -657,6 +669,17 @@ export const makePostgresJournalApi = (
         [limit]
       ),
     failed: (limit = 100) => ops("failed", `SELECT * FROM ops WHERE state = 'failed' ORDER BY seq LIMIT ?`, [limit]),
+    recordBefore,
+    list: (options) => {
+      const kinds = options.kinds ?? []
+      const states = options.states ?? []
+      return ops(
+        "list",
+        `SELECT * FROM ops WHERE seq > ? ${kinds.length > 0 ? "AND kind = ANY(?::text[])" : ""}
+           ${states.length > 0 ? "AND state = ANY(?::text[])" : ""} ORDER BY seq LIMIT ?`,
+        [options.afterSeq ?? 0, ...(kinds.length > 0 ? [kinds] : []), ...(states.length > 0 ? [states] : []), options.limit]
+      )
+    },
     setMapping,
     lookup: (namespace, sourceKey) =>
       plain(run(

@@ -60,7 +60,8 @@ CREATE TABLE adoptions (
  * (postgres.ts), so one session's `resetInFlight` leaves a live helper's claims alone. A
  * worksync that knows fewer versions refuses the journal (its resetInFlight would take
  * them). Later steps take the next number here, whatever JOURNAL_FORMAT says: 4 is the
- * file's format 3, `ops.sent_at` (the latest send of unknown outcome).
+ * file's format 3, `ops.sent_at` (the latest send of unknown outcome); 5 the file's format
+ * 4, `ops.before` (the target's values before an update or move).
  */
 export const JOURNAL_PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
   { version: 1, description: "ops, id_map, meta and adoptions", up: v1 },
@@ -70,7 +71,8 @@ export const JOURNAL_PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
     version: 4,
     description: "ops.sent_at: the latest send of unknown outcome",
     up: `ALTER TABLE ops ADD COLUMN IF NOT EXISTS sent_at TEXT; ${DATE_UNCERTAIN_SENDS}`
-  }
+  },
+  { version: 5, description: "ops.before: the target's values before an update", up: "ALTER TABLE ops ADD COLUMN IF NOT EXISTS before TEXT" }
 ]
 
 /** The newest journal version on PostgreSQL (named when a newer one is refused). */

@@ -58,6 +58,8 @@ export interface OpRow {
   error: string | null
   uncertain: number
   sent_at: string | null
+  /** Format 4; absent from rows of a file not yet migrated (read as null). */
+  before?: string | null
 }
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text))
@@ -74,7 +76,8 @@ export const toOp = (r: OpRow): Op => ({
   result: parse(r.result),
   error: r.error,
   uncertain: r.uncertain === 1,
-  sentAt: r.sent_at ?? null
+  sentAt: r.sent_at ?? null,
+  before: parse(r.before ?? null)
 })
 
 /**
@@ -93,10 +96,12 @@ export const json = (value: unknown): string =>
  * object. 2: `record.create` payloads may be packed arrays without `workspaceId`
  * (import-csv, see src/sync/plan.ts). 3: `ops.sent_at`, the latest send of unknown
  * outcome, from which the settle window runs (a version that does not know it would
- * measure the window from the claim and could send a create again too early). A file of
- * a newer format is refused at open.
+ * measure the window from the claim and could send a create again too early). 4:
+ * `ops.before`, what an update or move found on the target before it was sent (undo puts
+ * it back; a version that does not know it would send updates without recording it). A
+ * file of a newer format is refused at open.
  */
-export const JOURNAL_FORMAT = 3
+export const JOURNAL_FORMAT = 4
 
 /**
  * Format 3 dates the ops already uncertain: their latest send was no later than their
@@ -111,6 +116,12 @@ const addSentAt = (db: Database.Database): void => {
   db.exec(DATE_UNCERTAIN_SENDS)
 }
 
+/** Format 4's step on SQLite: `ops.before` (a file marked older may have it). */
+const addBefore = (db: Database.Database): void => {
+  const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('ops')").all()
+  if (!columns.some((c) => c.name === "before")) db.exec("ALTER TABLE ops ADD COLUMN before TEXT")
+}
+
 /** Rows per planning INSERT: large enough that per-statement overhead vanishes (measured). */
 export const INSERT_CHUNK = 256
 /** WAL pages between checkpoints while planning (64 MB at 4 KiB pages); SQLite's default otherwise. */
@@ -122,12 +133,13 @@ export const DEFAULT_WAL_AUTOCHECKPOINT = 1000
  * one scheme for both stores. 1 creates the tables (`IF NOT EXISTS`, so files of any
  * earlier version, which had no version number, are read as they are and get the
  * `adoptions` table); 2 marks that packed create payloads may be present; 3 adds
- * `ops.sent_at`.
+ * `ops.sent_at`; 4 adds `ops.before`.
  */
 export const JOURNAL_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, description: "ops, id_map, meta and adoptions", up: DDL },
   { version: 2, description: "packed record.create payloads (import-csv)", up: () => {} },
-  { version: JOURNAL_FORMAT, description: "ops.sent_at: the latest send of unknown outcome", up: addSentAt }
+  { version: 3, description: "ops.sent_at: the latest send of unknown outcome", up: addSentAt },
+  { version: JOURNAL_FORMAT, description: "ops.before: the target's values before an update", up: addBefore }
 ]
 
 /**

@@ -15,6 +15,7 @@ import type {
   ClaimNextOptions,
   FailOptions,
   JournalCounts,
+  ListOptions,
   Mapping,
   MarkUncertainOptions,
   NewOp,
@@ -110,6 +111,14 @@ export interface JournalApi {
   readonly recordAdoption: (adoption: Adoption) => Effect.Effect<void, JournalError>
   /** in_flight -> pending: definitely not applied. */
   readonly release: (key: string, error?: string | null) => Effect.Effect<void, JournalError | JournalStateError>
+  /**
+   * Records what the target held before the in-flight op `key` changes it (`Op.before`),
+   * committed before returning, so before the op's request is sent; the first value
+   * recorded for an op stays.
+   */
+  readonly recordBefore: (key: string, before: unknown) => Effect.Effect<void, JournalError | JournalStateError>
+  /** Ops of any state in plan order (see ListOptions): how undo reads what the runs did. */
+  readonly list: (options: ListOptions) => Effect.Effect<Array<Op>, JournalError>
   /** Clears `uncertain` on a pending op after a reconciliation found nothing. */
   readonly markResolved: (key: string) => Effect.Effect<void, JournalError>
   /**
@@ -222,6 +231,8 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
     recordAdoption: (adoption) => lift(file, "recordAdoption", () => core.recordAdoption(adoption)),
     release: (key, error) => liftState(file, "release", () => core.release(key, error ?? null)),
     markResolved: (key) => lift(file, "markResolved", () => core.markResolved(key)),
+    recordBefore: (key, before) => liftState(file, "recordBefore", () => core.recordBefore(key, before)),
+    list: (options) => lift(file, "list", () => core.list(options)),
     resetInFlight: () => lift(file, "resetInFlight", () => core.resetInFlight()),
     retryFailed: (kinds) => lift(file, "retryFailed", () => core.retryFailed(kinds)),
     pending: (options) => lift(file, "pending", () => core.pending(options)),

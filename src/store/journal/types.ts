@@ -36,6 +36,13 @@ export interface Op {
    * again before the window has passed since this send.
    */
   readonly sentAt: string | null
+  /**
+   * What the target held before this op changed it (an update's fields, a move's list),
+   * read and recorded before its first send (`recordBefore`); null when none was recorded
+   * (not an update, or written by a version before journal format 4); absent where an op
+   * is built without it (a read-only view).
+   */
+  readonly before?: unknown
 }
 
 /**
@@ -110,6 +117,16 @@ export interface PlanOp extends NewOp {
    * the same file planned again maps its n-th duplicate to the same key.
    */
   readonly occurrence?: boolean
+}
+
+/** Which ops `list` reads: every op in plan order (seq) after `afterSeq`, at most `limit`. */
+export interface ListOptions {
+  readonly afterSeq?: number
+  readonly limit: number
+  /** Only these kinds (all when omitted). */
+  readonly kinds?: ReadonlyArray<string>
+  /** Only these states (all when omitted). */
+  readonly states?: ReadonlyArray<OpState>
 }
 
 /** Which op `claimNext` takes: the first pending one (by seq) of these kinds and key prefix. */
