@@ -393,6 +393,18 @@ export const openPostgresSnapshot = (
           Effect.map((rows) => rows as unknown as Array<A>),
           Effect.mapError(fail(operation))
         ),
+      runRecordDetails: (runId, workspaceId) =>
+        sql.unsafe<{ detail: string }>(
+          dollarParams(
+            `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
+             WHERE rr.run_id = ? AND r.workspace_id = ?
+             ORDER BY r.detail::jsonb #>> '{todoList,id}',
+               CASE jsonb_typeof(r.detail::jsonb -> 'position') WHEN 'number' THEN 0 ELSE 1 END,
+               CASE jsonb_typeof(r.detail::jsonb -> 'position') WHEN 'number' THEN (r.detail::jsonb ->> 'position')::numeric END,
+               r.id`
+          ),
+          [runId, workspaceId]
+        ).stream.pipe(Stream.map((row) => row.detail), Stream.mapError(fail("read the run's records"))),
       stream: <A>(operation: string, query: SnapshotQuery) =>
         sql.unsafe<A & object>(dollarParams(query.sql), (query.params ?? []) as Array<Param>).stream.pipe(
           Stream.map((row) => row as A),

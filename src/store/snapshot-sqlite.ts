@@ -88,6 +88,29 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
   const run = <A>(operation: string, f: () => A): Effect.Effect<A, SnapshotError> =>
     Effect.try({ try: f, catch: fail(operation) })
 
+  /** A read fetched a batch per pull (`stream`, see SnapshotStoreService). */
+  const streamRows = <A>(operation: string, query: SnapshotQuery): Stream.Stream<A, SnapshotError> =>
+    Stream.unwrap(Effect.map(
+      Effect.acquireRelease(
+        run(operation, () => db.prepare(query.sql).iterate(...(query.params ?? [])) as IterableIterator<A>),
+        (rows) => Effect.sync(() => rows.return?.())
+      ),
+      (rows) =>
+        // One bounded batch per pull: the fiber can be interrupted between batches. An
+        // empty batch ends the stream (Cause.done).
+        Stream.fromIterableEffectRepeat(
+          run(operation, () => {
+            const batch: Array<A> = []
+            for (let i = 0; i < STREAM_BATCH; i++) {
+              const next = rows.next()
+              if (next.done === true) break
+              batch.push(next.value)
+            }
+            return batch
+          }).pipe(Effect.flatMap((batch) => batch.length === 0 ? Cause.done() : Effect.succeed(batch)))
+        )
+    ))
+
   const s = {
     insertRun: db.prepare(
       "INSERT INTO runs (scope, started, status, full) VALUES (?, ?, 'running', ?) RETURNING id"
@@ -343,30 +366,21 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
       ),
     select: <A>(operation: string, query: SnapshotQuery) =>
       run(operation, () => db.prepare(query.sql).all(...(query.params ?? [])) as Array<A>),
-    stream: <A>(operation: string, query: SnapshotQuery) =>
-      Stream.unwrap(Effect.map(
-        Effect.acquireRelease(
-          run(operation, () => db.prepare(query.sql).iterate(...(query.params ?? [])) as IterableIterator<A>),
-          (rows) => Effect.sync(() => rows.return?.())
-        ),
-        (rows) =>
-          // One bounded batch per pull: the fiber can be interrupted between batches. An
-          // empty batch ends the stream (Cause.done).
-          Stream.fromIterableEffectRepeat(
-            run(operation, () => {
-              const batch: Array<A> = []
-              for (let i = 0; i < STREAM_BATCH; i++) {
-                const next = rows.next()
-                if (next.done === true) break
-                batch.push(next.value)
-              }
-              return batch
-            }).pipe(Effect.flatMap((batch) => batch.length === 0 ? Cause.done() : Effect.succeed(batch)))
-          )
-      ))
+    runRecordDetails: (runId: number, workspaceId: string) =>
+      Stream.map(
+        streamRows<{ detail: string }>("read the run's records", {
+          sql: `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
+                WHERE rr.run_id = ? AND r.workspace_id = ?
+                ORDER BY json_extract(r.detail, '$.todoList.id'),
+                  CASE WHEN json_type(r.detail, '$.position') IN ('integer', 'real') THEN 0 ELSE 1 END,
+                  json_extract(r.detail, '$.position'), r.id`,
+          params: [runId, workspaceId]
+        }),
+        (row) => row.detail
+      ),
+    stream: streamRows
   }
 }
-
 
 /** Opens (creating it when missing, unless `mustExist`) the snapshot file for the scope. */
 export const openSqliteSnapshot = (file: string, options: { readonly mustExist?: boolean } = {}) =>

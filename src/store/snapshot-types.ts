@@ -208,6 +208,13 @@ export interface SnapshotStoreService {
   readonly storageBytes: Effect.Effect<number, SnapshotError>
   /** Gives the space of removed rows back (SQLite VACUUM; PostgreSQL VACUUM, reusable by later writes). */
   readonly compact: Effect.Effect<void, SnapshotError>
+  /**
+   * The record details (JSON text) a run holds of one workspace, in list order: by the
+   * list's id, then `position` (a record without a numeric one after the others), then
+   * the record's id. A stream fetched in batches, so a restore of any size holds only the
+   * batch it is planning; the order is what lets it create each list's records in turn.
+   */
+  readonly runRecordDetails: (runId: number, workspaceId: string) => Stream.Stream<string, SnapshotError>
   /** Rows of a read (see SnapshotQuery), for set-based reads that live next to their callers. */
   readonly select: <A = Record<string, unknown>>(
     operation: string,

@@ -64,9 +64,12 @@ export const RecordCreatePayload = Schema.Struct({
    * Sent after the creates planned before it that name the same `listId` (their executor
    * group is that list instead of the title): a planner that plans a list's records in
    * the source's order gets them to the service in that order, so the target's order
-   * follows wherever the service appends (no documented write sets a position). Only with
-   * `listId`; a planner names a list the service could not make by the first list's id,
-   * where those records go, so every create that can land in a list shares its group.
+   * follows wherever the service appends (no documented write sets a position). With
+   * `listId`, or with `listTitle` (a list made by a list.ensure of the same plan: its
+   * creates share a group of their own). migrate names a list the service could not make
+   * by the first list's id, where those records go, so every create that can land in a
+   * list shares its group; restore keeps the title, so each list of the run keeps its own
+   * order there.
    */
   inListOrder: opt(Schema.Boolean),
   /**

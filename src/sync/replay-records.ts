@@ -134,12 +134,15 @@ const mappedByEarlierAttempt = (op: Op, p: RecordCreatePayload, journal: Journal
  * A create's executor group. By title: a journal targets one workspace (import and restore
  * check its `target.workspace`), and a payload may leave the workspace out; grouping
  * coarser than needed only serialises more. A create `inListOrder` goes by its list
- * instead, one at a time in plan order; creates of one title in that list are then
- * serialised all the same, so a reconciliation still tells them apart.
+ * instead (its id, or the title a list.ensure makes it under), one at a time in plan
+ * order; creates of one title in that list are then serialised all the same, so a
+ * reconciliation still tells them apart.
  */
 const createGroup = (op: Op): string => {
-  const p = unpackRecordCreate(op.payload) as { title?: unknown; listId?: unknown; inListOrder?: unknown } | null
-  return p?.inListOrder === true && typeof p.listId === "string" ? `create-in-list\u0000${p.listId}` : `create\u0000${String(p?.title)}`
+  const p = unpackRecordCreate(op.payload) as { title?: unknown; listId?: unknown; listTitle?: unknown; inListOrder?: unknown } | null
+  if (p?.inListOrder === true && typeof p.listId === "string") return `create-in-list\u0000${p.listId}`
+  if (p?.inListOrder === true && typeof p.listTitle === "string") return `create-in-list-titled\u0000${p.listTitle}`
+  return `create\u0000${String(p?.title)}`
 }
 
 const createExecutor = (client: RestClientApi, skewMs: number): Executor => ({

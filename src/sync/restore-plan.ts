@@ -133,6 +133,15 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
     return { listTitle: title }
   }
 
+  /**
+   * A create that names a list is sent in its list's order (`inListOrder`, plan.ts): the
+   * run is planned a list at a time by position (restore-source.ts `runDetails`), and no
+   * documented write sets a position, so the target keeps the run's order wherever the
+   * service appends. A create without a list goes where the service puts it, unordered.
+   */
+  const inList = (ref: { listId?: string; listTitle?: string }) =>
+    ref.listId !== undefined || ref.listTitle !== undefined ? { ...ref, inListOrder: true } : ref
+
   /** The tags of a create: ids of the target's tags, titles of those a tag.ensure makes. */
   const tagRefs = (r: SourceRecord): { tagIds?: Array<string>; tagTitles?: Array<string> } => {
     if (Option.isNone(now.tags)) return {}
@@ -200,7 +209,7 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
         sourceKey: r.id,
         title: r.title,
         origin: `source record ${r.id}`,
-        ...listRef(r.listTitle),
+        ...inList(listRef(r.listTitle)),
         ...(r.html !== "" ? { descriptionHtml: r.html } : r.text !== "" ? { description: r.text } : {}),
         ...(startedAt !== undefined ? { startedAt } : {}),
         ...(duedAt !== undefined ? { duedAt } : {}),

@@ -17,19 +17,18 @@ export type StoredDetail = Record<string, unknown>
 const RUN_RECORDS = `FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND r.workspace_id = ?`
 
 /**
- * Every record detail run `runId` holds of the workspace, in id order, as a stream: the
- * store hands them over a batch at a time (one read, so one consistent view of the run),
- * and a restore of any size holds only the batch it is planning.
+ * Every record detail run `runId` holds of the workspace, as a stream in list order (each
+ * list's records by position: the store's `runRecordDetails`), so a restore plans, and
+ * creates, a list's records in the order the run has them. The store hands them over a
+ * batch at a time (one read, so one consistent view of the run), and a restore of any
+ * size holds only the batch it is planning.
  */
 export const runDetails = (
   store: SnapshotStoreService,
   runId: number,
   workspaceId: string
 ): Stream.Stream<StoredDetail, SnapshotError> =>
-  store.stream<{ detail: string }>("read the run's records", {
-    sql: `SELECT r.detail AS detail ${RUN_RECORDS} ORDER BY r.id`,
-    params: [runId, workspaceId]
-  }).pipe(Stream.map((row) => JSON.parse(row.detail) as StoredDetail))
+  store.runRecordDetails(runId, workspaceId).pipe(Stream.map((detail) => JSON.parse(detail) as StoredDetail))
 
 /** Ids asked for per read of `namedDetails` (well under every backend's parameter limit). */
 const NAMED_PER_READ = 500

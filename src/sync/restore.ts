@@ -32,6 +32,10 @@
  * Tags and `archived` need operations beyond the documents: a service without them gets
  * the records without, and the result's `notices` say so in one line.
  *
+ * - Order within a list: no documented write sets a position, so the run is read a list
+ *   at a time by position and each list's creates are sent one at a time in that order
+ *   (`inListOrder`): the target keeps the run's order wherever the service appends.
+ *
  * The run's records are read from the snapshot a batch at a time (restore-source.ts),
  * planned one at a time (restore-plan.ts), and the plan is written to the journal a batch
  * at a time: neither the run's details nor its plan are ever all in memory (the target's
@@ -62,7 +66,7 @@ import {
   runDetails,
   type StoredDetail
 } from "./restore-source.ts"
-import { readTarget } from "./restore-target.ts"
+import { byPosition, readTarget } from "./restore-target.ts"
 
 export { restoreDate } from "./restore-source.ts"
 export type { NotRestored } from "./restore-source.ts"
@@ -134,6 +138,14 @@ const checkRequest = (journal: JournalApi, options: RestoreOptions, journalKind:
     }
   })
 
+/** The order `runDetails` reads a run in: by list id, then position (restore-target.ts `byPosition`). */
+const inListOrder = (a: StoredDetail, b: StoredDetail): number => {
+  const list = (d: StoredDetail) => String((d.todoList as { id?: unknown } | null | undefined)?.id ?? "")
+  const la = list(a)
+  const lb = list(b)
+  return la < lb ? -1 : la > lb ? 1 : byPosition(a, b)
+}
+
 /**
  * The details to restore, checked before anything is written: the named records (each
  * one in the run, else RestoreError), or the whole run, read as it is planned (with
@@ -155,7 +167,7 @@ const sourceDetails = (
           `record ${missing.join(", ")} is not in run ${run.id} of workspace ${workspace}; list the run's records with \`export --run ${run.id}\``
         )
       }
-      return Stream.fromIterable(chosen)
+      return Stream.fromIterable([...chosen].sort(inListOrder))
     }
     if (options.deleteMissing === true && !(yield* holdsRecords(store, run.id, workspace))) {
       return yield* refuse(

@@ -12,9 +12,10 @@
  * `--files DIR`) and did not, unless the restore itself said
  * it left that out (its `notRestored` and notices: a service without tag operations,
  * assignees with no user). Everything else the run holds and no restore carries (comments,
- * checklists, lists that hold no record, files without `--files`, and for now the
- * position order within a list, which restore does not keep yet...) is counted in
- * `notCarried`: reported, never silently missing, and not a failure.
+ * checklists, lists that hold no record, files without `--files`...) is counted in
+ * `notCarried`: reported, never silently missing, and not a failure. The position order
+ * within each list is compared like a field: restore creates a list's records in the
+ * run's order, so the restored list keeps it.
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -123,6 +124,46 @@ const addUp = (entries: ReadonlyArray<NotCarried>): Array<NotCarried> => {
 const declaredOf = (r: RestoreResult): Set<string> =>
   new Set([...r.notRestored.map((n) => n.what), ...r.notices.map((line) => line.slice(0, line.indexOf(":")))])
 
+/** What a restore that cannot keep a list's order names in its `notRestored`. */
+const ORDER_NOT_KEPT = "record order within lists"
+
+/**
+ * The first break of the run's order among a list's restored records (`members` by
+ * position in the run, ties in any order), judged within each target list they landed
+ * in; undefined when the order holds. A record not restored fails elsewhere.
+ */
+const orderBroken = (
+  members: ReadonlyArray<{ readonly id: string; readonly position: number }>,
+  restored: (sourceId: string) => RecordDetail | undefined
+): string | undefined => {
+  interface Seen {
+    previousMax: number
+    groupMax: number
+    groupPosition: number | undefined
+    previousId: string | undefined
+    lastId: string | undefined
+  }
+  const byTarget = new Map<string, Seen>()
+  for (const m of members) {
+    const t = restored(m.id)
+    if (t === undefined) continue
+    const seen = byTarget.get(t.todoList.id) ?? { previousMax: -Infinity, groupMax: -Infinity, groupPosition: undefined, previousId: undefined, lastId: undefined }
+    byTarget.set(t.todoList.id, seen)
+    if (m.position !== seen.groupPosition) {
+      seen.previousMax = Math.max(seen.previousMax, seen.groupMax)
+      seen.groupMax = -Infinity
+      seen.groupPosition = m.position
+      seen.previousId = seen.lastId
+    }
+    if (t.position <= seen.previousMax) {
+      return `record ${m.id} comes after ${seen.previousId ?? "another"} in the run, before it after a restore`
+    }
+    seen.groupMax = Math.max(seen.groupMax, t.position)
+    seen.lastId = m.id
+  }
+  return undefined
+}
+
 /** Checks of one restored workspace, added to the tallies. */
 interface Tallies {
   readonly records: Tally
@@ -176,7 +217,10 @@ const compareWorkspace = (
       }
     }
 
-    // Position order within each list: the run's order, ties left as they fall.
+    // Position order within each list: the run's order, ties left as they fall. Restore
+    // creates a list's records one at a time in that order, so they come back in it
+    // wherever the service appends; a list the service could not make leaves its records
+    // in the first list, still in their order among themselves. Judged per target list.
     const byList = new Map<string, Array<{ id: string; position: number }>>()
     for (const detail of plan.records) {
       const s = readSource(detail)
@@ -190,39 +234,24 @@ const compareWorkspace = (
     for (const [title, members] of byList) {
       if (members.length < 2) continue
       members.sort((a, b) => a.position - b.position)
-      let previousMax = -Infinity
-      let groupMax = -Infinity
-      let groupPosition: number | undefined
-      let broken: string | undefined
-      let previousId: string | undefined
-      let lastId: string | undefined
-      for (const m of members) {
-        const t = details.get(mapping.get(m.id) ?? "")
-        // A record not restored fails above; the order is judged among those that came back.
-        if (t === undefined || t.todoList.title !== title) continue
-        if (m.position !== groupPosition) {
-          previousMax = Math.max(previousMax, groupMax)
-          groupMax = -Infinity
-          groupPosition = m.position
-          previousId = lastId
-        }
-        if (t.position <= previousMax && broken === undefined) {
-          broken = `list ${clip(title)} of workspace ${plan.sourceId}: record ${m.id} comes after ${previousId ?? "another"} in the run, before it after a restore`
-        }
-        groupMax = Math.max(groupMax, t.position)
-        lastId = m.id
+      const broken = orderBroken(members, (id) => details.get(mapping.get(id) ?? ""))
+      if (broken === undefined) {
+        tallies.order.pass()
+        continue
       }
-      // Restore does not yet keep a list's order (it creates in id order, and the service
-      // places each new record): what a restore would give back, reported rather than
-      // failed, so a sound run verifies; the first list out of order is named.
+      const where = `list ${clip(title)} of workspace ${plan.sourceId}: ${broken}`
+      // Only a restore that said it cannot keep the order (a service that does not append)
+      // has it counted as not carried; otherwise a lost order is a failed restore.
+      if (!declared.has(ORDER_NOT_KEPT)) {
+        tallies.order.fail(where)
+        continue
+      }
       tallies.order.pass()
-      if (broken !== undefined) {
-        orderLost++
-        firstOrderLost ??= broken
-      }
+      orderLost++
+      firstOrderLost ??= where
     }
     if (orderLost > 0) {
-      notCarried.push({ what: "record order within lists", count: orderLost, why: `a restore creates records in id order, not in their list's order (first: ${firstOrderLost})` })
+      notCarried.push({ what: ORDER_NOT_KEPT, count: orderLost, why: `the target does not keep the order records are created in (first: ${firstOrderLost})` })
     }
 
     // Lists: those holding records come back (restore makes them); empty ones are not carried.

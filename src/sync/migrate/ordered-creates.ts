@@ -3,8 +3,8 @@
  * source order before the restore step carries everything else. No documented write sets
  * a record's position: the target's order is where the service puts each new record, so
  * a list's records are sent one at a time in the source's order (`inListOrder`, plan.ts)
- * and the target's order follows wherever the service appends. A restore plans a run in
- * id order, which is not the source's.
+ * and the target's order follows wherever the service appends. A restore does the same
+ * from a snapshot run (restore-source.ts `runDetails`); here the source is read live.
  *
  * The ops are the restore's own (restore-plan.ts: the same keys, payloads, state updates
  * and versions), so the restore that follows finds these records created and the same,
