@@ -1,0 +1,206 @@
+/**
+ * Benchmark: how each command's cost grows with the work. For each size (records in one
+ * workspace of the emulator), every command runs as its own process (bin/worksync.js, under
+ * /usr/bin/time for its peak RSS) against an emulator answering from this process, and one
+ * table row gives: command, size, wall time, time per item, peak RSS of the command, and
+ * requests per item as the emulator counted them. The emulator's own memory is not in the
+ * figures. Prints the table (and, with `out=FILE`, writes it as markdown); asserts nothing.
+ *
+ * Per size, in this order, on one snapshot and one source workspace:
+ *   backup (first), backup (incremental, after 1% of the records changed), diff,
+ *   export ndjson, export csv, restore in place (1% deleted at the source first),
+ *   restore --delete-missing in place, migrate (into another organization), import-csv
+ *   (generic mapping, one row per record) and import-csv --preset jira (a Jira export of
+ *   the same size), prune (keeps the newest run), verify (integrity).
+ * Not here: copy-files (bench copy-small, copy-large), the mirror (bench mirror), verify
+ * --rehearse (bench verify-rehearse): their sources are seeded differently.
+ *
+ *   npm run bench -- growth                            (sizes 10000,100000)
+ *   node --import tsx test/bench/growth.ts sizes=10000,100000,1000000 out=docs/growth.md
+ *   node --import tsx test/bench/growth.ts sizes=2000 only=backup,diff   (a quick look)
+ *
+ * Each value may also come from the environment (GROWTH_SIZES=..., GROWTH_ONLY=...).
+ */
+import { spawn, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
+import { cleanEnv, connectionEnv } from "../support/cli.ts"
+import { writeImportCsv } from "./_import-csv.ts"
+
+const argv = new Map(
+  process.argv.slice(2).flatMap((a) => {
+    const m = /^([a-z]+)=(.*)$/.exec(a)
+    return m === null ? [] : [[m[1]!, m[2]!] as const]
+  })
+)
+const setting = (name: string): string | undefined => argv.get(name) ?? process.env[`GROWTH_${name.toUpperCase()}`]
+const SIZES = (setting("sizes") ?? "10000,100000").split(",").map((s) => {
+  const n = Number(s)
+  if (!Number.isInteger(n) || n < 100) throw new Error(`sizes: expected whole numbers of at least 100, got ${s}`)
+  return n
+})
+const ONLY = setting("only")?.split(",")
+const OUT = setting("out")
+
+const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
+const TIME_BIN = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : null
+
+interface Row {
+  readonly command: string
+  readonly size: number
+  readonly items: number
+  readonly wallMs: number
+  readonly rssMb: number | null
+  readonly requests: number
+}
+
+interface Account {
+  readonly org: string
+  readonly token: string
+  readonly tokenId: string
+  readonly tokenSecret: string
+}
+
+/** Runs the CLI as a child; the emulator answers from this process's event loop meanwhile. */
+const runCli = (emu: EmulatorHandle, args: ReadonlyArray<string>, env: Record<string, string>, cwd: string) =>
+  new Promise<{ wallMs: number; rssMb: number | null; requests: number }>((resolve, reject) => {
+    const before = emu.stats().total
+    const argvAll = [BIN, ...args]
+    const child = TIME_BIN === null
+      ? spawn(process.execPath, argvAll, { env: { ...cleanEnv(), ...env }, cwd, stdio: ["ignore", "ignore", "pipe"] })
+      : spawn(TIME_BIN, ["-f", "maxrss_kb=%M", process.execPath, ...argvAll], { env: { ...cleanEnv(), ...env }, cwd, stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d
+      if (stderr.length > 1 << 20) stderr = stderr.slice(-(1 << 16))
+    })
+    const t0 = performance.now()
+    child.on("error", reject)
+    child.on("close", (code) => {
+      const wallMs = performance.now() - t0
+      const rss = /maxrss_kb=(\d+)/.exec(stderr)
+      // Exit 2 is "finished, with items reported" (an import's rejected rows): still a run.
+      if (code !== 0 && code !== 2) {
+        reject(new Error(`worksync ${args[0]} exited ${code}:\n${stderr.slice(-4000)}`))
+        return
+      }
+      resolve({ wallMs, rssMb: rss === null ? null : Number(rss[1]) / 1024, requests: emu.stats().total - before })
+    })
+  })
+
+/** A Jira CSV export of `rows` issues: the columns the preset reads, as Jira writes them. */
+const writeJiraCsv = (file: string, rows: number): void => {
+  const fd = fs.openSync(file, "w")
+  fs.writeSync(fd, "Summary,Issue key,Issue id,Issue Type,Status,Priority,Resolution,Created,Updated,Due date,Labels,Labels,Description\n")
+  let buf = ""
+  for (let i = 0; i < rows; i++) {
+    const done = i % 3 === 0
+    buf += `Issue ${i},GRW-${i + 1},${10000 + i},${i % 2 ? "Task" : "Bug"},${done ? "Done" : "To Do"},Medium,${done ? "Done" : ""},` +
+      `12/Jan/24 9:${String(i % 60).padStart(2, "0")} AM,13/Jan/24 10:00 AM,${i % 5 ? "" : "20/Feb/24"},growth,${i % 2 ? "backend" : ""},"Description of issue ${i}, with a comma"\n`
+    if (buf.length > 1 << 20) {
+      fs.writeSync(fd, buf)
+      buf = ""
+    }
+  }
+  fs.writeSync(fd, buf)
+  fs.closeSync(fd)
+}
+
+const wanted = (command: string) => ONLY === undefined || ONLY.some((o) => command.startsWith(o))
+
+const measureSize = async (size: number): Promise<Array<Row>> => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-growth-"))
+  const rows: Array<Row> = []
+  process.stderr.write(`seeding ${size} records\n`)
+  const emu = await startEmulator({ seed: `1x${size}` })
+  try {
+    const ws = emu.workspaces[0]!
+    const source = connectionEnv(emu, { app: true })
+    const org = emu.admin.createOrganization({ name: "Target", slug: "growth-target" })
+    const owner = emu.admin.createUser({ email: "owner@target.example", firstName: "Tara", lastName: "Owner", orgLevel: "OWNER", orgId: org })
+    const target: Account = { org, token: owner.token, tokenId: owner.tokenId, tokenSecret: owner.tokenSecret }
+    const targetAsSource: Record<string, string> = {
+      ...source,
+      WORKSYNC_ORG: target.org,
+      WORKSYNC_TOKEN: target.token,
+      WORKSYNC_TOKEN_ID: target.tokenId,
+      WORKSYNC_TOKEN_SECRET: target.tokenSecret
+    }
+    const targetEnv: Record<string, string> = {
+      WORKSYNC_TARGET_ORG: target.org,
+      WORKSYNC_TARGET_TOKEN: target.token,
+      WORKSYNC_TARGET_TOKEN_ID: target.tokenId,
+      WORKSYNC_TARGET_TOKEN_SECRET: target.tokenSecret
+    }
+    const snapshot = path.join(dir, "snapshot.sqlite")
+    const step = async (command: string, items: number, args: ReadonlyArray<string>, env: Record<string, string> = source) => {
+      if (!wanted(command)) return
+      process.stderr.write(`${size}: ${command}\n`)
+      const r = await runCli(emu, args, env, dir)
+      rows.push({ command, size, items, ...r })
+    }
+    const onePercent = Math.max(1, Math.floor(size / 100))
+
+    await step("backup (first)", size, ["backup", "--snapshot", snapshot, "--workspace", ws])
+    emu.admin.touchRecords(onePercent, ws)
+    await step("backup (incremental, 1% changed)", size, ["backup", "--snapshot", snapshot, "--workspace", ws])
+    await step("diff", size, ["diff", "--snapshot", snapshot, "--json"])
+    await step("export ndjson", size, ["export", "--snapshot", snapshot, "--out", path.join(dir, "ndjson"), "--format", "ndjson"])
+    await step("export csv", size, ["export", "--snapshot", snapshot, "--out", path.join(dir, "csv"), "--format", "csv"])
+    emu.admin.deleteRecords(onePercent, ws)
+    await step("restore in place (1% deleted)", size, ["restore", "--snapshot", snapshot, "--to", `workspace:${ws}`, "--journal", path.join(dir, "restore.sqlite")])
+    await step("restore --delete-missing", size, [
+      "restore", "--snapshot", snapshot, "--to", `workspace:${ws}`, "--journal", path.join(dir, "restore-dm.sqlite"), "--delete-missing"
+    ])
+    if (wanted("migrate")) {
+      const to = emu.admin.createWorkspace({ name: "Migrated", orgId: target.org }).id
+      await step("migrate", size, [
+        "migrate", "--from", `workspace:${ws}`, "--to", `workspace:${to}`, "--journal", path.join(dir, "migrate.sqlite"), "--people", "skip"
+      ], { ...source, ...targetEnv })
+    }
+    if (wanted("import-csv")) {
+      const csv = path.join(dir, "generic.csv")
+      writeImportCsv(csv, size)
+      const into = emu.admin.createWorkspace({ name: "Imported", orgId: target.org }).id
+      await step("import-csv (generic)", size, [
+        "import-csv", "--workspace", into, "--csv", csv, "--journal", path.join(dir, "import.sqlite"),
+        "--map", "key=key", "--map", "title=title", "--map", "description=description", "--map", "list=list",
+        "--map", "duedAt=duedAt", "--map", "done=done", "--map", "tags=tags"
+      ], targetAsSource)
+      const jira = path.join(dir, "jira.csv")
+      writeJiraCsv(jira, size)
+      const intoJira = emu.admin.createWorkspace({ name: "From Jira", orgId: target.org }).id
+      await step("import-csv --preset jira", size, [
+        "import-csv", "--workspace", intoJira, "--csv", jira, "--journal", path.join(dir, "import-jira.sqlite"), "--preset", "jira"
+      ], targetAsSource)
+    }
+    await step("prune (keep the newest run)", size, ["prune", "--snapshot", snapshot, "--keep-last", "1"])
+    await step("verify", size, ["verify", "--snapshot", snapshot])
+  } finally {
+    await emu.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  return rows
+}
+
+const pad = (s: string, n: number) => s.padEnd(n)
+const table = (rows: ReadonlyArray<Row>): string => {
+  const head = "| command | size | wall s | µs per item | peak RSS MB | requests per item |\n|---|---:|---:|---:|---:|---:|\n"
+  return head + rows.map((r) =>
+    `| ${pad(r.command, 34)} | ${r.size} | ${(r.wallMs / 1000).toFixed(1)} | ${((r.wallMs * 1000) / r.items).toFixed(0)} | ` +
+    `${r.rssMb === null ? "-" : r.rssMb.toFixed(0)} | ${(r.requests / r.items).toFixed(2)} |`
+  ).join("\n") + "\n"
+}
+
+const all: Array<Row> = []
+for (const size of SIZES) {
+  all.push(...(await measureSize(size)))
+  process.stdout.write(table(all.filter((r) => r.size === size)))
+}
+const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).stdout?.trim() || "unknown commit"
+const header = `Measured ${new Date().toISOString().slice(0, 10)} on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "unknown cpu"}), ` +
+  `Node ${process.version}, ${commit}.\n\n`
+process.stdout.write(`\n${header}${table(all)}`)
+if (OUT !== undefined) fs.writeFileSync(OUT, header + table(all))
