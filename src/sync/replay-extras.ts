@@ -73,7 +73,7 @@ const commentTextOf = (p: CommentCreatePayload, file: FileUploadResult | undefin
   file !== undefined && "notFetched" in file ? `${p.text}\n(not attached: ${file.notFetched})` : p.text
 
 /** Every comment of a record, as list-record-activity gives them. */
-const commentsOf = (client: RestClientApi, workspaceId: string, recordId: string) =>
+export const commentsOf = (client: RestClientApi, workspaceId: string, recordId: string) =>
   allPages(
     (skip, limit) =>
       Effect.map(

@@ -46,6 +46,7 @@ import {
 } from "./plan.ts"
 import { CAPABILITY, type Capability, type CapabilityMemory, capabilityMemory, noEffectLine } from "./capabilities.ts"
 import type { ExecFailure, Executor, OpOutcome } from "./replay.ts"
+import { type BeforeValues, beforeOfMove, beforeOfUpdate } from "./undo-values.ts"
 
 /** A payload the journal holds but this version cannot read: the op cannot run. */
 const badPayload = (op: Op, detail: string): ExecFailure => ({
@@ -335,6 +336,40 @@ export const archivedWrites = (client: RestClientApi, memory: CapabilityMemory, 
 }
 export type ArchivedWrites = ReturnType<typeof archivedWrites>
 
+/**
+ * Whether `op` acts on a record this journal created: it depends on the create (the state
+ * a restore sets after its create, a `<key>/done` op of an earlier version). Undo deletes
+ * such a record, so nothing of its earlier state is worth reading.
+ */
+const followsCreate = (op: Op, journal: JournalApi): Effect.Effect<boolean, ExecFailure> =>
+  op.dependsOn === null
+    ? Effect.succeed(false)
+    : journal.get(op.dependsOn).pipe(
+      Effect.mapError(journalFailure),
+      Effect.map((o) => Option.isSome(o) && o.value.kind === OP_KINDS.recordCreate)
+    )
+
+/**
+ * Reads what the target holds before `op` changes it and records it in the journal
+ * (`Op.before`), committed before the op's request is sent: undo puts it back. An attempt
+ * that finds it recorded by an earlier one reads nothing (that one's request may have
+ * landed, so the target may now show the op's own values).
+ */
+const recordBefore = (
+  client: RestClientApi,
+  op: Op,
+  journal: JournalApi,
+  workspaceId: string,
+  recordId: string,
+  of: (detail: Parameters<typeof beforeOfMove>[0]) => BeforeValues
+): Effect.Effect<void, ExecFailure> =>
+  Effect.gen(function*() {
+    if (op.before !== undefined && op.before !== null) return
+    if (yield* followsCreate(op, journal)) return
+    const detail = yield* client.getRecord({ workspaceId, recordId })
+    yield* journal.recordBefore(op.key, of(detail)).pipe(Effect.mapError(journalFailure))
+  })
+
 const updateExecutor = (client: RestClientApi, archived: ArchivedWrites): Executor => ({
   kind: OP_KINDS.recordUpdate,
   execute: (op, journal) =>
@@ -342,6 +377,7 @@ const updateExecutor = (client: RestClientApi, archived: ArchivedWrites): Execut
       const p = yield* decode(RecordUpdatePayload, op)
       const recordId = yield* recordIdOf(p, journal)
       const wanted = Object.fromEntries(Object.entries(p.fields).filter(([, v]) => v !== undefined))
+      yield* recordBefore(client, op, journal, p.workspaceId, recordId, (d) => beforeOfUpdate(d, Object.keys(wanted)))
       const { archived: _, ...rest } = wanted
       const withArchived = "archived" in wanted && (yield* archived.settable(journal))
       const send = (f: Record<string, unknown>) =>
@@ -372,6 +408,7 @@ const moveExecutor = (client: RestClientApi): Executor => ({
       const listId = yield* targetListId(p, journal)
       // The list could not be made on this service (LEFT_OUT): the record stays where it is.
       if (listId === undefined) return { result: { id: recordId, listId: null, moved: false }, mappings: [] }
+      yield* recordBefore(client, op, journal, p.workspaceId, recordId, beforeOfMove)
       yield* client.moveRecord({ workspaceId: p.workspaceId, recordId, listId })
       return { result: { id: recordId, listId }, mappings: [] }
     })

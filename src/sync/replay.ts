@@ -192,7 +192,12 @@ export const replay = <R>(
     // Transitions of concurrent ops share commits (one fsync per event-loop turn); so do
     // the mappings executors write before their op ends.
     const tx = journal.transitions
-    const executorJournal: JournalApi = { ...journal, setMapping: tx.setMapping, recordAdoption: tx.recordAdoption }
+    const executorJournal: JournalApi = {
+      ...journal,
+      setMapping: tx.setMapping,
+      recordAdoption: tx.recordAdoption,
+      recordBefore: tx.recordBefore
+    }
 
     const isResumable = (op: Op, executor: Executor<R>) =>
       executor.resumable === undefined

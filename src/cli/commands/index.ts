@@ -11,6 +11,7 @@ import { migrateCommand } from "./migrate.ts"
 import { mirrorCommand } from "./mirror.ts"
 import { pruneCommand } from "./prune.ts"
 import { restoreCommand } from "./restore.ts"
+import { undoCommand } from "./undo.ts"
 import { verifyCommand } from "./verify.ts"
 import { versionCommand } from "./version.ts"
 import { webhooksCommand } from "./webhooks.ts"
@@ -26,6 +27,7 @@ export const commands = [
   copyFilesCommand,
   restoreCommand,
   migrateCommand,
+  undoCommand,
   mirrorCommand,
   webhooksCommand,
   workerCommand,
