@@ -48,6 +48,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { RestClientApi, RestError } from "../client/rest-client.ts"
+import type { FilePortError } from "../connectors/files/ports.ts"
+import type { StoreBusy, StoreLockError } from "../store/file-lock.ts"
+import type { ObjectStoreError } from "../store/object-store.ts"
 import type { PageError } from "../streams/paging.ts"
 import type { ScanUnstable } from "../streams/stable-scan.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
@@ -66,10 +69,12 @@ import {
   runDetails,
   type StoredDetail
 } from "./restore-source.ts"
+import { type FilesRestored, filesNotRestored, restoreFiles, type RestoreFilesOptions, runFiles } from "./restore-files.ts"
 import { byPosition, readTarget } from "./restore-target.ts"
 
 export { restoreDate } from "./restore-source.ts"
 export type { NotRestored } from "./restore-source.ts"
+export type { FileNotRestored, FilesRestored, RestoreFilesOptions } from "./restore-files.ts"
 export { versionNamespace } from "./restore-plan.ts"
 
 export class RestoreError extends Data.TaggedError("RestoreError")<{ readonly message: string }> {}
@@ -87,6 +92,11 @@ export interface RestoreOptions {
   readonly deleteMissing?: boolean
   /** What the journal is for (meta `kind`): a migration restores into its own journal. Default "restore". */
   readonly journalKind?: string
+  /**
+   * `--files DIR`: upload the run's files the target lacks from the bytes `backup --files`
+   * stored (restore-files.ts). Only for a whole run, not for records named.
+   */
+  readonly files?: RestoreFilesOptions | undefined
 }
 
 export interface RestoreResult {
@@ -108,6 +118,8 @@ export interface RestoreResult {
   readonly notices: ReadonlyArray<string>
   /** Records found by title and taken as what a create of unknown outcome made (see ImportResult.adopted). */
   readonly adopted: ReadonlyArray<Adoption>
+  /** With `files`: what became of the run's files (planned, in a dry run). */
+  readonly files?: FilesRestored | undefined
 }
 
 /** Journal meta: set once the service refused `archived` on update-record (then not compared). */
@@ -245,6 +257,21 @@ const replayPlan = (
 const doneCount = (journal: JournalApi, keys: ReadonlyArray<string>) =>
   Effect.map(Effect.forEach(keys, (key) => journal.get(key)), (ops) => ops.filter((o) => Option.isSome(o) && o.value.state === "done").length)
 
+/**
+ * The run's files, for a whole run: with `files`, those the target lacks uploaded (or
+ * counted, in a dry run); without, counted as not restored.
+ */
+const filesStep = (store: SnapshotStoreService, journal: JournalApi, options: RestoreOptions, dryRun: boolean) =>
+  Effect.gen(function*() {
+    if (options.records !== undefined) return { files: undefined, notRestored: [] }
+    const request = { runId: options.run.id, sourceWorkspaceId: options.sourceWorkspaceId, targetWorkspaceId: options.targetWorkspaceId, dryRun }
+    if (options.files === undefined) {
+      return { files: undefined, notRestored: filesNotRestored(yield* runFiles(store, request.runId, request.sourceWorkspaceId), false) }
+    }
+    const { all, ...files } = yield* restoreFiles(store, journal, request, options.files)
+    return { files, notRestored: filesNotRestored(all, true) }
+  })
+
 /** Plans and (unless dry run) replays a restore. */
 export const restore = (
   store: SnapshotStoreService,
@@ -253,7 +280,18 @@ export const restore = (
   options: RestoreOptions
 ): Effect.Effect<
   RestoreResult,
-  RestoreError | SnapshotError | RestError | PageError | ScanUnstable | JournalError | JournalStateError | ReplayAborted
+  | RestoreError
+  | SnapshotError
+  | RestError
+  | PageError
+  | ScanUnstable
+  | JournalError
+  | JournalStateError
+  | ReplayAborted
+  | FilePortError
+  | ObjectStoreError
+  | StoreBusy
+  | StoreLockError
 > =>
   Effect.gen(function*() {
     const target = options.targetWorkspaceId
@@ -279,6 +317,7 @@ export const restore = (
     const { unchanged, ...sent } = planned
 
     if (dryRun) {
+      const files = yield* filesStep(store, journal, options, true)
       return {
         records,
         planned: sent,
@@ -289,12 +328,14 @@ export const restore = (
         failed: 0,
         unknown: 0,
         unknownAssignees: planner.unknownAssignees(),
-        notRestored: notRestoredOf(planner, census, records, notices),
+        notRestored: [...notRestoredOf(planner, census, records, notices), ...files.notRestored],
         notices,
-        adopted: []
+        adopted: [],
+        ...(files.files !== undefined ? { files: files.files } : {})
       }
     }
     const { adopted, report } = yield* replayPlan(client, journal, options.concurrency ?? 8, notices)
+    const files = yield* filesStep(store, journal, options, false)
     return {
       records,
       planned: sent,
@@ -305,8 +346,9 @@ export const restore = (
       failed: report.failed,
       unknown: report.unknown,
       unknownAssignees: planner.unknownAssignees(),
-      notRestored: notRestoredOf(planner, census, records, notices),
+      notRestored: [...notRestoredOf(planner, census, records, notices), ...files.notRestored],
       notices,
-      adopted
+      adopted,
+      ...(files.files !== undefined ? { files: files.files } : {})
     }
   })

@@ -30,11 +30,14 @@ import * as path from "node:path"
 import { RestClient, type RestClientApi } from "../client/rest-client.ts"
 import type { RecordDetail } from "../schema/records.ts"
 import { type RestUser, restUserEmail } from "../schema/users.ts"
+import { workspaceFilesFromServices } from "../connectors/files/workspace-files.ts"
 import { stableFileScan } from "../streams/stable-scan.ts"
+import { openObjectStore } from "../store/object-store.ts"
 import { openJournal } from "../store/journal.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
 import { recordNamespace } from "./plan.ts"
 import { restore, type RestoreResult } from "./restore.ts"
+import { FILE_RECORDS_NOT_KEPT } from "./restore-files.ts"
 import { readSource } from "./restore-source.ts"
 import { readTarget } from "./restore-target.ts"
 import { brokenCheck, type CheckResult, type NotCarried, Tally } from "./verify-check.ts"
@@ -276,11 +279,17 @@ const compareWorkspace = (
     // Files: compared when a restore can carry them (with their bytes); counted otherwise.
     if (plan.files.length > 0) {
       if (filesDir === undefined) {
-        notCarried.push({ what: "files", count: plan.files.length, why: "a restore uploads files only from their bytes (verify and restore with --files DIR)" })
+        // The restore counts them in its notRestored (added below).
+        if (!declared.has("files")) {
+          notCarried.push({ what: "files", count: plan.files.length, why: "a restore uploads files only from their bytes (verify and restore with --files DIR)" })
+        }
       } else {
         const scan = yield* stableFileScan(targetId).pipe(Effect.provideService(RestClient, client))
         const restored = yield* Stream.runCollect(scan.records).pipe(Effect.provideService(RestClient, client))
-        const key = (name: unknown, size: unknown, record: string | null) => `${String(name)}\u0000${String(size)}\u0000${record ?? ""}`
+        // A restore uploads files to the workspace; when it said they lose their record, the record is not compared.
+        const withRecord = !declared.has(FILE_RECORDS_NOT_KEPT)
+        const key = (name: unknown, size: unknown, record: string | null) =>
+          `${String(name)}\u0000${String(size)}\u0000${withRecord ? record ?? "" : ""}`
         const present = new Set([...restored].map((f) => key(f.name, f.size, f.todo?.id ?? null)))
         for (const f of plan.files) {
           const sourceRecord = (f.todo as { id?: unknown } | null | undefined)?.id
@@ -351,7 +360,17 @@ export const rehearse = (store: SnapshotStoreService, options: RehearseOptions):
       yield* log(`rehearsal: restoring ${plan.records.length} record(s) of workspace ${plan.sourceId} into a fresh emulator`)
       const outcome = yield* Effect.scoped(Effect.gen(function*() {
         const journal = yield* openJournal(path.join(dir, `workspace-${i + 1}.journal`))
-        const result = yield* restore(store, client, journal, { run, sourceWorkspaceId: plan.sourceId, targetWorkspaceId: target })
+        // With the files directory, the restore uploads the run's files from it, as `restore --files` does.
+        const files = options.filesDir === undefined ? undefined : {
+          objects: yield* openObjectStore(options.filesDir),
+          target: yield* Effect.provide(workspaceFilesFromServices, services)
+        }
+        const result = yield* restore(store, client, journal, {
+          run,
+          sourceWorkspaceId: plan.sourceId,
+          targetWorkspaceId: target,
+          ...(files !== undefined ? { files } : {})
+        })
         const mapping = new Map((yield* journal.mappings(recordNamespace(target))).map((m) => [m.sourceKey, m.targetId] as const))
         yield* log(`rehearsal: comparing workspace ${plan.sourceId} with the run`)
         yield* compareWorkspace(client, plan, target, mapping, result, tallies, notCarried, options.filesDir)

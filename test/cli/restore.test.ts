@@ -3,15 +3,50 @@
  * duplicated), single records, another account, dry run, rerun, --delete-missing.
  */
 import { spawn } from "node:child_process"
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
 import * as path from "node:path"
+import { Readable } from "node:stream"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { runCli } from "../support/cli.ts"
+import { deleteFile, insertFile, storageKeyFor } from "../../src/emulator/uploads/files.ts"
+import { connectionEnv, runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
+const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex")
+
+/** A CONFIRMED file holding `bytes`, stored as the service stores an upload. */
+const seedFile = async (handle: EmulatorHandle, workspaceId: string, name: string, bytes: Buffer) => {
+  const row = insertFile(handle.ctx, {
+    name,
+    size: bytes.length,
+    type: "application/octet-stream",
+    extension: path.extname(name).slice(1) || "bin",
+    orgId: handle.org,
+    workspaceId,
+    status: "CONFIRMED"
+  })
+  await handle.ctx.objects.put(storageKeyFor(row.uid), Readable.from([bytes]))
+  return row
+}
+
+/** The bytes the service holds for a file. */
+const storedBytes = async (handle: EmulatorHandle, uid: string) => {
+  const parts: Array<Buffer> = []
+  for await (const chunk of handle.ctx.objects.read(storageKeyFor(uid))) parts.push(chunk as Buffer)
+  return Buffer.concat(parts)
+}
+
+/** Upload confirms the service answered (`PUT /uploads/{uid}/confirm`). */
+const confirms = (handle: EmulatorHandle) =>
+  Object.entries(handle.stats().byRoute).filter(([route]) => route.endsWith("/confirm")).reduce((n, [, count]) => n + count, 0)
+
+const confirmedIn = (handle: EmulatorHandle, ws: string) =>
+  handle.ctx.db.prepare("SELECT uid, name, size FROM files WHERE workspace_id = ? AND status = 'CONFIRMED' ORDER BY name")
+    .all(ws) as Array<{ uid: string; name: string; size: number }>
 const WRITES = ["create-record", "update-record", "move-record", "delete-record", "create-list", "create-tag"]
 const writesSent = (handle: EmulatorHandle) => WRITES.reduce((n, r) => n + (handle.stats().byRoute[r] ?? 0), 0)
 
@@ -196,6 +231,60 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
           expect(r.stderr).toMatch(message)
         }
       }))
+  })
+
+  describe("worksync restore --files", () => {
+    it.effect("R-UPLOAD-PRESIGN-15 R-FILE-STATUS-07: a file deleted on the service is put back byte-identical from backup --files; a rerun sends nothing; a missing object is exit 1 naming the file", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const { ws } = yield* Effect.promise(() => seedWorkspace(handle, "files"))
+        const report = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 251))
+        const notes = Buffer.from("notes kept in the workspace\n".repeat(50))
+        const kept = yield* Effect.promise(() => seedFile(handle, ws, "report.bin", report))
+        const gone = yield* Effect.promise(() => seedFile(handle, ws, "notes.txt", notes))
+        const dir = yield* tempDir("ws-restore-cli-files-")
+        const snapshot = path.join(dir, "snap.sqlite")
+        const filesDir = path.join(dir, "files")
+        const fullEnv = connectionEnv(handle)
+        const backup = yield* Effect.promise(() => runCli(["backup", "--snapshot", snapshot, "--workspace", ws, "--files", filesDir], { env: fullEnv }))
+        expect(backup.code, backup.stderr).toBe(0)
+
+        // Deleted on the service since the backup.
+        deleteFile(handle.ctx.db, gone.uid)
+        const args = ["restore", "--snapshot", snapshot, "--to", `workspace:${ws}`, "--journal", path.join(dir, "j.sqlite"), "--files", filesDir, "--json"]
+        handle.resetStats()
+        const first = yield* Effect.promise(() => runCli(args, { env: fullEnv }))
+        expect(first.code, first.stderr).toBe(0)
+        expect(JSON.parse(first.stdout).files).toEqual({ files: 2, uploaded: 1, present: 1, failed: 0, bytes: notes.length })
+        const now = confirmedIn(handle, ws)
+        expect(now.map((f) => f.name).sort()).toEqual(["notes.txt", "report.bin"])
+        const back = now.find((f) => f.name === "notes.txt")!
+        expect(back.uid).not.toBe(gone.uid)
+        expect(sha(yield* Effect.promise(() => storedBytes(handle, back.uid)))).toBe(sha(notes))
+        expect(now.find((f) => f.name === "report.bin")!.uid).toBe(kept.uid)
+        // Through the presigned flow: confirmed once.
+        expect(confirms(handle)).toBe(1)
+
+        handle.resetStats()
+        const again = yield* Effect.promise(() => runCli(args, { env: fullEnv }))
+        expect(again.code, again.stderr).toBe(0)
+        expect(JSON.parse(again.stdout).files).toMatchObject({ files: 2, uploaded: 0, present: 2, failed: 0 })
+        expect(confirmedIn(handle, ws)).toHaveLength(2)
+        expect(confirms(handle)).toBe(0)
+
+        // The object of a deleted file removed from DIR: named, exit 1 in one line, the rest restored.
+        deleteFile(handle.ctx.db, back.uid)
+        deleteFile(handle.ctx.db, kept.uid)
+        fs.rmSync(path.join(filesDir, "objects", sha(notes).slice(0, 2), sha(notes)))
+        const missing = yield* Effect.promise(() => runCli(args, { env: fullEnv }))
+        expect(missing.code).toBe(1)
+        expect(JSON.parse(missing.stdout).files).toMatchObject({ files: 2, uploaded: 1, failed: 1 })
+        const lines = missing.stderr.trim().split("\n").filter((l) => l.startsWith("worksync:"))
+        expect(lines).toHaveLength(1)
+        expect(lines[0]).toMatch(new RegExp(`file notes\\.txt not restored: .*object ${sha(notes)} is missing`))
+        const restored = confirmedIn(handle, ws).find((f) => f.name === "report.bin")!
+        expect(sha(yield* Effect.promise(() => storedBytes(handle, restored.uid)))).toBe(sha(report))
+      }), 90_000)
   })
 
   describe("worksync restore, killed and resumed", () => {

@@ -1,7 +1,8 @@
 /**
  * `worksync restore --snapshot FILE --to workspace:ID --journal FILE [--run RUN]
- *  [--from-workspace ID] [--record ID]... [--delete-missing] [--dry-run] [--json]`:
- * makes the target workspace hold the records of one snapshot run (or the records named).
+ *  [--from-workspace ID] [--record ID]... [--delete-missing] [--files DIR] [--dry-run] [--json]`:
+ * makes the target workspace hold the records of one snapshot run (or the records named),
+ * and with `--files DIR` the run's files it lacks, uploaded from `backup --files DIR`.
  * The target account may differ (`--to-rest-url`, `--to-token`, ...; each defaults to the
  * source connection's).
  *
@@ -37,6 +38,10 @@ export const options = {
   deleteMissing: booleanFlag("delete-missing").pipe(
     Flag.withDescription("also delete target records that are not in the run (in the source workspace: those created after it)")
   ),
+  files: Flag.String("files").pipe(
+    Flag.withDescription("files directory of backup --files: upload the run's files the target lacks from their stored bytes"),
+    Flag.optional
+  ),
   dryRun: booleanFlag("dry-run").pipe(Flag.withDescription("print the plan's counts and send nothing")),
   json: jsonOption,
   ...engineOption,
@@ -51,7 +56,8 @@ export const restoreCommand = Command.make("restore", options, (flags) =>
       withExamples("restore the records of a snapshot run into a workspace (in place or elsewhere, resumable)", [
         "worksync restore --snapshot backup.sqlite --to workspace:website --journal restore.sqlite --dry-run",
         "worksync restore --snapshot backup.sqlite --to workspace:website --journal restore.sqlite --record 123 --run 4",
-        "worksync restore --snapshot backup.sqlite --to workspace:archive --to-profile other-account --journal restore.sqlite"
+        "worksync restore --snapshot backup.sqlite --to workspace:archive --to-profile other-account --journal restore.sqlite",
+        "worksync restore --snapshot backup.sqlite --files backup-files --to workspace:website --journal restore.sqlite"
       ], ["Rerun with the same --journal to resume: nothing is sent twice."])
     )
   )

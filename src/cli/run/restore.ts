@@ -3,8 +3,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { RestClient } from "../../client/rest-client.ts"
+import { workspaceFilesFromServices } from "../../connectors/files/workspace-files.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
+import { openObjectStore } from "../../store/object-store.ts"
 import { resolveRun, SnapshotStore } from "../../store/snapshot.ts"
 import { findWorkspace } from "../../sync/backup.ts"
 import { restore, RestoreError, type RestoreResult } from "../../sync/restore.ts"
@@ -53,6 +55,7 @@ export const restoreRun = (flags: RestoreFlags) =>
         targetPrefix(flags.to_)
       )
       const snapshot = SnapshotStore.layer(flags.snapshot, { mustExist: true })
+      const filesDir = Option.getOrUndefined(flags.files)
       const result = yield* Effect.gen(function*() {
         const store = yield* SnapshotStore
         const run = yield* resolveRun(store, Option.getOrUndefined(flags.run))
@@ -81,13 +84,23 @@ export const restoreRun = (flags: RestoreFlags) =>
           Effect.catch((e) => Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e))
         )
         yield* logLine(verbosity, `restore: run ${run.id}, workspace ${source} -> workspace ${target.id}`, "detail")
+        const files = filesDir === undefined ? undefined : {
+          objects: yield* openObjectStore(filesDir).pipe(
+            Effect.catch((e) => Effect.fail(usageError(`--files ${filesDir}: cannot use it as the files directory: ${e.detail}`)))
+          ),
+          target: yield* workspaceFilesFromServices
+        }
+        if (files !== undefined && flags.record.length > 0) {
+          return yield* Effect.fail(usageError("--files restores the files of a whole run: do not name single records with it"))
+        }
         return yield* restore(store, yield* RestClient, journal, {
           run,
           sourceWorkspaceId: source,
           targetWorkspaceId: target.id,
           ...(flags.record.length > 0 ? { records: flags.record } : {}),
           ...(flags.deleteMissing ? { deleteMissing: true } : {}),
-          ...(flags.dryRun ? { dryRun: true } : {})
+          ...(flags.dryRun ? { dryRun: true } : {}),
+          ...(files !== undefined ? { files } : {})
         })
       }).pipe(
         Effect.provide(Layer.merge(client, snapshot)),
@@ -121,15 +134,29 @@ export const restoreRun = (flags: RestoreFlags) =>
           deleted: result.deleted,
           failed: result.failed + result.unknown,
           notRestored: result.notRestored,
+          ...(result.files !== undefined
+            ? { files: { files: result.files.files, uploaded: result.files.uploaded, present: result.files.present, failed: result.files.failed.length, bytes: result.files.bytes } }
+            : {}),
           ...(result.adopted.length > 0 ? { adopted: result.adopted.map((a) => ({ key: a.opKey, recordId: a.targetId, found: a.detail })) } : {})
         })
       }
       yield* logLine(verbosity, summary(result, flags.dryRun))
+      for (const f of result.files?.failed ?? []) yield* logLine(verbosity, `restore: file ${f.name} (${f.fileId}) not restored: ${f.reason}`)
       if (result.failed + result.unknown > 0) {
         return yield* Effect.fail(
           new CliExit({
             code: ExitCode.failed,
             message: `restore: ${result.failed + result.unknown} operation(s) failed; rerun with the same --journal to retry them`
+          })
+        )
+      }
+      const lost = result.files?.failed ?? []
+      if (lost.length > 0 && !flags.dryRun) {
+        const more = lost.length > 1 ? ` and ${lost.length - 1} more (listed above)` : ""
+        return yield* Effect.fail(
+          new CliExit({
+            code: ExitCode.failed,
+            message: `restore: file ${lost[0]!.name} not restored: ${lost[0]!.reason}${more}; mend --files ${filesDir} and rerun with the same --journal`
           })
         )
       }

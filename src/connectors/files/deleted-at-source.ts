@@ -58,6 +58,8 @@ export const confirmGone = (
       )
     }
     return yield* Effect.forEach(files, (file): Effect.Effect<Verdict> => {
+      // An object of a files directory is a restore's source: never deleted while it runs.
+      if (file.kind === "object") return Effect.succeed<Verdict>({ _tag: "StillThere", why: "the stored object is still there" })
       if (file.kind === "dir") {
         return onDisk(file).pipe(
           Effect.map((there): Verdict => (there ? { _tag: "StillThere", why: "the file is still there" } : { _tag: "Gone" })),

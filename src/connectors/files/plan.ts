@@ -28,7 +28,18 @@ export const DirSource = Schema.Struct({
   relPath: Schema.String,
   size: Schema.Number
 })
-export const SourceFile = Schema.Union([WorkspaceSource, DirSource])
+/**
+ * A file's bytes as `backup --files DIR` stored them (an object named by its sha256),
+ * uploaded by `restore --files DIR`; `uid` and `name` are the backed-up file's.
+ */
+export const ObjectSource = Schema.Struct({
+  kind: Schema.Literal("object"),
+  sha256: Schema.String,
+  uid: Schema.String,
+  name: Schema.String,
+  size: Schema.Number
+})
+export const SourceFile = Schema.Union([WorkspaceSource, DirSource, ObjectSource])
 export type SourceFile = typeof SourceFile.Type
 
 /** The payload of a `file.copy` op. */
@@ -56,11 +67,11 @@ export const CopyResult = Schema.Struct({
 export type CopyResult = typeof CopyResult.Type
 
 /** The display name of a source file: its server name, or its path under the source directory. */
-export const nameOf = (source: SourceFile): string => (source.kind === "workspace" ? source.name : source.relPath)
+export const nameOf = (source: SourceFile): string => (source.kind === "dir" ? source.relPath : source.name)
 
 /** The key of the source file in id_map's `file` namespace (its uid, or its absolute path). */
 export const sourceKeyOf = (source: SourceFile): string =>
-  source.kind === "workspace" ? source.uid : `dir:${source.root}/${source.relPath}`
+  source.kind === "dir" ? `dir:${source.root}/${source.relPath}` : source.uid
 
 /**
  * A short fingerprint of the copy's two ends: ops of different copies sharing one journal
@@ -77,7 +88,7 @@ export const jobIdOf = (
     .slice(0, 12)
 
 export const opKeyOf = (jobId: string, source: SourceFile): string =>
-  source.kind === "workspace" ? `${FILE_COPY_KIND}:${jobId}:uid:${source.uid}` : `${FILE_COPY_KIND}:${jobId}:path:${source.relPath}`
+  source.kind === "dir" ? `${FILE_COPY_KIND}:${jobId}:path:${source.relPath}` : `${FILE_COPY_KIND}:${jobId}:uid:${source.uid}`
 
 /**
  * Local names for a directory target. Names recorded by earlier runs (in the ops) are

@@ -8,6 +8,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { FileItem } from "../../schema/files.ts"
+import type { ObjectStoreApi } from "../../store/object-store.ts"
 import { ScanUnstable } from "../../streams/stable-scan.ts"
 import { detailOf, LocalIoError, SourceMissing } from "./errors.ts"
 import type { SourceFile } from "./plan.ts"
@@ -117,11 +118,26 @@ const localPathOf = (file: Extract<SourceFile, { kind: "dir" }>): string =>
 /**
  * The bytes of a source file as a stream; each run of the stream reads afresh. A source
  * that says the file is not there fails with `SourceMissing`.
+ *
+ * An object of a files directory (`objects`, held by the caller) is read by its sha256
+ * and verified on the way; its last chunk is handed on only once every byte hashed to
+ * the name, so an upload of a damaged object is cut short (one byte under its declared
+ * size) and the service never holds it whole. A missing or damaged object is
+ * `SourceMissing`: no attempt can do better.
  */
 export const openSource = (
   source: WorkspaceFiles | undefined,
-  file: SourceFile
+  file: SourceFile,
+  objects?: ObjectStoreApi
 ): Stream.Stream<Uint8Array, unknown> => {
+  if (file.kind === "object") {
+    if (objects === undefined) return Stream.fail(new SourceMissing({ name: file.name, detail: "no files directory to read its bytes from" }))
+    return objects.open(file.sha256).pipe(
+      Stream.zipWithNext,
+      Stream.map(([chunk]) => chunk),
+      Stream.mapError((e) => (e._tag === "ObjectCorrupt" ? new SourceMissing({ name: file.name, detail: e.message }) : e))
+    )
+  }
   if (file.kind === "workspace") {
     return source!.download({ uid: file.uid, name: file.name }).pipe(
       Stream.mapError((e) => (saysNotThere(e) ? new SourceMissing({ name: file.name, detail: detailOf(e) }) : e))

@@ -19,6 +19,7 @@ import * as Stream from "effect/Stream"
 import { PRESIGN_MAX_FILE_BYTES } from "../../schema/limits.ts"
 import type { FileItem } from "../../schema/files.ts"
 import type { JournalApi, Op } from "../../store/journal.ts"
+import type { ObjectStoreApi } from "../../store/object-store.ts"
 import { tapDigestStream } from "./digest.ts"
 import { OutcomeUnknown } from "../../client/errors.ts"
 import { detailOf, FileTooLarge, NotConfirmed, SizeMismatch, SourceMissing, UploadNotLanded } from "./errors.ts"
@@ -81,6 +82,8 @@ export interface UploadContext {
   readonly workspaceId: string
   readonly reporter: UploadReporter
   readonly adopter: Adopter
+  /** Where object sources are read from (`restore --files DIR`); the caller holds its lock. */
+  readonly objects?: ObjectStoreApi | undefined
 }
 
 /** A planned op as the uploader sees it. */
@@ -195,7 +198,7 @@ export const uploadOne = (ctx: UploadContext, job: UploadJob, op: Op): Effect.Ef
       // How the source's bytes failed, if they did: a PUT fails with its own error when
       // its body fails, and a file gone from the source is not uploaded again.
       let sourceFailure: unknown = undefined
-      const body = Stream.tapError(openSource(ctx.source, source), (e) => Effect.sync(() => void (sourceFailure = e)))
+      const body = Stream.tapError(openSource(ctx.source, source, ctx.objects), (e) => Effect.sync(() => void (sourceFailure = e)))
       const tapped = tapDigestStream(body, (b) => {
         moved += b
         reporter.bytes?.(b)
@@ -222,7 +225,7 @@ export const uploadOne = (ctx: UploadContext, job: UploadJob, op: Op): Effect.Ef
       const digest = tapped.digest()
       if (digest.size !== size) {
         takeBack()
-        const stage = source.kind === "dir" ? "read" : "download"
+        const stage = source.kind === "workspace" ? "download" : "read"
         return yield* again(n, new SizeMismatch({ name, stage, expected: size, actual: digest.size }))
       }
       const confirmed = yield* confirmUpload(ctx, slot.uid, name)
@@ -306,7 +309,7 @@ export const uploadBatch = (
     const sourceFailures: Array<unknown> = jobs.map(() => undefined)
     const taps = jobs.map(({ job }, i) =>
       tapDigestStream(
-        Stream.tapError(openSource(ctx.source, job.payload.source), (e) => Effect.sync(() => void (sourceFailures[i] = e))),
+        Stream.tapError(openSource(ctx.source, job.payload.source, ctx.objects), (e) => Effect.sync(() => void (sourceFailures[i] = e))),
         (b) => {
           moved += b
           reporter.bytes?.(b)
