@@ -48,6 +48,17 @@ const STEPS: ReadonlyArray<readonly [heading: RegExp, result: RegExp]> = [
   [/^8\. copy-files:/, /^ {3}9 files \(\d+ bytes\) with a manifest\.ndjson/]
 ]
 
+/** Each step of `stdout` in order: its heading, one or two result lines, then what to try next. */
+const expectSteps = (stdout: string) =>
+  STEPS.forEach(([heading, line], i) => {
+    const lines = stepLines(stdout, i + 1)
+    expect(lines[0]).toMatch(heading)
+    expect(lines.length, lines.join("\n")).toBeGreaterThanOrEqual(3)
+    expect(lines.length, lines.join("\n")).toBeLessThanOrEqual(4)
+    expect(lines[1]).toMatch(line)
+    expect(lines.at(-1)).toMatch(/^ {3}next: \S/)
+  })
+
 describe("npm run demo", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-demo-test-"))
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -60,14 +71,7 @@ describe("npm run demo", () => {
     expect(result.stderr).toBe("")
     expect(result.code).toBe(0)
 
-    STEPS.forEach(([heading, line], i) => {
-      const lines = stepLines(result.stdout, i + 1)
-      expect(lines[0]).toMatch(heading)
-      expect(lines.length, lines.join("\n")).toBeGreaterThanOrEqual(3)
-      expect(lines.length, lines.join("\n")).toBeLessThanOrEqual(4)
-      expect(lines[1]).toMatch(line)
-      expect(lines.at(-1)).toMatch(/^ {3}next: \S/)
-    })
+    expectSteps(result.stdout)
     expect(result.stdout).toMatch(/temporary directory, now removed/)
 
     // The outputs went to a temporary directory, removed at the end; the working directory
@@ -107,6 +111,13 @@ describe("npm run demo", () => {
     }
     for (const journal of ["restore", "migrate", "jira", "files"]) expect(fs.existsSync(path.join(out, `${journal}.journal.sqlite`))).toBe(true)
   }, 120_000)
+
+  it("the README's transcript of a run shows the steps the demo prints", () => {
+    const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8")
+    const transcript = /\n```\n(worksync demo: every job[\s\S]*?)```/.exec(readme)
+    expect(transcript, "README.md has no transcript of npm run demo").not.toBeNull()
+    expectSteps(transcript![1]!)
+  })
 
   it("refuses to wipe a directory it did not create", async () => {
     const foreign = path.join(dir, "foreign")
