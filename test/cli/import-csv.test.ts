@@ -96,7 +96,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const r = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal, "--json", "--quiet"])
         noSecrets(handle, r)
         expect(r.code).toBe(2)
-        expect(JSON.parse(r.stdout)).toEqual({ rows: 7, created: 4, skipped: 0, rejected: 3, ...listsNotMade(handle, ["Backlog"]) })
+        expect(JSON.parse(r.stdout)).toEqual({ rows: 7, created: 4, skipped: 0, rejected: 3, updated: 0, pass: 1, ...listsNotMade(handle, ["Backlog"]) })
         expect(r.stderr.trim().split("\n")).toHaveLength(1)
         expect(r.stderr).toMatch(/3 rows rejected; see .*nasty\.rejects\.csv/)
         const rejects = parse(fs.readFileSync(path.join(dir, "nasty.rejects.csv")), { columns: true }) as Array<Record<string, string>>
@@ -145,6 +145,53 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(again.code, again.stderr).toBe(0)
         expect(JSON.parse(again.stdout)).toMatchObject({ rows: 3, created: 0, skipped: 3, ...listsNotMade(handle, lists) })
         expect(["create-list", "create-record", "update-record"].map((w) => handle.stats().byRoute[w] ?? 0)).toEqual([0, 0, 0])
+      }))
+
+    it.effect("a Jira export: --plan --json prints the plan alone and writes nothing; the run does what it said; a later export is a delta pass (updated, pass 2)", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "jira delta" }).id
+        const dir = yield* tempDir("ws-import-cli-")
+        const journal = path.join(dir, "j.sqlite")
+        const csv = path.join(dir, "jira.csv")
+        const original = fs.readFileSync("examples/data/jira-export.csv", "utf8")
+        fs.writeFileSync(csv, original)
+        const app = { WORKSYNC_TOKEN_ID: handle.tokenId, WORKSYNC_TOKEN_SECRET: handle.tokenSecret }
+        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--preset", "jira", "--journal", journal]
+        const writes = () => ["create-list", "create-record", "update-record", "move-record", "delete-record"].map((w) => handle.stats().byRoute[w] ?? 0)
+
+        handle.resetStats()
+        const plan = yield* run(handle, [...args, "--plan", "--json"], app)
+        expect(plan.code, plan.stderr).toBe(0)
+        const planned = JSON.parse(plan.stdout)
+        // Exactly the contract's shape.
+        expect(Object.keys(planned)).toEqual(["plan"])
+        expect(Object.keys(planned.plan).sort()).toEqual(
+          ["conflicts", "create", "delete", "invite", "lists", "notCarried", "tags", "unchanged", "unresolved", "update"].sort()
+        )
+        expect(planned.plan).toMatchObject({ create: 3, update: 0, unchanged: 0, delete: 0, invite: [] })
+        expect(planned.plan.lists.sort()).toEqual(["Done", "In Progress"])
+        for (const n of planned.plan.notCarried) expect(Object.keys(n).sort()).toEqual(["count", "what", "why"])
+        // Nothing written: no request that writes, no journal file.
+        expect(writes()).toEqual([0, 0, 0, 0, 0])
+        expect(fs.existsSync(journal)).toBe(false)
+
+        const first = yield* run(handle, [...args, "--json"], app)
+        expect(first.code, first.stderr).toBe(0)
+        expect(JSON.parse(first.stdout)).toMatchObject({ rows: 3, created: planned.plan.create, skipped: 0, rejected: 0, updated: 0, pass: 1 })
+
+        // A later export: one issue renamed.
+        fs.writeFileSync(csv, original.replace("Upgrade the database", "Upgrade the database to 17"))
+        const later = JSON.parse((yield* run(handle, [...args, "--plan", "--json"], app)).stdout)
+        expect(later.plan).toMatchObject({ create: 0, update: 1, unchanged: 2, delete: 0, lists: [], tags: [] })
+        handle.resetStats()
+        const delta = yield* run(handle, [...args, "--json"], app)
+        expect(delta.code, delta.stderr).toBe(0)
+        expect(JSON.parse(delta.stdout)).toMatchObject({ rows: 3, created: 0, skipped: 3, rejected: 0, updated: 1, pass: 2 })
+        expect(writes()).toEqual([0, 0, 1, 0, 0])
+        const titles = liveTitles(handle, ws)
+        expect(titles.has("Upgrade the database to 17")).toBe(true)
+        expect(titles.has("Upgrade the database")).toBe(false)
       }))
 
     it.effect("an unknown column in the mapping is an error before any row is read (exit 64)", () =>
@@ -211,13 +258,13 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(refused.code).toBe(1)
         expect(refused.stdout).not.toContain(viewer.token)
         expect(refused.stderr).not.toContain(viewer.token)
-        expect(JSON.parse(refused.stdout)).toEqual({ rows: 2, created: 0, skipped: 0, rejected: 0 })
+        expect(JSON.parse(refused.stdout)).toEqual({ rows: 2, created: 0, skipped: 0, rejected: 0, updated: 0, pass: 1 })
         expect(refused.stderr.trim().split("\n")).toHaveLength(1)
         expect(refused.stderr).toMatch(/2 operations not finished, first: line 2: record\.create .*HTTP 403.*rerun with the same --journal/)
-        // With a token that may write, the same journal finishes the job.
+        // With a token that may write, the same journal finishes the job: the same pass, resumed.
         const resumed = yield* run(handle, args)
         expect(resumed.code).toBe(0)
-        expect(JSON.parse(resumed.stdout)).toEqual({ rows: 2, created: 2, skipped: 0, rejected: 0 })
+        expect(JSON.parse(resumed.stdout)).toEqual({ rows: 2, created: 2, skipped: 0, rejected: 0, updated: 0, pass: 1 })
       }))
 
     it.effect("progress without a terminal: each phase ends with one line, the rows read are not reported twice", () =>
@@ -322,7 +369,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         handle.resetStats()
         const again = yield* run(handle, args)
         expect(again.code).toBe(0)
-        expect(JSON.parse(again.stdout)).toEqual({ rows: 160, created: 0, skipped: 160, rejected: 0, ...listsNotMade(handle, ["A", "B", "C"]) })
+        expect(JSON.parse(again.stdout)).toEqual({ rows: 160, created: 0, skipped: 160, rejected: 0, updated: 0, pass: 2, ...listsNotMade(handle, ["A", "B", "C"]) })
         expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
       // The rerun after a kill waits one settle window (the request timeout, 30 s) for the
       // ops the dead run left in flight: their request may have left just before the kill.
@@ -356,7 +403,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         )
         expect(r.stderr).toMatch(/import: 10500 rows, 3 created, 0 already imported, 10497 rejected/)
         expect(r.code).toBe(2)
-        expect(JSON.parse(r.stdout)).toEqual({ rows: 10_500, created: 3, skipped: 0, rejected: 10_497 })
+        expect(JSON.parse(r.stdout)).toEqual({ rows: 10_500, created: 3, skipped: 0, rejected: 10_497, updated: 0, pass: 1 })
         expect(fs.readFileSync(mark, "utf8")).toBe("worker")
         expect(liveTitles(handle, ws)).toEqual(new Map([["Big 0", 1], ["Big 1", 1], ["Big 2", 1]]))
         const rejects = parse(fs.readFileSync(path.join(dir, "rejects.csv"))) as Array<Array<string>>

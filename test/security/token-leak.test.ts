@@ -142,7 +142,7 @@ layer(setupLayer, { timeout: 30_000, excludeTestServices: true })("tokens never 
         runCli(["import-csv", ...flags(canary), ...common, "--journal", path.join(dir, "jd.sqlite"), "--dry-run"])
       ]))
       expect(right.code, right.stderr).toBe(2)
-      expect(JSON.parse(right.stdout)).toEqual({ rows: 2, created: 1, skipped: 0, rejected: 1 })
+      expect(JSON.parse(right.stdout)).toEqual({ rows: 2, created: 1, skipped: 0, rejected: 1, updated: 0, pass: 1 })
       expect(fs.readFileSync(path.join(dir, "rejects.csv"), "utf8")).toContain("Broken row")
       for (const r of [bad, badEnv]) {
         expect(r.code, r.stderr).toBe(1)

@@ -1,6 +1,9 @@
 /**
  * `worksync import-csv --workspace ID --csv FILE --journal FILE [mapping] [--dry-run]
- *  [--rejects FILE] [--json]`: one record per valid row, exactly once across reruns.
+ *  [--plan] [--delete-missing] [--overwrite-target-edits] [--rejects FILE] [--json]`: one
+ *  record per valid row, exactly once across reruns. A rerun on a newer export with the
+ *  same journal is a delta pass: new rows created, changed ones updated, gone ones
+ *  reported (connectors/csv/delta.ts).
  *  With `--preset` of another tool, `--attachment-hosts HOST[:PORT][,...]` names the only
  *  hosts its attachment URLs are fetched from (connectors/presets/attachment-hosts.ts).
  *
@@ -61,6 +64,17 @@ export const options = {
     Flag.optional
   ),
   dryRun: booleanFlag("dry-run").pipe(Flag.withDescription("print the plan; send nothing, write no journal")),
+  plan: booleanFlag("plan").pipe(
+    Flag.withDescription(
+      "read the CSV, the journal and the target and print what the run would do (records to create, update, leave and delete, lists and tags to create, people not found, what is not carried, conflicts); writes nothing"
+    )
+  ),
+  deleteMissing: booleanFlag("delete-missing").pipe(
+    Flag.withDescription("on a rerun with the same journal: delete on the target the records of rows gone from the export (default: report them)")
+  ),
+  overwriteTargetEdits: booleanFlag("overwrite-target-edits").pipe(
+    Flag.withDescription("on a rerun with the same journal: replace fields edited on the target since the last pass (default: keep and report them)")
+  ),
   rejects: Flag.String("rejects").pipe(
     Flag.withDescription("rejected rows (original columns plus row and error); default <csv>.rejects.csv"),
     Flag.optional
@@ -87,6 +101,8 @@ export const importCsvCommand = Command.make("import-csv", options, (flags) =>
       withExamples("create one record per valid CSV row, exactly once across reruns (journal)", [
         "worksync import-csv --workspace website --csv trello.csv --preset trello --journal import.sqlite --dry-run",
         "worksync import-csv --workspace website --csv trello.csv --preset trello --journal import.sqlite",
+        "worksync import-csv --workspace website --csv jira-newer.csv --preset jira --journal import.sqlite --plan",
+        "worksync import-csv --workspace website --csv jira-newer.csv --preset jira --journal import.sqlite --delete-missing",
         "worksync import-csv --workspace website --csv jira.csv --preset jira --attachments ./jira-files --people people.csv --journal import.sqlite",
         "worksync import-csv --workspace website --csv jira.csv --preset jira --attachment-hosts jira.example.com:8080 --journal import.sqlite",
         "worksync import-csv --workspace website --csv tasks.csv --map title=Name --map duedAt=\"Due date\" --journal import.sqlite"

@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import { Connection } from "../../client/config.ts"
 import { GraphqlClient } from "../../client/graphql-client.ts"
 import { RestClient } from "../../client/rest-client.ts"
-import { importCsv, ImportFailed, type ImportResult, ImportUsageError } from "../../connectors/csv/import.ts"
+import { importCsv, ImportFailed, type ImportResult, ImportUsageError, type PlanReport } from "../../connectors/csv/import.ts"
 import { type Field, MappingError, parseMapFlag, parseMappingFile } from "../../connectors/csv/mapping.ts"
 import type { PresetName } from "../../connectors/csv/presets.ts"
 import { censusLines } from "../../connectors/presets/census.ts"
@@ -61,10 +61,26 @@ const mappingFrom = (flags: ImportCsvFlags) =>
     return { flags: pairs, ...(file !== undefined ? { file } : {}), ...(preset !== undefined ? { preset } : {}) }
   })
 
+/** What a pass after the first did to rows already imported (nothing on a first pass). */
+const deltaSummary = (r: ImportResult, dryRun: boolean): string =>
+  r.pass === 1 && r.updated === 0 && r.deleted === 0
+    ? ""
+    : `; pass ${r.pass}: ${r.updated} ${dryRun ? "to update" : "updated"}, ${r.deleted} ${dryRun ? "to delete" : "deleted"}`
+
 const summary = (r: ImportResult, dryRun: boolean): string =>
-  dryRun
+  (dryRun
     ? `dry run: ${r.rows} rows, ${r.plan?.ops[`record.create`] ?? 0} records to create, ${r.skipped} already imported, ${r.rejected} rejected`
-    : `import: ${r.rows} rows, ${r.created} created, ${r.skipped} already imported, ${r.rejected} rejected`
+    : `import: ${r.rows} rows, ${r.created} created, ${r.skipped} already imported, ${r.rejected} rejected`) + deltaSummary(r, dryRun)
+
+/** `--plan` without `--json`: the plan, one line each, on stderr. */
+const planLines = (p: PlanReport): Array<string> => [
+  `plan: ${p.create} to create, ${p.update} to update, ${p.unchanged} unchanged, ${p.delete} to delete`,
+  ...(p.lists.length > 0 ? [`plan: lists to create: ${p.lists.map((t) => JSON.stringify(t)).join(", ")}`] : []),
+  ...(p.tags.length > 0 ? [`plan: tags to create: ${p.tags.map((t) => JSON.stringify(t)).join(", ")}`] : []),
+  ...(p.unresolved.length > 0 ? [`plan: people not found (records created without them): ${p.unresolved.join(", ")}`] : []),
+  ...p.notCarried.map((n) => `plan: not carried: ${n.what} (${n.count}): ${n.why}`),
+  ...p.conflicts.map((c) => `plan: conflict: ${c.what} ${JSON.stringify(c.item)}: ${c.why}`)
+]
 
 export const importCsvRun = (flags: ImportCsvFlags) =>
   Effect.gen(function*() {
@@ -101,7 +117,9 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
     }
     const concurrency = Option.getOrElse(flags.concurrency, () => 8)
     if (concurrency < 1) return yield* Effect.fail(usageError(`--concurrency ${concurrency}: must be at least 1`))
-    const client = yield* clientLayerFromFlags(flags, { rest: true, app: tool && !flags.dryRun })
+    // `--plan` is a dry run that also reads the target for conflicts and reports the plan.
+    const dryRun = flags.dryRun || flags.plan
+    const client = yield* clientLayerFromFlags(flags, { rest: true, app: tool && !dryRun })
     const rejectsFile = Option.getOrElse(flags.rejects, () => defaultRejects(flags.csv))
     const reading = yield* makeProgress({ label: "rows read", unit: "items", verbosity })
     const sending = yield* makeProgress({ label: "operations", unit: "items", verbosity })
@@ -117,13 +135,16 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       attachmentsDir,
       ...attachmentFetch,
       people,
+      deleteMissing: flags.deleteMissing,
+      overwriteTargetEdits: flags.overwriteTargetEdits,
+      planReport: flags.plan,
       ...(adoptionWindow !== undefined ? { skewMs: adoptionWindow * 1000 } : {}),
       onRowsRead: (n: number) => reading.advance(n),
       // Reading ends where sending starts (a dry run never sends: its reading ends below).
       onReplayStart: (total: number) => Effect.andThen(reading.done(), sending.setTotal(total)),
       onOpEnd: () => sending.advance(1)
     }
-    const run: Effect.Effect<ImportResult, unknown> = flags.dryRun
+    const run: Effect.Effect<ImportResult, unknown> = dryRun
       ? Effect.flatMap(RestClient, (rest) =>
         importCsv(rest, { dryRunJournalFile: flags.journal }, { ...base, dryRun: true })).pipe(Effect.provide(client))
       : Effect.gen(function*() {
@@ -146,15 +167,28 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
         return Effect.fail(e)
       })
     )
-    if (!flags.dryRun) yield* sending.done()
+    if (!dryRun) yield* sending.done()
     else yield* reading.done()
 
+    if (flags.plan) {
+      // The contract's shape, exactly: what the run would do.
+      if (flags.json) yield* printJson({ plan: result.planReport })
+      else if (result.planReport !== undefined) for (const line of planLines(result.planReport)) yield* logLine(verbosity, line)
+      for (const notice of result.notices) yield* logLine(verbosity, `import: ${notice}`)
+      return
+    }
     if (flags.json) {
       yield* printJson({
         rows: result.rows,
         created: result.created,
         skipped: result.skipped,
         rejected: result.rejected,
+        updated: result.updated,
+        pass: result.pass,
+        // Delta passes: present only when there is one, like notices.
+        ...(result.missing > 0 ? { missing: result.missing } : {}),
+        ...(result.deleted > 0 ? { deleted: result.deleted } : {}),
+        ...(result.kept.length > 0 ? { kept: result.kept } : {}),
         ...(result.notices.length > 0 ? { notices: result.notices } : {}),
         ...(result.listsNotMade !== undefined ? { listsNotMade: result.listsNotMade } : {}),
         // Like notices, present only when there is one (the contract's fields stay as they are).
@@ -190,6 +224,10 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
     }
     for (const a of result.attachmentsNotFetched ?? []) yield* logLine(verbosity, `import: attachment ${a.name} not fetched: ${a.reason}`)
     for (const p of result.problems ?? []) yield* logLine(verbosity, `import: ${p}`, "detail")
+    if (result.missing > 0) {
+      yield* logLine(verbosity, `import: ${result.missing} row${result.missing === 1 ? "" : "s"} gone from the export; their records stay on the target (--delete-missing deletes them)`)
+    }
+    for (const k of result.kept) yield* logLine(verbosity, `import: kept ${k.what} of ${k.item}: ${k.why}`)
     // Records taken as ours after an unknown outcome, found by title: possibly someone else's.
     for (const a of result.adopted) {
       yield* logLine(verbosity, `import: adopted record ${a.targetId} for ${a.opKey} (found by ${a.detail})`, "detail")

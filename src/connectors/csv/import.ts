@@ -60,6 +60,7 @@ import {
   originOf,
   PACKED_CREATE_INDEX as P,
   PHASES,
+  recordNamespace,
   tagEnsureKey,
   TARGET_WORKSPACE_META
 } from "../../sync/plan.ts"
@@ -67,6 +68,19 @@ import { openPlanWriter } from "../../store/plan-writer.ts"
 import { isPostgresUrl } from "../../store/postgres.ts"
 import { type OpEnd, replay, type ReplayAborted, type ReplayReport } from "../../sync/replay.ts"
 import { makeRecordExecutors } from "../../sync/replay-records.ts"
+import {
+  type DeltaBatch,
+  deltaKey,
+  type DeltaOptions,
+  itemOf,
+  type Kept,
+  PASSES_META,
+  planChanges,
+  readHistories,
+  type Written,
+  writtenByCreate
+} from "./delta.ts"
+import { type JournalView, openJournalView } from "./journal-view.ts"
 import { type MappingInput, resolveMapping } from "./mapping.ts"
 import { makePresetPlanner } from "./preset-plan.ts"
 import { type CsvSourceOptions, openCsv } from "./read.ts"
@@ -129,6 +143,15 @@ export interface ImportOptions {
   readonly attachmentMaxBytes?: number | undefined
   /** Display name (folded) -> e-mail, from `--people FILE`. */
   readonly people?: ReadonlyMap<string, string> | undefined
+  /** Delta passes: the records of rows gone from the export are deleted on the target. */
+  readonly deleteMissing?: boolean
+  /** Delta passes: fields edited on the target since the last pass are replaced, not kept. */
+  readonly overwriteTargetEdits?: boolean
+  /**
+   * `--plan` (with `dryRun`): also read what the run would meet on the target (records of
+   * the same title in a row's list) and report the plan (`ImportResult.planReport`).
+   */
+  readonly planReport?: boolean
 }
 
 export interface PlanPreviewRow {
@@ -184,6 +207,32 @@ export interface ImportResult {
   readonly problems?: ReadonlyArray<string>
   /** Dry run only: new ops per kind and the first planned rows. */
   readonly plan?: { readonly ops: Readonly<Record<string, number>>; readonly first: ReadonlyArray<PlanPreviewRow> }
+  /** Which pass of the journal this is: 1 for the first (a resumed pass keeps its number). */
+  readonly pass: number
+  /** Rows whose record this run updated (planned to, for a dry run). */
+  readonly updated: number
+  /** Rows gone from the export whose records stay on the target (no `deleteMissing`). */
+  readonly missing: number
+  /** Records of rows gone from the export deleted by this run (planned to, for a dry run). */
+  readonly deleted: number
+  /** Fields edited on the target since the last pass and kept, and records no longer there. */
+  readonly kept: ReadonlyArray<Kept>
+  /** `planReport` only: what the run would do. */
+  readonly planReport?: PlanReport
+}
+
+/** What `--plan` reports (contract: "Delta passes and plans"). */
+export interface PlanReport {
+  readonly create: number
+  readonly update: number
+  readonly unchanged: number
+  readonly delete: number
+  readonly lists: ReadonlyArray<string>
+  readonly tags: ReadonlyArray<string>
+  readonly invite: ReadonlyArray<{ readonly email: string; readonly level: string }>
+  readonly unresolved: ReadonlyArray<string>
+  readonly notCarried: ReadonlyArray<{ readonly what: string; readonly count: number; readonly why: string }>
+  readonly conflicts: ReadonlyArray<Kept>
 }
 
 interface Directory {
@@ -498,6 +547,44 @@ const dryAssigner = (journal: DryJournal): KeyAssigner => {
   }
 }
 
+/** A pass's update of a row (delta.ts `deltaKey.update`), not the `done` of a create in older journals. */
+const DELTA_UPDATE_KEY = /\/update\/\d+$/
+
+/** The journal keys of rows (explicit `k:`, content `h:`), as the record id map holds them. */
+const ROW_KEY = /^[kh]:/
+
+/** A record already on the target, by `listId NUL title` (see `targetTitles`). */
+type TitlesOnTarget = ReadonlyMap<string, { readonly recordId: string; readonly list: string }>
+
+/**
+ * `--plan`: the records of the workspace by list and title, those of this journal's rows
+ * (`ours`) left out: a row created with the same title in the same list is a conflict.
+ */
+const targetTitles = (client: RestClientApi, workspaceId: string, ours: ReadonlySet<string>) =>
+  Effect.gen(function*() {
+    const out = new Map<string, { recordId: string; list: string }>()
+    for (let skip = 0;; skip += PAGE_MAX_LIMIT) {
+      const page = yield* client.listRecords({ workspaceId, skip, limit: PAGE_MAX_LIMIT })
+      for (const r of page.items) {
+        if (!ours.has(r.id)) out.set(`${r.todoList.id}\u0000${r.title}`, { recordId: r.id, list: r.todoList.title })
+      }
+      if (!page.pageInfo.hasNextPage || page.items.length < PAGE_MAX_LIMIT) break
+    }
+    return out as TitlesOnTarget
+  })
+
+/** The conflict of a row to create whose title a record of its list already has. */
+const titleConflict = (existing: TitlesOnTarget, create: PlanOp, title: string, firstListId: string | undefined): Kept | undefined => {
+  const packed = create.payload as ReadonlyArray<unknown>
+  // A list still to be made holds nothing yet.
+  if (typeof packed[P.listTitle] === "string") return undefined
+  const listId = typeof packed[P.listId] === "string" ? packed[P.listId] as string : firstListId
+  const found = listId === undefined ? undefined : existing.get(`${listId}\u0000${title}`)
+  return found === undefined
+    ? undefined
+    : { what: "record", item: title, why: `a record of this title is already in list ${JSON.stringify(found.list)} (record ${found.recordId}); the run adds another` }
+}
+
 /** A writer of the rejects file, opened on the first reject. */
 const rejectsWriter = (file: string | undefined, header: ReadonlyArray<string>) => {
   let stream: ReturnType<typeof stringify> | undefined
@@ -656,17 +743,76 @@ export const planCsvImport = (
       yield* real.setMeta("kind", "import-csv")
     }
 
+    // Delta passes: what the journal's earlier passes wrote, read from the journal planned
+    // into, or (a dry run, a plan) from a read-only view of the file, which creates nothing.
+    const dryJournalFile = real === undefined ? (journal as { dryRunJournalFile: string | undefined }).dryRunJournalFile : undefined
+    const view: JournalView | undefined = real ?? (yield* openJournalView(dryJournalFile))
+    const notices = [...dir.notices]
+    if (view === undefined) notices.push("a plan reads a PostgreSQL journal's state only: rows changed since the last pass are not compared")
+    const viewOwner = real === undefined && view !== undefined ? Option.getOrUndefined(yield* view.getMeta(TARGET_WORKSPACE_META)) : undefined
+    if (viewOwner !== undefined && viewOwner !== ws) {
+      reader.close()
+      return yield* Effect.fail(
+        new ImportUsageError({
+          message: `--journal ${dryJournalFile}: belongs to an import into workspace ${viewOwner}, not ${ws}; use another journal file`
+        })
+      )
+    }
+    const passesDone = view === undefined ? 0 : Number(Option.getOrElse(yield* view.getMeta(PASSES_META), () => "0")) || 0
+    /** Row key -> its record on the target, for every row an earlier pass created. */
+    const mapped = new Map<string, string>()
+    if (view !== undefined) for (const m of yield* view.mappings(recordNamespace(ws))) mapped.set(m.sourceKey, m.targetId)
+    const delta = view !== undefined && mapped.size > 0
+    const notMadeLists = view === undefined ? new Set<string>() : new Set(yield* listsNotMade(view, ws))
+    const firstListTitle = dir.lists.keys().next().value
+    const listTitleById = new Map([...dir.lists].map(([title, id]) => [id, title] as const))
+    const tagTitleById = new Map([...(dir.tags ?? new Map<string, string>())].map(([title, id]) => [id, title] as const))
+    const services = yield* Effect.context<never>()
+    const runEffect = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+      Effect.runPromiseExitWith(services)(effect).then((exit) => {
+        if (Exit.isSuccess(exit)) return exit.value
+        const e = Cause.squash(exit.cause)
+        throw e instanceof JournalError ? e : new Error(`reading the target workspace: ${(e as { message?: string }).message ?? String(e)}`)
+      })
+    const deltaOptions: DeltaOptions = {
+      client,
+      workspaceId: ws,
+      titles: {
+        list: (id) => listTitleById.get(id),
+        tag: (id) => tagTitleById.get(id),
+        placed: (title) => (notMadeLists.has(title) && firstListTitle !== undefined ? firstListTitle : title)
+      },
+      recordOf: (k) => mapped.get(k),
+      overwriteTargetEdits: options.overwriteTargetEdits === true,
+      concurrency: options.concurrency ?? 8
+    }
+    // `--plan`: records of the target by list and title (those of this journal left out), for conflicts.
+    const existingTitles = options.planReport === true ? yield* targetTitles(client, ws, new Set(mapped.values())) : undefined
+    const firstListId = dir.lists.values().next().value
+
     const assigner = real !== undefined
       ? journalAssigner(yield* real.planner(), options.planThread ?? fs.statSync(options.csv.file).size >= PLAN_THREAD_MIN_BYTES)
-      : dryAssigner(yield* openDryJournal((journal as { dryRunJournalFile: string | undefined }).dryRunJournalFile))
+      : dryAssigner(yield* openDryJournal(dryJournalFile))
     const rejects = rejectsWriter(dryRun ? undefined : options.rejectsFile, reader.header)
     const newOps: Record<string, number> = {}
     const first: Array<PlanPreviewRow> = []
     let rows = 0
     let skipped = 0
+    let updated = 0
+    /** Rows whose create is still to be sent (new, or left by an interrupted run). */
+    let toCreate = 0
+    let tagsChanged = 0
+    const kept: Array<Kept> = []
+    const conflicts: Array<Kept> = []
+    const newLists: Array<string> = []
+    const newTags: Array<string> = []
+    /** Keys of the rows of this export (a delta pass's rows gone from it are the others). */
+    const seen = new Set<string>()
 
     const ensurePlanned = new Set<string>()
     const planRow = makeRowPlanner(ws, dir)
+    /** The delta batches' plan calls, in file order: each batch's calls wait for the one before. */
+    let called: Promise<unknown> = Promise.resolve()
     const planBatch = (batch: ReadonlyArray<import("./read.ts").CsvRecord>) => {
       const creates: Array<PlanOp> = []
       // Parallel to `creates` (no object per row): the row each create came from.
@@ -674,9 +820,15 @@ export const planCsvImport = (
       const createValid: Array<CsvRow> = []
       const createTool: Array<PresetRow | undefined> = []
       const ensures: Array<PlanOp> = []
+      /** Rows with a key of their own that an earlier pass may have written (delta passes). */
+      const keyed: Array<{ readonly key: string; readonly line: number; readonly next: Written }> = []
       for (const record of batch) {
         rows++
         const e = extract(record)
+        // A row of the export, valid or not, is not gone from it; a key repeated in the
+        // file is compared once (its repeat is rejected when planned).
+        const firstOfKey = delta && !e.occurrence && !seen.has(e.key)
+        if (firstOfKey) seen.add(e.key)
         if (Result.isFailure(e.row)) {
           rejects.write(e.values, e.line, e.row.failure)
           continue
@@ -693,49 +845,115 @@ export const planCsvImport = (
             ensures.push(op)
           }
         }
+        if (firstOfKey) {
+          keyed.push({ key: e.key, line: e.line, next: writtenByCreate(planned.create.payload) })
+        }
         creates.push(planned.create)
         createRows.push(e)
         createValid.push(e.row.success)
         createTool.push(toolRow)
       }
-      // Both calls are made now (the journal keeps their order); their answers are
-      // settled when they come, while the next batches are read.
-      const ensured = assigner.plan(ensures)
-      const planned = assigner.plan(creates)
-      return Promise.all([ensured, planned]).then(([ensuredOps, results]): Promise<void> | undefined => {
-        const followUps: Array<PlanOp> = []
-        ensuredOps.forEach((p, i) => {
-          if (p.isNew) {
-            const kind = ensures[i]!.kind
-            newOps[kind] = (newOps[kind] ?? 0) + 1
-          }
+      const issue = (changes: DeltaBatch | undefined) => {
+        // The calls are made now (the journal keeps their order); their answers are
+        // settled when they come, while the next batches are read.
+        const ensured = assigner.plan(ensures)
+        const planned = assigner.plan(creates)
+        const versions = changes === undefined || changes.ops.length === 0 ? undefined : assigner.plan(changes.ops)
+        if (changes !== undefined) {
+          updated += changes.updated
+          tagsChanged += changes.tagsChanged
+          kept.push(...changes.kept)
+        }
+        return Promise.all([ensured, planned, versions]).then(([ensuredOps, results, versioned]): Promise<void> | undefined => {
+          const followUps: Array<PlanOp> = []
+          ensuredOps.forEach((p, i) => {
+            if (p.isNew) {
+              const op = ensures[i]!
+              newOps[op.kind] = (newOps[op.kind] ?? 0) + 1
+              const title = (op.payload as { title: string }).title
+              if (op.kind === OP_KINDS.listEnsure) newLists.push(title)
+              else newTags.push(title)
+            }
+          })
+          if (versioned !== undefined && changes !== undefined) countNew(changes.ops, versioned)
+          results.forEach((p, i) => {
+            const e = createRows[i]!
+            const row = createValid[i]!
+            if (p.duplicate) {
+              rejects.write(e.values, e.line, `key ${p.key.slice(2)} repeats an earlier row of this file`)
+              return
+            }
+            // Keyed under the create's key as the journal assigned it (occurrences included).
+            const extra = createTool[i]
+            if (tool !== undefined && extra !== undefined) for (const op of tool.followUps(p.key, extra, e.line)) followUps.push(op)
+            if (delta && e.occurrence) seen.add(p.key)
+            if (p.state === "done") skipped++
+            else toCreate++
+            if (p.isNew) {
+              newOps[OP_KINDS.recordCreate] = (newOps[OP_KINDS.recordCreate] ?? 0) + 1
+              // `done` is set by update-record in the create's own op (payload `then`): counted
+              // here so the preview says how many records will be marked done.
+              if (row.done) newOps[OP_KINDS.recordUpdate] = (newOps[OP_KINDS.recordUpdate] ?? 0) + 1
+              if (first.length < 10) first.push({ row: e.line, key: p.key, title: row.title, list: row.list ?? null, done: row.done })
+              if (existingTitles !== undefined) {
+                const c = titleConflict(existingTitles, creates[i]!, row.title, firstListId)
+                if (c !== undefined) conflicts.push(c)
+              }
+            }
+          })
+          return followUps.length === 0 ? undefined : assigner.plan(followUps).then((planned) => countNew(followUps, planned))
         })
-        results.forEach((p, i) => {
-          const e = createRows[i]!
-          const row = createValid[i]!
-          if (p.duplicate) {
-            rejects.write(e.values, e.line, `key ${p.key.slice(2)} repeats an earlier row of this file`)
-            return
-          }
-          // Keyed under the create's key as the journal assigned it (occurrences included).
-          const extra = createTool[i]
-          if (tool !== undefined && extra !== undefined) for (const op of tool.followUps(p.key, extra, e.line)) followUps.push(op)
-          if (p.state === "done") skipped++
-          if (p.isNew) {
-            newOps[OP_KINDS.recordCreate] = (newOps[OP_KINDS.recordCreate] ?? 0) + 1
-            // `done` is set by update-record in the create's own op (payload `then`): counted
-            // here so the preview says how many records will be marked done.
-            if (row.done) newOps[OP_KINDS.recordUpdate] = (newOps[OP_KINDS.recordUpdate] ?? 0) + 1
-            if (first.length < 10) first.push({ row: e.line, key: p.key, title: row.title, list: row.list ?? null, done: row.done })
-          }
-        })
-        return followUps.length === 0 ? undefined : assigner.plan(followUps).then((planned) => countNew(followUps, planned))
-      })
+      }
+      // A first pass compares nothing: planned as it always was, without waiting.
+      if (!delta) return issue(undefined)
+      const changes = keyed.length === 0
+        ? Promise.resolve(undefined)
+        : runEffect(Effect.flatMap(readHistories(view!, keyed.map((k) => k.key)), (histories) =>
+          planChanges(
+            keyed.flatMap((k) => {
+              const history = histories.get(k.key)
+              if (history === undefined) return []
+              if (history.deleted) {
+                kept.push({ what: "record", item: itemOf(k.key), why: "deleted by an earlier pass (--delete-missing); not created again" })
+                return []
+              }
+              return [{ ...k, history }]
+            }),
+            deltaOptions
+          )))
+      const turn = called.then(() => changes)
+      const issued = turn.then((d) => ({ settled: issue(d) }))
+      called = issued.then(() => undefined, () => undefined)
+      return issued.then((i) => i.settled)
     }
     const countNew = (ops: ReadonlyArray<PlanOp>, planned: ReadonlyArray<PlannedOp>) =>
       planned.forEach((p, i) => {
         if (p.isNew) newOps[ops[i]!.kind] = (newOps[ops[i]!.kind] ?? 0) + 1
       })
+    let missing = 0
+    let deletes = 0
+    /** Delta passes: the rows an earlier pass created that this export no longer has. */
+    const planGone = async () => {
+      if (!delta) return
+      const gone: Array<string> = []
+      for (const k of mapped.keys()) if (ROW_KEY.test(k) && !seen.has(k)) gone.push(k)
+      if (gone.length === 0) return
+      const done = new Set((await runEffect(view!.getMany(gone.map(deltaKey.delete)))).map((op) => op.key))
+      const left = gone.filter((k) => !done.has(deltaKey.delete(k)))
+      if (options.deleteMissing !== true) {
+        missing = left.length
+        return
+      }
+      const ops: Array<PlanOp> = left.map((k) => ({
+        key: deltaKey.delete(k),
+        kind: OP_KINDS.recordDelete,
+        payload: { workspaceId: ws, recordRef: k, origin: `row ${itemOf(k)}, gone from the export` },
+        dependsOn: k
+      }))
+      const planned = await assigner.plan(ops)
+      countNew(ops, planned)
+      deletes = planned.filter((p) => p.state !== "done").length
+    }
 
     /** Batches sent but not settled, oldest first: each resolves to its error, if any. */
     const unsettled: Array<Promise<unknown>> = []
@@ -765,6 +983,8 @@ export const planCsvImport = (
         // Sub-tasks link to parents anywhere in the file: planned once every row is read.
         const links = stop || tool === undefined ? [] : tool.subtaskOps()
         if (links.length > 0) countNew(links, await assigner.plan(links))
+        // Rows gone from the export: known only once every row is read.
+        if (!stop) await planGone()
       } finally {
         await Promise.all(unsettled)
         await rejects.finish(options.rejectsFile !== undefined && !dryRun)
@@ -784,20 +1004,58 @@ export const planCsvImport = (
       })
     })
 
+    const report = tool !== undefined ? toolReport(tool, newOps) : undefined
+    const rejected = rejects.count
+    const planReport: PlanReport | undefined = options.planReport !== true ? undefined : {
+      create: toCreate,
+      update: updated,
+      unchanged: rows - rejected - toCreate - updated,
+      delete: deletes,
+      lists: newLists,
+      tags: newTags,
+      // import-csv invites nobody: people the workspace does not know are reported.
+      invite: [],
+      unresolved: report?.people.unresolved ?? [],
+      notCarried: [
+        ...(report?.census.notCarried ?? []).map((c) => ({ what: `column ${c.column}`, count: c.count, why: c.reason })),
+        ...(rejected > 0 ? [{ what: "rows", count: rejected, why: "rejected: they fail validation (the run writes them to the rejects file)" }] : []),
+        ...(tagsChanged > 0
+          ? [{ what: "tag changes", count: tagsChanged, why: "update-record takes no tags: records already imported keep their tags" }]
+          : []),
+        ...(missing > 0
+          ? [{ what: "rows gone from the export", count: missing, why: "their records stay on the target (--delete-missing deletes them)" }]
+          : [])
+      ],
+      conflicts: [
+        ...[...notMadeLists].filter((t) => ensurePlanned.has(listEnsureKey(ws, t)) || dir.lists.has(t)).map((t) => ({
+          what: "list",
+          item: t,
+          why: "this service could not create it on an earlier pass: its records go to the first list"
+        })),
+        ...conflicts,
+        ...kept
+      ]
+    }
     return {
       rows,
       created: 0,
       skipped,
-      rejected: rejects.count,
+      rejected,
       failed: 0,
       unknown: 0,
       blocked: 0,
       failures: [],
-      notices: dir.notices,
+      notices,
       adopted: [],
-      rejectsFile: rejects.count > 0 || (options.rejectsFile !== undefined && !dryRun) ? options.rejectsFile ?? null : null,
-      ...(tool !== undefined ? toolReport(tool, newOps) : {}),
-      plan: { ops: newOps, first }
+      rejectsFile: rejected > 0 || (options.rejectsFile !== undefined && !dryRun) ? options.rejectsFile ?? null : null,
+      ...(report ?? {}),
+      plan: { ops: newOps, first },
+      pass: passesDone + 1,
+      updated,
+      missing,
+      deleted: deletes,
+      kept,
+      ...(planReport !== undefined ? { planReport } : {})
     } satisfies ImportResult
   }).pipe(Effect.scoped)
 
@@ -844,6 +1102,8 @@ export const importCsv = (
     ]
     const adoptedBefore = yield* j.lastAdoptionId()
     let comments = 0
+    /** Rows of an earlier pass updated by this run: their pass's update op (see delta.ts). */
+    let updated = 0
     const report: ReplayReport = yield* replay(j, executors, {
       phases: [...PHASES, ...EXTRA_PHASES],
       concurrency: options.concurrency ?? 8,
@@ -853,6 +1113,7 @@ export const importCsv = (
           if (end === "sent" || end === "reconciled") {
             const fromFile = typeof op.payload === "object" && op.payload !== null && "fileRef" in op.payload
             if (op.kind === EXTRA_KINDS.commentCreate && !fromFile) comments++
+            if (op.kind === OP_KINDS.recordUpdate && DELTA_UPDATE_KEY.test(op.key)) updated++
           }
           return options.onOpEnd ? options.onOpEnd(end) : Effect.void
         })
@@ -870,9 +1131,15 @@ export const importCsv = (
       const line = `${why}: ${notMade.map((t) => JSON.stringify(t)).join(", ")}`
       notices.splice(0, notices.length, ...notices.filter((n) => !n.startsWith("lists:")), line)
     }
+    // A pass is finished when nothing of it is left: the next run is the next pass.
+    if (report.failed + report.unknown + after.pending + after.in_flight === 0) {
+      yield* j.setMeta(PASSES_META, String(planned.pass))
+    }
     return {
       ...planned,
       created: report.doneByKind[OP_KINDS.recordCreate] ?? 0,
+      updated,
+      deleted: report.doneByKind[OP_KINDS.recordDelete] ?? 0,
       failed: report.failed,
       unknown: report.unknown,
       blocked: after.pending + after.in_flight,

@@ -1,0 +1,101 @@
+/**
+ * What a delta pass reads of the journal: the ops of given keys (what earlier passes
+ * wrote for a row), the id map (which rows have a record on the target) and meta. A run
+ * reads the journal it plans into; `--plan` and `--dry-run` read an existing SQLite
+ * journal file read-only, so they create and change nothing.
+ */
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import { JournalError, type JournalApi, type Op } from "../../store/journal.ts"
+import { isPostgresUrl } from "../../store/postgres.ts"
+
+export type JournalView = Pick<JournalApi, "getMany" | "mappings" | "getMeta">
+
+/** A journal with nothing in it (no file yet, or one a read-only view cannot open). */
+export const EMPTY_VIEW: JournalView = {
+  getMany: () => Effect.succeed([]),
+  mappings: () => Effect.succeed([]),
+  getMeta: () => Effect.succeed(Option.none())
+}
+
+interface Row {
+  readonly seq: number
+  readonly key: string
+  readonly kind: string
+  readonly payload: string
+  readonly depends_on: string | null
+  readonly state: Op["state"]
+  readonly result: string | null
+}
+
+const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text))
+
+/**
+ * The view of the SQLite journal at `location`, read-only, for the scope; a file that does
+ * not exist reads as empty. A PostgreSQL journal is not read this way: undefined (the
+ * caller plans without the earlier passes and says so).
+ */
+export const openJournalView = (location: string | undefined): Effect.Effect<JournalView | undefined, JournalError, Scope.Scope> => {
+  if (location === undefined || !fs.existsSync(location)) return Effect.succeed(EMPTY_VIEW)
+  if (isPostgresUrl(location)) return Effect.succeed(undefined)
+  const fail = (operation: string) => (e: unknown) =>
+    new JournalError({ file: location, operation, detail: e instanceof Error ? e.message : String(e) })
+  return Effect.map(
+    Effect.acquireRelease(
+      Effect.try({ try: () => new Database(location, { readonly: true, fileMustExist: true }), catch: fail("open") }),
+      (db) => Effect.sync(() => db.close())
+    ),
+    (db): JournalView => {
+      const hasOps = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'ops'").get() !== undefined
+      if (!hasOps) return EMPTY_VIEW
+      const mappings = db.prepare<[string], { source_key: string; target_id: string }>(
+        "SELECT source_key, target_id FROM id_map WHERE namespace = ? ORDER BY source_key"
+      )
+      const meta = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?")
+      return {
+        getMany: (keys) =>
+          Effect.try({
+            try: () => {
+              const out: Array<Op> = []
+              for (let i = 0; i < keys.length; i += 500) {
+                const chunk = keys.slice(i, i + 500)
+                const rows = db
+                  .prepare<Array<string>, Row>(
+                    `SELECT seq, key, kind, payload, depends_on, state, result FROM ops WHERE key IN (${chunk.map(() => "?").join(",")})`
+                  )
+                  .all(...chunk)
+                for (const r of rows) {
+                  out.push({
+                    seq: r.seq,
+                    key: r.key,
+                    kind: r.kind,
+                    payload: parse(r.payload),
+                    dependsOn: r.depends_on,
+                    state: r.state,
+                    attempts: 0,
+                    attemptedAt: null,
+                    result: parse(r.result),
+                    error: null,
+                    uncertain: false,
+                    sentAt: null
+                  })
+                }
+              }
+              return out
+            },
+            catch: fail("read")
+          }),
+        mappings: (namespace) =>
+          Effect.try({
+            try: () => mappings.all(namespace).map((m) => ({ namespace, sourceKey: m.source_key, targetId: m.target_id })),
+            catch: fail("read")
+          }),
+        getMeta: (key) =>
+          Effect.try({ try: () => Option.fromNullishOr(meta.get(key)?.value), catch: fail("read") })
+      }
+    }
+  )
+}
