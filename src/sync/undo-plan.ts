@@ -12,8 +12,9 @@
  *   comments on created records go with their record);
  * - what cannot be reversed is listed as kept with the reason: records a run deleted,
  *   files (no operation of the service deletes one), lists, tags, roles, invitations,
- *   custom field values, and updates of a journal written before before-values were
- *   recorded (format 4).
+ *   custom field values, updates of a journal written before before-values were
+ *   recorded (format 4), and ops of the runs that were sent but did not finish (what
+ *   they wrote is not known until a rerun of the command settles them).
  * Undo ops are keyed `undo:<key of the op they reverse>`, so planning the same journal
  * again adds nothing, and an undo's own ops are never undone.
  */
@@ -259,9 +260,30 @@ export const planUndo = (journal: JournalApi): Effect.Effect<UndoPlan, JournalEr
       }
     }
 
+    /**
+     * An op of the runs that is not done, yet may have been applied: one of unknown outcome
+     * (uncertain, or left in flight), or a failed update or move (replay fails those
+     * plainly whatever the outcome, as they are safe to send again). What it wrote is not
+     * known.
+     */
+    const onUnfinished = (op: Op) => {
+      const mayHaveWritten = op.uncertain || op.state === "in_flight" ||
+        (op.state === "failed" && (op.kind === OP_KINDS.recordUpdate || op.kind === OP_KINDS.recordMove))
+      if (op.attempts === 0 || !mayHaveWritten) return
+      kept.push({
+        what: op.kind,
+        id: op.key,
+        why: "it did not finish, so what it wrote is not known: rerun the command that wrote the journal, then undo again"
+      })
+    }
+
     for (let after = 0;;) {
-      const page = yield* journal.list({ afterSeq: after, limit: PAGE, states: ["done"] })
-      for (const op of page) if (!op.kind.startsWith(UNDO_PREFIX) && !op.key.startsWith(UNDO_PREFIX)) onOp(op)
+      const page = yield* journal.list({ afterSeq: after, limit: PAGE })
+      for (const op of page) {
+        if (op.kind.startsWith(UNDO_PREFIX) || op.key.startsWith(UNDO_PREFIX)) continue
+        if (op.state === "done") onOp(op)
+        else onUnfinished(op)
+      }
       if (page.length < PAGE) break
       after = page[page.length - 1]!.seq
     }

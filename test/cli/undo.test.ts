@@ -9,7 +9,9 @@ import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { GraphqlClient } from "../../src/client/graphql-client.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
+import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { cleanEnv, connectionEnv, waitForExit } from "../support/cli.ts"
@@ -101,6 +103,55 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       expect(again.out).toEqual(first.out)
       expect(writes(handle)).toBe(0)
     }))
+
+  it.effect("undo after a migrate leaves the target as it was (its records and their comments gone), except a migrated record edited on the target since", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const env = connectionEnv(handle, { app: true })
+      const dir = yield* tempDir("ws-undo-cli-")
+      const source = handle.admin.createWorkspace({ name: "undo-migrate-source" }).id
+      const backlog = insertList(handle.ctx, source, "Backlog")
+      const target = handle.admin.createWorkspace({ name: "undo-migrate-target" }).id
+      insertList(handle.ctx, target, "Backlog")
+      yield* Effect.gen(function*() {
+        const rest = yield* RestClient
+        const graphql = yield* GraphqlClient
+        const made: Record<string, string> = {}
+        for (const title of ["Plain", "Done one", "Due all day", "Described", "Edited later"]) {
+          made[title] = (yield* rest.createRecord({
+            workspaceId: source,
+            listId: backlog.id,
+            title,
+            ...(title === "Due all day" ? { duedAt: "2026-04-01" } : {}),
+            ...(title === "Described" ? { descriptionHtml: "<p>Hello <strong>there</strong></p>" } : {})
+          })).id
+        }
+        yield* rest.updateRecord({ workspaceId: source, recordId: made["Done one"]!, done: true })
+        yield* graphql.createComment({ html: "<p>See this</p>", text: "See this", category: "TODO", categoryId: made["Described"]!, attachments: [] })
+        yield* rest.createRecord({ workspaceId: target, title: "The target's own" })
+      }).pipe(Effect.provide(testClient(handle)))
+      const before = titles(handle, target)
+      const journal = path.join(dir, "migrate.sqlite")
+      const migrated = yield* cli(
+        ["migrate", "--from", `workspace:${source}`, "--to", `workspace:${target}`, "--journal", journal, "--people", "skip", "--json"],
+        { env }
+      )
+      expect(migrated.code, migrated.stderr).toBe(0)
+      expect(titles(handle, target)).toHaveLength(6)
+      const comments = () =>
+        (handle.ctx.db.prepare("SELECT COUNT(*) AS n FROM activity WHERE workspace_id = ? AND kind = 'COMMENT' AND deleted_at IS NULL").get(target) as { n: number }).n
+      expect(comments()).toBe(1)
+      const edited = idOf(handle, target, "Edited later")
+      yield* Effect.flatMap(RestClient, (c) => c.updateRecord({ workspaceId: target, recordId: edited, done: true })).pipe(Effect.provide(testClient(handle)))
+
+      const undone = yield* undoJson(handle, journal)
+      expect(undone.code, undone.stderr).toBe(0)
+      expect(undone.out).toMatchObject({ deleted: 4, reverted: 0, failed: 0 })
+      expect(recordsKept(undone.out!.kept)).toEqual([{ what: "record", id: edited, why: expect.stringContaining("(done)") }])
+      expect(titles(handle, target)).toEqual([...before, "Edited later"].sort())
+      // The source is untouched.
+      expect(titles(handle, source)).toHaveLength(5)
+    }), 120_000)
 
   it.effect("a journal that does not exist is a bad invocation (64); one another process holds is refused with one line (1)", () =>
     Effect.gen(function*() {

@@ -155,6 +155,29 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       expect(rowsOf(handle, ws).map((r) => r.title)).toEqual(restoredTitles)
     }))
 
+  it.effect("a create of the runs whose outcome is unknown is reported (rerun the command first), not guessed at", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const dir = yield* tempDir("ws-undo-")
+      const file = path.join(dir, "unsettled.sqlite")
+      const ws = handle.admin.createWorkspace({ name: "unsettled" }).id
+      yield* Effect.scoped(Effect.gen(function*() {
+        const journal = yield* openJournal(file)
+        yield* journal.setMeta("kind", "import-csv")
+        yield* journal.addOps([
+          { key: "k:sent", kind: "record.create", payload: { workspaceId: ws, title: "Maybe made" } },
+          { key: "k:never", kind: "record.create", payload: { workspaceId: ws, title: "Never sent" } }
+        ])
+        yield* journal.claim("k:sent")
+        yield* journal.markUncertain("k:sent", "HTTP 504")
+      }))
+      handle.resetStats()
+      const report = yield* undoWith(handle, file)
+      expect(writes(handle)).toBe(0)
+      expect(report).toMatchObject({ deleted: 0, reverted: 0, failed: 0 })
+      expect(report.kept).toEqual([{ what: "record.create", id: "k:sent", why: expect.stringContaining("did not finish") }])
+    }))
+
   it.effect("under ambiguous writes and dropped connections, undo deletes each record a restore created exactly once, and nothing else", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
