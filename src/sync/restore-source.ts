@@ -153,8 +153,12 @@ export const makeCensus = () => {
   let comments = 0
   let covers = 0
   let repeating = 0
+  let archived = 0
+  let tagged = 0
   return {
     add: (d: StoredDetail): void => {
+      if (d.archived === true) archived++
+      if (count(d.tags) > 0) tagged++
       checklists += count(d.checklists)
       const fields = Array.isArray(d.customFields) ? (d.customFields as Array<Record<string, unknown>>) : []
       fileValues += fields.filter((f) => f.type === "FILE" && typeof f.text === "string" && f.text !== "" && f.text !== "[]").length
@@ -166,6 +170,9 @@ export const makeCensus = () => {
       if (typeof d.cover === "string" && d.cover !== "") covers++
       if (d.isRepeating === true) repeating++
     },
+    /** Records archived in the run, and records with tags: what a service without those capabilities leaves behind. */
+    archived: (): number => archived,
+    tagged: (): number => tagged,
     /** The kinds counted so far that are not zero. */
     result: (): Array<NotRestored> => {
       const out: Array<NotRestored> = [

@@ -29,8 +29,10 @@
  *   that exist (update-record takes no tags), checklists, custom field values, comments...
  * All-day dates read back as midnight UTC, or as a zoneless midnight (the other reading),
  * are sent as bare dates (assumptions.ts ALL_DAY_READ_FORM).
- * Tags and `archived` need operations beyond the documents: a service without them gets
- * the records without, and the result's `notices` say so in one line.
+ * Tags, lists and `archived` need operations beyond the documents: a service without them
+ * gets the records without, the result's `notices` say so in one line, and `notRestored`
+ * names each on every run of the journal, read from what the journal recorded
+ * (capabilities.ts), so a rerun that sends nothing reports it too.
  *
  * - Order within a list: no documented write sets a position, so the run is read a list
  *   at a time by position and each list's creates are sent one at a time in that order
@@ -55,6 +57,7 @@ import type { PageError } from "../streams/paging.ts"
 import type { ScanUnstable } from "../streams/stable-scan.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
 import { type Adoption, type JournalApi, JournalError, type JournalStateError } from "../store/journal.ts"
+import { CAPABILITY, listsNotMade, missingCapabilities } from "./capabilities.ts"
 import { OP_KINDS, PHASES } from "./plan.ts"
 import { replay, type ReplayAborted, type ReplayReport } from "./replay.ts"
 import { makeRecordExecutors } from "./replay-records.ts"
@@ -121,9 +124,6 @@ export interface RestoreResult {
   /** With `files`: what became of the run's files (planned, in a dry run). */
   readonly files?: FilesRestored | undefined
 }
-
-/** Journal meta: set once the service refused `archived` on update-record (then not compared). */
-const ARCHIVED_LEFT_OUT_META = "restore.archived-left-out"
 
 /** Source records planned per journal transaction. */
 const PLAN_BATCH = 500
@@ -213,17 +213,53 @@ const planAll = (
     return records
   })
 
-/** The contract's `notRestored`: tags and assignees left behind, lines of `notices`, the census. */
-const notRestoredOf = (planner: RecordPlanner, census: Census, records: number, notices: ReadonlyArray<string>): Array<NotRestored> => {
+/** The feature a capability line or a notice names: the text before its first colon ("archived: ..."). */
+const featureOf = (line: string): string => line.slice(0, Math.max(0, line.indexOf(":")))
+
+/**
+ * What the journal's runs found the target cannot do (capabilities.ts: meta
+ * `capability.missing:<name>`, and the lists it could not make), read on every run, so a
+ * rerun that sends nothing reports it as the run that found it did: one entry per
+ * feature, counting what the run holds that needs it.
+ */
+const missingOnTarget = (journal: JournalApi, target: string, census: Census, records: number) =>
+  Effect.gen(function*() {
+    const out: Array<NotRestored> = []
+    const notMade = yield* listsNotMade(journal, target)
+    for (const [name, line] of yield* missingCapabilities(journal)) {
+      if (name === CAPABILITY.lists) {
+        if (notMade.length === 0) continue
+        out.push({ what: featureOf(line), count: notMade.length, why: `${line} (${notMade.map((t) => JSON.stringify(t)).join(", ")})` })
+        continue
+      }
+      const count = name === CAPABILITY.archived ? census.archived() : name === CAPABILITY.tags ? census.tagged() : records
+      if (count > 0) out.push({ what: featureOf(line), count, why: line })
+    }
+    return out
+  })
+
+/**
+ * The contract's `notRestored`: what the target cannot do (`missing`, from the journal),
+ * tags and assignees left behind, the lines of `notices` not said already, the census.
+ */
+const notRestoredOf = (
+  planner: RecordPlanner,
+  census: Census,
+  records: number,
+  notices: ReadonlyArray<string>,
+  missing: ReadonlyArray<NotRestored>
+): Array<NotRestored> => {
   const unknownAssignees = planner.unknownAssignees()
+  const said = new Set(missing.map((m) => m.what))
   return [
+    ...missing,
     ...(planner.tagsBehind() > 0
       ? [{ what: "tags of records that exist on the target", count: planner.tagsBehind(), why: "update-record takes no tags; only a created record gets its tags" }]
       : []),
     ...(unknownAssignees.length > 0
       ? [{ what: "assignees", count: unknownAssignees.length, why: "no user with that e-mail on the target" }]
       : []),
-    ...notices.map((line) => ({ what: line.slice(0, line.indexOf(":")), count: records, why: line })),
+    ...notices.filter((line) => !said.has(featureOf(line))).map((line) => ({ what: featureOf(line), count: records, why: line })),
     ...census.result()
   ]
 }
@@ -242,7 +278,6 @@ const replayPlan = (
     }
     const adoptedBefore = yield* journal.lastAdoptionId()
     const report = yield* replay(journal, makeRecordExecutors(client, { onNotice }), { phases: PHASES, concurrency })
-    if (notices.some((line) => line.startsWith("archived:"))) yield* journal.setMeta(ARCHIVED_LEFT_OUT_META, "1")
     const adopted = (yield* journal.adoptions(adoptedBefore)).map(({ detail, namespace, opKey, sourceKey, targetId }) => ({
       opKey,
       namespace,
@@ -263,7 +298,8 @@ const doneCount = (journal: JournalApi, keys: ReadonlyArray<string>) =>
  */
 const filesStep = (store: SnapshotStoreService, journal: JournalApi, options: RestoreOptions, dryRun: boolean) =>
   Effect.gen(function*() {
-    if (options.records !== undefined) return { files: undefined, notRestored: [] }
+    // Named records carry no files; a migration (its own journal kind) copies the files itself.
+    if (options.records !== undefined || (options.journalKind ?? "restore") !== "restore") return { files: undefined, notRestored: [] }
     const request = { runId: options.run.id, sourceWorkspaceId: options.sourceWorkspaceId, targetWorkspaceId: options.targetWorkspaceId, dryRun }
     if (options.files === undefined) {
       return { files: undefined, notRestored: filesNotRestored(yield* runFiles(store, request.runId, request.sourceWorkspaceId), false) }
@@ -306,8 +342,8 @@ export const restore = (
       yield* journal.setMeta("target.workspace", target)
       yield* journal.setMeta("kind", journalKind)
     }
-    const archivedSettable = Option.isNone(yield* journal.getMeta(ARCHIVED_LEFT_OUT_META))
-    const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable, dryRun })
+    // Whether `archived` can be set is the journal's to say (capabilities.ts); the planner reads it.
+    const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun })
     const census = makeCensus()
     const write = (batch: PlanBatch) => (dryRun || batch.ops.length + batch.mappings.length === 0 ? Effect.void : Effect.asVoid(journal.addPlan(batch)))
     const records = yield* planAll(details, planner, census, write)
@@ -328,7 +364,7 @@ export const restore = (
         failed: 0,
         unknown: 0,
         unknownAssignees: planner.unknownAssignees(),
-        notRestored: [...notRestoredOf(planner, census, records, notices), ...files.notRestored],
+        notRestored: [...notRestoredOf(planner, census, records, notices, yield* missingOnTarget(journal, target, census, records)), ...files.notRestored],
         notices,
         adopted: [],
         ...(files.files !== undefined ? { files: files.files } : {})
@@ -346,7 +382,7 @@ export const restore = (
       failed: report.failed,
       unknown: report.unknown,
       unknownAssignees: planner.unknownAssignees(),
-      notRestored: [...notRestoredOf(planner, census, records, notices), ...files.notRestored],
+      notRestored: [...notRestoredOf(planner, census, records, notices, yield* missingOnTarget(journal, target, census, records)), ...files.notRestored],
       notices,
       adopted,
       ...(files.files !== undefined ? { files: files.files } : {})
