@@ -14,8 +14,14 @@
  *    Every op is in the journal before anything is sent.
  * 4. Replay sends what is not done yet (see src/sync/replay.ts).
  *
+ * A journal whose earlier passes created records makes this a delta pass (delta.ts): rows
+ * with a key of their own are compared with what the journal last wrote for them, and
+ * those that changed get an update (and a move) after their last op; the rows it created
+ * that the export no longer has are counted, and deleted with `deleteMissing`.
+ *
  * With `dryRun` nothing is written to the service or the journal: the plan is counted
- * (and its first rows kept) against the journal's current state.
+ * (and its first rows kept) against the journal's current state, read-only
+ * (journal-view.ts); `planReport` adds the contract's `--plan` report.
  */
 import Database from "better-sqlite3"
 import { stringify } from "csv-stringify"

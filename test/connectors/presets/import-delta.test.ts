@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { GraphqlClient } from "../../../src/client/graphql-client.ts"
 import { RestClient } from "../../../src/client/rest-client.ts"
 import { importCsv, type ImportOptions } from "../../../src/connectors/csv/import.ts"
 import type { EmulatorHandle } from "../../../src/emulator/index.ts"
@@ -90,7 +91,8 @@ const newerExport = (rows: ReadonlyArray<Row>) => {
 const importRun = (journalFile: string, options: Partial<ImportOptions> & Pick<ImportOptions, "workspaceId" | "csv">) =>
   Effect.flatMap(Emulator, (handle) =>
     Effect.gen(function*() {
-      return yield* importCsv(yield* RestClient, yield* Journal, { mapping: { preset: "generic" }, ...options })
+      // Comments of a tool's export are written through GraphQL.
+      return yield* importCsv(yield* RestClient, yield* Journal, { mapping: { preset: "generic" }, graphql: yield* GraphqlClient, ...options })
     }).pipe(Effect.provide(Layer.merge(Journal.layer(journalFile), testClient(handle)))))
 
 const planRun = (journalFile: string, options: Partial<ImportOptions> & Pick<ImportOptions, "workspaceId" | "csv">) =>
@@ -277,5 +279,38 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       expect(delta(before, writes(handle))["update-record"]).toBe(2)
       expect(recordOf("Task 2 (renamed in the export)")).toBeDefined()
       expect(recordOf("Task 3").duedAt?.slice(0, 10)).toBe("2025-07-01")
+    }), 60_000)
+
+  it.effect("a newer Jira export adds the comments new on an issue already imported, and sends nothing else", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const ws = handle.admin.createWorkspace({ name: "delta-comments" }).id
+      const dir = yield* tempDir("ws-import-delta-")
+      const csv = path.join(dir, "jira.csv")
+      const journal = path.join(dir, "journal.sqlite")
+      const jira = { preset: "jira" as const }
+      fs.writeFileSync(
+        csv,
+        "Summary,Issue key,Issue id,Status,Comment\n" +
+          "Alpha,OPS-1,1001,To Do,05/Nov/25 5:16 PM;Ada Lovelace;First comment\n" +
+          "Beta,OPS-2,1002,To Do,\n"
+      )
+      const first = yield* importRun(journal, { workspaceId: ws, csv: { file: csv }, mapping: jira })
+      expect(first).toMatchObject({ created: 2, comments: 1, failed: 0, pass: 1 })
+      // Later: a second comment on OPS-1 (Jira repeats the Comment column).
+      fs.writeFileSync(
+        csv,
+        "Summary,Issue key,Issue id,Status,Comment,Comment\n" +
+          "Alpha,OPS-1,1001,To Do,05/Nov/25 5:16 PM;Ada Lovelace;First comment,06/Nov/25 9:00 AM;Grace Hopper;Second comment\n" +
+          "Beta,OPS-2,1002,To Do,,\n"
+      )
+      const before = writes(handle)
+      const second = yield* importRun(journal, { workspaceId: ws, csv: { file: csv }, mapping: jira })
+      expect(second).toMatchObject({ created: 0, updated: 0, comments: 1, failed: 0, pass: 2 })
+      expect(delta(before, writes(handle))).toEqual(Object.fromEntries(WRITES.map((w) => [w, 0])))
+      const comments = handle.ctx.db
+        .prepare("SELECT a.text FROM activity a JOIN records r ON r.id = a.record_id WHERE r.workspace_id = ? AND r.title = 'Alpha' AND a.kind = 'COMMENT' AND a.deleted_at IS NULL ORDER BY a.created_at")
+        .all(ws) as Array<{ text: string }>
+      expect(comments.map((c) => c.text.split("\n").pop())).toEqual(["First comment", "Second comment"])
     }), 60_000)
 })
