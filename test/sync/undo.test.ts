@@ -18,6 +18,7 @@ import { backup } from "../../src/sync/backup.ts"
 import { restore } from "../../src/sync/restore.ts"
 import { undo } from "../../src/sync/undo.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { freshSchema } from "../support/postgres.ts"
 import { testClient } from "./replay-helpers.ts"
 
 interface Row {
@@ -129,6 +130,26 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       const again = yield* undoWith(handle, journal)
       expect(writes(handle)).toBe(0)
       expect({ ...again, replay: undefined }).toEqual({ ...report, replay: undefined })
+    }))
+
+  it.effect("on a PostgreSQL journal: the before-values of a restore in place are put back, its creates deleted; a rerun sends nothing", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const dir = yield* tempDir("ws-undo-")
+      const journal = yield* freshSchema
+      const { ids, ws } = yield* seeded(handle, "postgres", ["First", "Second"])
+      yield* backedUp(handle, dir, ws)
+      yield* update(handle, ws, ids[0]!, { title: "First later" })
+      // Deleted since the backup: the restore creates it again (a new id).
+      yield* Effect.flatMap(RestClient, (c) => c.deleteRecord({ workspaceId: ws, recordId: ids[1]! })).pipe(Effect.provide(testClient(handle)))
+      expect(yield* restored(handle, dir, journal, ws, ws)).toMatchObject({ created: 1, updated: 1, failed: 0 })
+      expect(rowsOf(handle, ws).map((r) => r.title).sort()).toEqual(["First", "Second"])
+      const report = yield* undoWith(handle, journal)
+      expect(report).toMatchObject({ deleted: 1, reverted: 1, kept: [], failed: 0 })
+      expect(rowsOf(handle, ws).map((r) => r.title)).toEqual(["First later"])
+      handle.resetStats()
+      expect(yield* undoWith(handle, journal)).toMatchObject({ deleted: 1, reverted: 1, failed: 0 })
+      expect(writes(handle)).toBe(0)
     }))
 
   it.effect("a journal written before before-values were recorded keeps its updates, each reported (no earlier value recorded), and sends nothing", () =>
