@@ -73,11 +73,16 @@ const ensureBuilt = () => {
 const children = new Set()
 let emulator
 
+/** Stops the commands still running (SIGTERM, SIGKILL after 5 s) and waits for them, so none writes into a directory being removed. */
 const stopAll = async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
-  }
+  const running = [...children].filter((child) => child.exitCode === null && child.signalCode === null)
   children.clear()
+  await Promise.all(running.map((child) => {
+    const exited = new Promise((resolve) => child.once("exit", resolve))
+    child.kill("SIGTERM")
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
+    return exited.finally(() => clearTimeout(timer))
+  }))
   const handle = emulator
   emulator = undefined
   if (handle !== undefined) await handle.close()
