@@ -27,7 +27,7 @@ import { CF_FILE_KIND } from "./migrate/custom-field-files.ts"
 import { PEOPLE_KINDS } from "./migrate/people.ts"
 import { OP_KINDS, TARGET_WORKSPACE_META, unpackRecordCreate } from "./plan.ts"
 import { EXTRA_KINDS } from "./plan-extras.ts"
-import { type FieldName, fieldOf, writtenValue } from "./undo-values.ts"
+import { fieldOf, writtenValue } from "./undo-values.ts"
 
 export const UNDO_KINDS = {
   recordDelete: "undo.record.delete",
@@ -314,6 +314,3 @@ export const planUndo = (journal: JournalApi): Effect.Effect<UndoPlan, JournalEr
     })
     return { ops, kept }
   })
-
-/** Fields of a record as `LaterWrites` and `UndoRevertPayload` name them. */
-export type WrittenFields = Partial<Record<FieldName, unknown>>
