@@ -127,7 +127,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const handle = yield* Emulator
         const ws = handle.admin.createWorkspace({ name: "from jira" }).id
         const dir = yield* tempDir("ws-import-cli-")
-        const args = ["import-csv", "--workspace", ws, "--csv", "examples/data/jira-export.csv", "--preset", "jira", "--journal", path.join(dir, "j.sqlite"), "--json"]
+        const args = ["import-csv", "--workspace", ws, "--csv", "examples/data/jira-export.csv", "--preset", "jira", "--journal", path.join(dir, "j.sqlite"), "--rejects", path.join(dir, "rejects.csv"), "--json"]
         // "To Do" is the workspace's own first list ("To do"); the other two statuses are lists to make.
         const lists = ["Done", "In Progress"]
         // A tool's preset writes comments and files through GraphQL: the app connection too.
