@@ -176,6 +176,26 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       expect(rowsOf(handle, ws).map((r) => r.title)).toEqual(restoredTitles)
     }))
 
+  it.effect("under ambiguous writes and dropped connections, undo puts each earlier value back, and a rerun sends nothing", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const dir = yield* tempDir("ws-undo-")
+      const journal = path.join(dir, "revert-faults.sqlite")
+      const { ids, ws } = yield* seeded(handle, "revert-faults", Array.from({ length: 12 }, (_, i) => `Revert ${i}`))
+      yield* backedUp(handle, dir, ws)
+      for (const id of ids) yield* update(handle, ws, id, { title: `Edited ${id}`, done: true })
+      const edited = rowsOf(handle, ws)
+      expect(yield* restored(handle, dir, journal, ws, ws)).toMatchObject({ updated: 12, failed: 0 })
+      handle.faults.configure({ ambiguousWriteRate: 0.3, dropRate: 0.05, seed: 7 })
+      let report = yield* undoWith(handle, journal).pipe(Effect.ensuring(Effect.sync(() => handle.faults.reset())))
+      for (let i = 0; i < 3 && report.failed > 0; i++) report = yield* undoWith(handle, journal)
+      expect(report).toMatchObject({ deleted: 0, reverted: 12, kept: [], failed: 0 })
+      expect(rowsOf(handle, ws)).toEqual(edited)
+      handle.resetStats()
+      expect(yield* undoWith(handle, journal)).toMatchObject({ reverted: 12, failed: 0 })
+      expect(writes(handle)).toBe(0)
+    }), 120_000)
+
   it.effect("a create of the runs whose outcome is unknown is reported (rerun the command first), not guessed at", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
