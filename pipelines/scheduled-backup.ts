@@ -1,163 +1,113 @@
 /**
- * Scheduled backup, for cron or a systemd timer:
+ * Scheduled backup through the library, one call per step, as `worksync backup --files`,
+ * `worksync prune` and `worksync verify` run them (docs/scheduled-backups.md shows the
+ * commands themselves under cron and systemd, the simpler choice for most):
  *
- *   1. back up every workspace (or those named) into the snapshot;
- *   2. mirror each workspace's files into `<files>/<workspace id>/` (incremental: the
- *      journal `<files>/.journal.sqlite` remembers what was copied);
- *   3. keep the last N complete runs of each scope of the snapshot: `worksync prune
- *      --keep-last N` (src/sync/prune.ts), which also removes what only the others held.
+ *   1. `backup` of every workspace (or those named) into the snapshot, with the bytes of
+ *      every CONFIRMED file stored under DIR by sha256;
+ *   2. `prune`: the last N complete runs kept (`--keep-last N`), with what only the others
+ *      held, objects under DIR included;
+ *   3. `verifyAndRecord`: the new run checked (integrity, hashes, its objects; with
+ *      `--rehearse`, restored into a fresh emulator), the outcome recorded in the snapshot.
  *
- * Exit 0 only when everything finished; otherwise 1 with one line naming what is
- * incomplete (the backup, or the first file that failed), and a rerun resumes.
- * Retention runs only after a complete backup, so a failing service never prunes state.
+ * Exit 0 only when all three did everything: a backup that failed, or skipped a record or
+ * a file (`runSkips`), ends with exit 1 and one line naming it, and nothing is pruned; a
+ * check that fails names itself. A rerun resumes.
  *
  *   WORKSYNC_REST_URL=... WORKSYNC_TOKEN=... WORKSYNC_BASE_URL=... \
- *   npx tsx pipelines/scheduled-backup.ts --snapshot backup.sqlite --files files/ --keep 14 [--workspace ID]... [--json]
+ *   npx tsx pipelines/scheduled-backup.ts --snapshot backup.sqlite --files files/ --keep 14 [--workspace ID]... [--rehearse] [--json]
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { clientLayer, type ClientServices } from "../src/client/layer.ts"
-import { copyFiles, type CopySummary } from "../src/connectors/files/copy.ts"
-import { workspaceFilesFromServices } from "../src/connectors/files/workspace-files.ts"
-import { openJournal } from "../src/store/journal.ts"
-import { SnapshotStore } from "../src/store/snapshot.ts"
-import { backup, type BackupResult } from "../src/sync/backup.ts"
-import { prune } from "../src/sync/prune.ts"
-import { leftAloneReason } from "../src/sync/retention.ts"
+import {
+  backup,
+  type BackupResult,
+  type ClientServices,
+  clientLayer,
+  openObjectStore,
+  prune,
+  type PruneReport,
+  runSkips,
+  SnapshotStore,
+  verifyAndRecord,
+  type VerifyResult,
+  workspaceFilesFromServices
+} from "../src/index.ts"
 import { connectionFromEnv } from "./lib/connection.ts"
 import { messageOf, PipelineIncomplete, PipelineUsage } from "./lib/errors.ts"
 import { isMain, required, runPipelineMain, strings } from "./lib/main.ts"
 
 export interface ScheduledBackupOptions {
   readonly snapshot: string
-  /** Directory of the file mirror; one sub-directory per workspace. */
+  /** The files directory of `backup --files`: one object per distinct content. */
   readonly filesDir: string
-  /** Complete runs to keep (at least 1). */
+  /** Complete runs to keep (`prune --keep-last`, at least 1). */
   readonly keep: number
   /** Workspace ids or slugs; default every workspace. */
   readonly workspaces?: ReadonlyArray<string> | undefined
+  /** `verify --rehearse`: restore the run into a fresh emulator and compare. */
+  readonly rehearse?: boolean | undefined
 }
 
 export interface ScheduledBackupResult {
   readonly backup: BackupResult
-  readonly files: {
-    readonly workspaces: number
-    readonly files: number
-    readonly copied: number
-    readonly skipped: number
-    readonly failed: number
-    readonly bytes: number
-    /** Server files still PENDING (not downloadable yet), by name. */
-    readonly pending: ReadonlyArray<string>
-  }
-  readonly retention: RetentionResult
+  readonly prune: PruneReport
+  readonly verify: VerifyResult
 }
 
-/** What retention did: runs forgotten, complete runs kept (ascending), stored versions removed. */
-export interface RetentionResult {
-  readonly removedRuns: ReadonlyArray<number>
-  readonly keptComplete: ReadonlyArray<number>
-  readonly removedVersions: number
-}
-
-/** The workspace ids of one run, from the snapshot. */
-const workspacesOfRun = (runId: string) =>
-  Effect.flatMap(SnapshotStore, (store) =>
-    Effect.map(
-      store.select<{ id: string }>("read run workspaces", {
-        sql: "SELECT id FROM run_workspaces WHERE run_id = ? ORDER BY id",
-        params: [Number(runId)]
-      }),
-      (rows) => rows.map((row) => row.id)
-    ))
+const incomplete = (message: string) => (e: unknown) => new PipelineIncomplete({ message: `${message}: ${messageOf(e)}` })
 
 /** The pipeline as one Effect over the client services (tests give it an emulator's). */
 export const scheduledBackup = (
   options: ScheduledBackupOptions
 ): Effect.Effect<ScheduledBackupResult, PipelineIncomplete | PipelineUsage, ClientServices> =>
   Effect.gen(function*() {
-    if (!Number.isInteger(options.keep) || options.keep < 1) {
-      return yield* new PipelineUsage({ message: `--keep ${options.keep}: must be a whole number of runs, at least 1` })
-    }
-    const snapshotLayer = SnapshotStore.layer(options.snapshot)
+    const objects = yield* openObjectStore(options.filesDir).pipe(
+      Effect.mapError((e) => new PipelineUsage({ message: `--files ${options.filesDir}: ${e.message}` }))
+    )
+    const download = (yield* workspaceFilesFromServices).download
 
-    const done = yield* backup({ workspaces: options.workspaces }).pipe(
-      Effect.provide(snapshotLayer),
+    const done = yield* backup({ workspaces: options.workspaces, files: { objects, download } }).pipe(
       Effect.mapError((e) =>
         e._tag === "WorkspaceNotFound"
           ? new PipelineUsage({ message: `--workspace ${e.workspace}: ${e.message}` })
           : new PipelineIncomplete({ message: `backup incomplete: ${messageOf(e)}; nothing was pruned, a rerun resumes` })
       )
     )
-    const workspaceIds = yield* workspacesOfRun(done.runId).pipe(
-      Effect.provide(snapshotLayer),
-      Effect.mapError((e) => new PipelineIncomplete({ message: messageOf(e) }))
-    )
-
-    // One journal for every workspace's copy: each (source, target) pair is its own job in it.
-    const summaries = yield* Effect.scoped(
-      Effect.gen(function*() {
-        const source = yield* workspaceFilesFromServices
-        yield* Effect.try({
-          try: () => fs.mkdirSync(options.filesDir, { recursive: true }),
-          catch: (e) => new PipelineUsage({ message: `--files ${options.filesDir}: cannot create the directory: ${messageOf(e)}` })
-        })
-        const journal = yield* openJournal(path.join(options.filesDir, ".journal.sqlite"))
-        const out: Array<CopySummary> = []
-        for (const workspaceId of workspaceIds) {
-          out.push(
-            yield* copyFiles({
-              from: { kind: "workspace", workspaceId },
-              to: { kind: "dir", path: path.resolve(options.filesDir, workspaceId) },
-              source,
-              journal
-            })
-          )
-        }
-        return out
-      })
-    ).pipe(Effect.mapError((e) => new PipelineIncomplete({ message: `file copy incomplete: ${messageOf(e)}; a rerun resumes` })))
-
-    const sum = (f: (s: CopySummary) => number) => summaries.reduce((n, s) => n + f(s), 0)
-    const files = {
-      workspaces: workspaceIds.length,
-      files: sum((s) => s.files),
-      copied: sum((s) => s.copied),
-      skipped: sum((s) => s.skipped),
-      failed: sum((s) => s.failed),
-      bytes: sum((s) => s.bytes),
-      pending: summaries.flatMap((s) => s.pendingSource)
-    }
-    if (files.failed > 0) {
-      const first = summaries.flatMap((s) => s.failures)[0]
+    const skipped = yield* runSkips(done.runId).pipe(Effect.mapError(incomplete("backup")))
+    if (skipped.length > 0) {
+      const first = skipped[0]!
       return yield* new PipelineIncomplete({
-        message: `${files.failed} of ${files.files} file(s) not copied (first: ${first?.name}: ${first?.reason}); ` +
-          `backup run ${done.runId} is complete, nothing was pruned, a rerun copies the rest`
+        message: `backup run ${done.runId} skipped ${skipped.length} item(s) (first: ${first.subject ?? first.kind}); ` +
+          `nothing was pruned, a rerun takes what still exists`
       })
     }
 
-    const pruned = yield* prune({ policy: { keepLast: options.keep } }).pipe(
-      Effect.provide(snapshotLayer),
-      Effect.mapError((e) => new PipelineIncomplete({ message: `retention failed: ${messageOf(e)}` }))
+    const pruned = yield* prune({ policy: { keepLast: options.keep }, files: objects }).pipe(
+      Effect.mapError((e) =>
+        e._tag === "EmptyPolicy"
+          ? new PipelineUsage({ message: `--keep ${options.keep}: must be a whole number of runs, at least 1` })
+          : new PipelineIncomplete({ message: `prune failed: ${messageOf(e)}` })
+      )
     )
-    const leftAlone = [leftAloneReason("running"), leftAloneReason("failed")]
-    const retention: RetentionResult = {
-      removedRuns: pruned.runs.filter((r) => !r.keep).map((r) => r.runId),
-      keptComplete: pruned.runs.filter((r) => r.keep && !r.reasons.some((why) => leftAlone.includes(why))).map((r) => r.runId),
-      removedVersions: pruned.removedVersions
+
+    const verified = yield* verifyAndRecord(yield* SnapshotStore, { run: done.runId, filesDir: options.filesDir, rehearse: options.rehearse })
+      .pipe(Effect.mapError(incomplete("verify failed")))
+    const failed = verified?.checks.find((c) => !c.ok)
+    if (verified === undefined || failed !== undefined) {
+      return yield* new PipelineIncomplete({ message: `verify: run ${done.runId}: ${failed?.name ?? "not found"} failed: ${failed?.first ?? ""}` })
     }
-    return { backup: done, files, retention }
-  })
+    return { backup: done, prune: pruned, verify: verified }
+  }).pipe(Effect.scoped, Effect.provide(SnapshotStore.layer(options.snapshot), { local: true }), Effect.mapError((e) =>
+    e instanceof PipelineIncomplete || e instanceof PipelineUsage ? e : new PipelineIncomplete({ message: messageOf(e) })))
 
 export const summarize = (r: ScheduledBackupResult): string =>
   `run ${r.backup.runId} complete: ${r.backup.records} records (${r.backup.changes.created} created, ` +
-  `${r.backup.changes.updated} updated, ${r.backup.changes.deleted} deleted), ${r.files.copied} new file(s) of ${r.files.files}` +
-  `${r.files.pending.length > 0 ? ` (${r.files.pending.length} still PENDING on the server)` : ""}, ` +
-  `kept runs ${r.retention.keptComplete.join(", ")}${r.retention.removedRuns.length > 0 ? `, pruned ${r.retention.removedRuns.length}` : ""}`
+  `${r.backup.changes.updated} updated, ${r.backup.changes.deleted} deleted), ` +
+  `${r.backup.fileBytes?.stored ?? 0} new file object(s); pruned ${r.prune.forgotten} run(s), kept ${r.prune.kept}; ` +
+  `verified: ${r.verify.checks.map((c) => c.name).join(", ")}`
 
-const USAGE = "scheduled-backup --snapshot FILE --files DIR [--keep N] [--workspace ID]... [--json]"
+const USAGE = "scheduled-backup --snapshot FILE --files DIR [--keep N] [--workspace ID]... [--rehearse] [--json]"
 
 if (isMain(import.meta.url)) {
   await runPipelineMain(
@@ -167,7 +117,8 @@ if (isMain(import.meta.url)) {
       snapshot: { type: "string" },
       files: { type: "string" },
       keep: { type: "string" },
-      workspace: { type: "string", multiple: true }
+      workspace: { type: "string", multiple: true },
+      rehearse: { type: "boolean" }
     },
     (values) =>
       Effect.gen(function*() {
@@ -176,9 +127,13 @@ if (isMain(import.meta.url)) {
         const keep = values.keep === undefined ? 7 : Number(values.keep)
         const connection = connectionFromEnv(process.env)
         if (connection instanceof PipelineUsage) return yield* connection
-        const result = yield* scheduledBackup({ snapshot, filesDir, keep, workspaces: strings(values, "workspace") }).pipe(
-          Effect.provide(Layer.orDie(clientLayer(connection)))
-        )
+        const result = yield* scheduledBackup({
+          snapshot,
+          filesDir,
+          keep,
+          workspaces: strings(values, "workspace"),
+          rehearse: values.rehearse === true
+        }).pipe(Effect.provide(Layer.orDie(clientLayer(connection))))
         return { result, summary: summarize(result) }
       })
   )

@@ -129,6 +129,14 @@ export {
 } from "./store/snapshot.ts"
 export { lockStore, StoreBusy, StoreLockError } from "./store/file-lock.ts"
 export {
+  ObjectCorrupt,
+  ObjectSizeMismatch,
+  ObjectStore,
+  type ObjectStoreApi,
+  ObjectStoreError,
+  openObjectStore
+} from "./store/object-store.ts"
+export {
   describeJournalError,
   Journal,
   type JournalApi,
@@ -141,7 +149,7 @@ export {
   openJournal
 } from "./store/journal.ts"
 
-// Backup, diff, the change stream, replay, restore, migrate and mirror.
+// Backup (with file bytes), diff, the change stream, replay, restore, prune, verify, migrate and mirror.
 export {
   backup,
   type BackupError,
@@ -153,7 +161,28 @@ export {
 export { diff, type DiffResult, diffRuns, type IdChanges, selectRuns } from "./sync/diff.ts"
 export { type Change, type ChangeKind, changes, changesBetween, changeStream } from "./sync/changes.ts"
 export { replay, ReplayAborted, type ReplayOptions, type ReplayReport } from "./sync/replay.ts"
-export { type NotRestored, restore, RestoreError, type RestoreOptions, type RestoreResult } from "./sync/restore.ts"
+export type { BackupFilesOptions, DownloadFile, FileBytes } from "./sync/backup-files.ts"
+export { runSkips } from "./sync/run-skips.ts"
+export {
+  type FileNotRestored,
+  type FilesRestored,
+  type NotRestored,
+  restore,
+  RestoreError,
+  type RestoreFilesOptions,
+  type RestoreOptions,
+  type RestoreResult
+} from "./sync/restore.ts"
+export { EmptyPolicy, prune, type PruneError, type PruneOptions, type PruneReport } from "./sync/prune.ts"
+export type { RetentionDecision, RetentionPolicy } from "./sync/retention.ts"
+export {
+  type CheckResult,
+  type NotCarried,
+  verify,
+  verifyAndRecord,
+  type VerifyOptions,
+  type VerifyResult
+} from "./sync/verify.ts"
 export { type MigrateEnd, MigrateError, type MigrateOptions, migrate } from "./sync/migrate/migrate.ts"
 export type { MigrationReport } from "./sync/migrate/verify.ts"
 export { mirror, MirrorError, type MirrorEvent, type MirrorOptions } from "./sync/mirror/mirror.ts"
@@ -193,6 +222,8 @@ export {
   UploadNotLanded
 } from "./connectors/files/errors.ts"
 export { relinkCommentHtml, relinkCustomFields, relinkUid, type UidLookup } from "./connectors/files/relink.ts"
+export type { WorkspaceFiles } from "./connectors/files/ports.ts"
+export { makeWorkspaceFiles, workspaceFilesFromServices } from "./connectors/files/workspace-files.ts"
 
 // Webhooks on the receiving side.
 export {

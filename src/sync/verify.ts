@@ -18,7 +18,8 @@
  */
 import * as Effect from "effect/Effect"
 import type { RestClientApi } from "../client/rest-client.ts"
-import type { RunRow, SnapshotStoreService } from "../store/snapshot.ts"
+import type { StoreBusy, StoreLockError } from "../store/file-lock.ts"
+import { resolveRun, type RunNotFound, type RunRow, type SnapshotError, type SnapshotStoreService } from "../store/snapshot.ts"
 import { brokenCheck, type CheckResult, type NotCarried } from "./verify-check.ts"
 import { checkHashes } from "./verify-hashes.ts"
 import { checkIntegrity } from "./verify-integrity.ts"
@@ -97,3 +98,23 @@ export const verify = (store: SnapshotStoreService, options: VerifyOptions): Eff
     }
     return { runId: String(runId), ok: checks.every((c) => c.ok), checks, notCarried }
   })
+
+/**
+ * `worksync verify` as a library call: under the snapshot's writer lock (a prune cannot
+ * forget the run while it is checked), `verify` of the run (`run` given, or the latest
+ * complete one), then the outcome recorded in the snapshot (`verifications`, shown by
+ * `runs_summary`). Undefined when the snapshot has no complete run.
+ */
+export const verifyAndRecord = (
+  store: SnapshotStoreService,
+  options: Omit<VerifyOptions, "run"> & { readonly run?: string | undefined }
+): Effect.Effect<VerifyResult | undefined, SnapshotError | RunNotFound | StoreBusy | StoreLockError> =>
+  Effect.scoped(Effect.gen(function*() {
+    yield* store.lockWriter
+    const run = yield* resolveRun(store, options.run, { allowIncomplete: true })
+    if (run === undefined) return undefined
+    const outcome = yield* verify(store, { ...options, run })
+    yield* store.addVerification({ runId: run.id, verifiedAt: new Date().toISOString(), ok: outcome.ok, checks: outcome.checks })
+    return outcome
+  }))
+

@@ -13,7 +13,7 @@ describe("the public API", () => {
   })
 
   it("offers the jobs, services and streams, and not the internals behind them", () => {
-    for (const name of ["backup", "restore", "migrate", "mirror", "importCsv", "copyFiles", "exportSnapshot", "clientLayer", "RestClient", "GraphqlClient", "SnapshotStore", "Journal.layer", "listRecordsStream", "RecordDetail", "NotFound", "serveWebhooks"]) {
+    for (const name of ["backup", "restore", "prune", "verify", "verifyAndRecord", "openObjectStore", "workspaceFilesFromServices", "migrate", "mirror", "importCsv", "copyFiles", "exportSnapshot", "clientLayer", "RestClient", "GraphqlClient", "SnapshotStore", "Journal.layer", "listRecordsStream", "RecordDetail", "NotFound", "serveWebhooks"]) {
       expect(api, name).toHaveProperty(name)
     }
     for (const name of ["summarizeInput", "makeRestClient", "restFailure", "makePipeline", "checkInput", "openStruct", "undocumented", "USER_QUERIES", "CUSTOM_FIELD_TYPES", "makeLimiter"]) {

@@ -1,5 +1,6 @@
 /**
- * pipelines/scheduled-backup.ts: snapshot, file mirror and retention, against the emulator.
+ * pipelines/scheduled-backup.ts: backup with file bytes, prune and verify through the
+ * library, against the emulator.
  */
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -20,6 +21,20 @@ const runs = (file: string) => {
   }
 }
 
+/** The latest verification of each run, as runs_summary shows it. */
+const verifiedRuns = (file: string) => {
+  const db = new Database(file, { readonly: true })
+  try {
+    return db.prepare("SELECT run_id, verified_ok FROM runs_summary ORDER BY run_id").all() as Array<{ run_id: number; verified_ok: number | null }>
+  } finally {
+    db.close()
+  }
+}
+
+/** Objects stored under a files directory. */
+const objectsIn = (dir: string) =>
+  fs.readdirSync(path.join(dir, "objects")).filter((p) => /^[0-9a-f]{2}$/.test(p)).flatMap((p) => fs.readdirSync(path.join(dir, "objects", p))).length
+
 const versionsOnlyIn = (file: string) => {
   const db = new Database(file, { readonly: true })
   try {
@@ -33,7 +48,7 @@ const versionsOnlyIn = (file: string) => {
 
 // Real HTTP to the emulator and real child processes: the live clock (no TestClock).
 layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { timeout: 30_000, excludeTestServices: true })("scheduled backup pipeline", (it) => {
-  it.effect("backs up, mirrors files per workspace incrementally and keeps the last N complete runs", () =>
+  it.effect("backs up with the files' bytes, keeps the last N complete runs and verifies the new run, recorded in the snapshot", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-sched-")
@@ -42,27 +57,24 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { time
       const run = () => scheduledBackup({ snapshot, filesDir, keep: 2 }).pipe(Effect.provide(emulatorClient(emu)))
 
       const first = yield* run()
-      expect(first.files.workspaces).toBe(2)
-      expect(first.files.copied).toBeGreaterThan(0)
-      expect(first.files.failed).toBe(0)
-      for (const ws of emu.workspaces) {
-        const manifest = fs.readFileSync(path.join(filesDir, ws, "manifest.ndjson"), "utf8").trim().split("\n")
-        expect(manifest.length).toBe(first.files.copied / 2)
-      }
+      expect(first.backup.fileBytes!.stored).toBeGreaterThan(0)
+      expect(objectsIn(filesDir)).toBe(first.backup.fileBytes!.stored)
+      expect(first.verify.ok).toBe(true)
+      expect(first.verify.checks.map((c) => c.name)).toEqual(["integrity", "hashes", "objects"])
 
       emu.admin.touchRecords(1, emu.workspaces[0])
       const second = yield* run()
-      expect(second.files.copied).toBe(0) // the journal remembers every file
-      expect(second.files.skipped).toBe(first.files.copied)
-      expect(second.retention.removedRuns).toEqual([])
+      // Every file's bytes are stored already: nothing is written again.
+      expect(second.backup.fileBytes).toMatchObject({ stored: 0, bytes: 0 })
+      expect(second.prune.forgotten).toBe(0)
 
       const [changed] = emu.admin.touchRecords(1, emu.workspaces[1])
       const third = yield* run()
       expect(third.backup.changes.updated).toBe(1)
-      expect(third.retention.keptComplete).toEqual([2, 3])
-      expect(third.retention.removedRuns).toEqual([1])
+      expect(third.prune.runs.filter((r) => r.keep).map((r) => r.runId)).toEqual([2, 3])
       expect(runs(snapshot).map((r) => r.id)).toEqual([2, 3])
       expect(versionsOnlyIn(snapshot)).toBe(0)
+      expect(verifiedRuns(snapshot)).toEqual([{ run_id: 2, verified_ok: 1 }, { run_id: 3, verified_ok: 1 }])
       expect(changed).toBeDefined()
     }))
 
@@ -87,22 +99,21 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { time
       expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "failed" }])
     }))
 
-  it.effect("a file that cannot be downloaded makes the run incomplete, naming the first file, and prunes nothing", () =>
+  it.effect("a file that cannot be downloaded makes the run incomplete, naming the file, and prunes nothing", () =>
     Effect.gen(function*() {
       const emu = yield* Emulator
       const dir = yield* tempDir("worksync-sched-")
       const snapshot = path.join(dir, "file-fail.sqlite")
-      const filesDir = path.join(dir, "files-file-fail")
       const once = (files: string) =>
         scheduledBackup({ snapshot, filesDir: files, keep: 1 }).pipe(Effect.provide(emulatorClient(emu, { fast: true })))
       yield* once(path.join(dir, "files-ok"))
-      // A fresh mirror whose pixel.png download fails on every attempt.
+      // A fresh files directory whose pixel.png download fails on every attempt.
       emu.faults.inject({ route: /\/pixel\.png$/, kind: "500", times: 1000 })
-      const exit = yield* Effect.exit(once(filesDir))
+      const exit = yield* Effect.exit(once(path.join(dir, "files-fail")))
       emu.faults.reset()
       const error = soleError(exit)
       expect(error?._tag).toBe("PipelineIncomplete")
-      expect(error?.message).toMatch(/^2 of 10 file\(s\) not copied \(first: pixel\.png: .*\); backup run 2 is complete, nothing was pruned, a rerun copies the rest$/)
+      expect(error?.message).toMatch(/^backup run 2 skipped 2 item\(s\) \(first: file \w+ \("pixel\.png"\)\); nothing was pruned, a rerun takes what still exists$/)
       expect(runs(snapshot)).toEqual([{ id: 1, status: "complete" }, { id: 2, status: "complete" }])
     }))
 
@@ -134,7 +145,7 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 6 } }), { time
           emulatorEnv(emu)
         ))
       expect(ok.code).toBe(0)
-      expect(JSON.parse(ok.stdout)).toMatchObject({ backup: { runId: "1" }, files: { failed: 0 }, retention: { keptComplete: [1] } })
+      expect(JSON.parse(ok.stdout)).toMatchObject({ backup: { runId: "1" }, prune: { forgotten: 0, kept: 1 }, verify: { ok: true } })
       expect(ok.stderr).toMatch(/^scheduled-backup: run 1 complete: /)
 
       const usage = yield* Effect.promise(() => runScript("pipelines/scheduled-backup.ts", ["--files", "x"], emulatorEnv(emu)))

@@ -7,6 +7,7 @@ import { StoreBusy } from "../../store/file-lock.ts"
 import { ObjectStoreError, openObjectStore } from "../../store/object-store.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { backup, type BackupResult, WorkspaceNotFound } from "../../sync/backup.ts"
+import { runSkips } from "../../sync/run-skips.ts"
 import type { BackupFlags } from "../commands/backup.ts"
 import { verbosityOf } from "../common-options.ts"
 import { clientLayerFromFlags, nextStepSuffix, requireBaseUrl } from "../connection.ts"
@@ -24,17 +25,13 @@ const summary = (r: BackupResult): string =>
     ? ""
     : `; file bytes: ${r.fileBytes.stored} new object${r.fileBytes.stored === 1 ? "" : "s"} (${formatBytes(r.fileBytes.bytes)}), ${r.fileBytes.reused} already stored`)
 
-/** Run notes that say the run lacks something it was asked for (a record, a file, a workspace). */
-const isSkip = (kind: string): boolean => kind === "vanished" || kind === "skipped" || kind.endsWith("-skipped")
-
 /**
  * The line naming what a complete run skipped, if anything: the run is kept (what it
  * holds is consistent), but the exit status must not say everything was done.
  */
 const skippedLine = (runId: string) =>
   Effect.gen(function*() {
-    const store = yield* SnapshotStore
-    const skips = (yield* store.notes(Number(runId))).filter((n) => isSkip(n.kind))
+    const skips = yield* runSkips(runId)
     if (skips.length === 0) return undefined
     const first = skips[0]!
     const what = first.kind === "vanished" ? `record ${first.subject}` : first.subject ?? first.kind

@@ -6,8 +6,8 @@ import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import { RestClient } from "../../client/rest-client.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
-import { resolveRun, SnapshotStore } from "../../store/snapshot.ts"
-import { type CheckResult, verify, type VerifyResult } from "../../sync/verify.ts"
+import { SnapshotStore } from "../../store/snapshot.ts"
+import { type CheckResult, verifyAndRecord, type VerifyResult } from "../../sync/verify.ts"
 import type { VerifyFlags } from "../commands/verify.ts"
 import { verbosityOf } from "../common-options.ts"
 import { clientLayerFromFlags } from "../connection.ts"
@@ -55,27 +55,17 @@ export const verifyRun = (flags: VerifyFlags) =>
     const result = yield* Effect.scoped(Effect.gen(function*() {
       // The live service only when asked: verify alone needs no connection at all.
       const service = connection === undefined ? undefined : Context.get(yield* Layer.build(connection), RestClient)
-      const store = yield* SnapshotStore
-      // One writer at a time: a prune must not forget the run while it is checked.
-      yield* store.lockWriter
-      const run = yield* resolveRun(store, Option.getOrUndefined(flags.run), { allowIncomplete: true })
-      if (run === undefined) {
-        return yield* Effect.fail(usageError(`--snapshot ${shownLocation(flags.snapshot)}: no complete run to verify; run worksync backup first`))
-      }
-      const outcome = yield* verify(store, {
-        run,
+      const outcome = yield* verifyAndRecord(yield* SnapshotStore, {
+        run: Option.getOrUndefined(flags.run),
         filesDir: dir,
         samplePercent: sample,
         rehearse: flags.rehearse,
         service,
         log: (line) => logLine(verbosity, line)
       })
-      yield* store.addVerification({
-        runId: run.id,
-        verifiedAt: new Date().toISOString(),
-        ok: outcome.ok,
-        checks: outcome.checks
-      })
+      if (outcome === undefined) {
+        return yield* Effect.fail(usageError(`--snapshot ${shownLocation(flags.snapshot)}: no complete run to verify; run worksync backup first`))
+      }
       return outcome
     })).pipe(
       Effect.provide(SnapshotStore.layer(flags.snapshot, { mustExist: true })),
