@@ -247,14 +247,21 @@ export const planUndo = (journal: JournalApi): Effect.Effect<UndoPlan, JournalEr
           }
           return
         case PEOPLE_KINDS.roleCreate:
-        case PEOPLE_KINDS.personInvite:
-        case CF_FILE_KIND:
-          kept.push({
-            what: op.kind === CF_FILE_KIND ? "custom field file" : op.kind === PEOPLE_KINDS.roleCreate ? "role" : "invitation",
-            id: id ?? op.key,
-            why: "undo deletes records, comments and files only"
-          })
+          if (id !== undefined) kept.push({ what: "role", id, why: "undo deletes records, comments and files only" })
           return
+        case PEOPLE_KINDS.personInvite: {
+          const email = str(record(op.payload)["email"])
+          if (result["invited"] === true) kept.push({ what: "invitation", id: email ?? op.key, why: "undo deletes records, comments and files only" })
+          return
+        }
+        case CF_FILE_KIND: {
+          // A value on a record the journal created goes with its record.
+          const recordId = str(result["recordId"])
+          if (recordId !== undefined && !created.has(recordId)) {
+            kept.push({ what: "custom field file", id: recordId, why: "undo deletes records, comments and files only" })
+          }
+          return
+        }
         default:
           return
       }
