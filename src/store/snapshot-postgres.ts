@@ -16,6 +16,7 @@ import {
   type FileObjectRef,
   MEMBERSHIP,
   type MemberVersion,
+  type MirrorReread,
   type RecordEntry,
   type RecordVersionRef,
   RUN_OWNED,
@@ -388,6 +389,22 @@ export const openPostgresSnapshot = (
           "INSERT INTO verifications (run_id, verified_at, ok, checks) VALUES (?, ?, ?, ?)",
           [v.runId, v.verifiedAt, v.ok ? 1 : 0, JSON.stringify(v.checks)]
         )).pipe(Effect.asVoid),
+      addMirrorRereads: (asks) =>
+        asks.length === 0 ? Effect.succeed([]) : tx(
+          "keep the records to read again",
+          Effect.map(
+            insertRows<{ seq: number }>("mirror_rereads (record_id, event)", "RETURNING seq", asks.map((a) => [a.recordId, a.event])),
+            (rows) => rows.map((r) => r.seq)
+          )
+        ),
+      mirrorRereads: q<MirrorReread>(`SELECT seq, record_id AS "recordId", event FROM mirror_rereads ORDER BY seq`).pipe(
+        Effect.map((rows): Array<MirrorReread> => [...rows]),
+        Effect.mapError(fail("read the records to read again"))
+      ),
+      mirrorRereadDone: (recordId, seq) =>
+        tx("remove a record read again", q("DELETE FROM mirror_rereads WHERE record_id = ? AND seq <= ?", [recordId, seq])).pipe(
+          Effect.asVoid
+        ),
       select: <A>(operation: string, query: SnapshotQuery) =>
         q<A>(query.sql, query.params ?? []).pipe(
           Effect.map((rows) => rows as unknown as Array<A>),
@@ -415,7 +432,7 @@ export const openPostgresSnapshot = (
   })
 
 /** The snapshot's tables (a schema may hold other stores' tables too). */
-const SNAPSHOT_TABLES = ["runs", ...MEMBERSHIP, "activity", ...RUN_OWNED, "file_objects"]
+const SNAPSHOT_TABLES = ["runs", ...MEMBERSHIP, "activity", ...RUN_OWNED, "file_objects", "mirror_rereads"]
 
 /** A list as a PostgreSQL array literal parameter (`ANY(?::text[])`). */
 const toArray = (values: ReadonlyArray<string>): string =>

@@ -242,9 +242,20 @@ SELECT
 FROM runs AS ru;
 `
 
+/** The mirror's records to read again: as snapshot-schema.ts v5. */
+const v5 = `
+CREATE TABLE mirror_rereads (
+  seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  record_id  TEXT COLLATE "C" NOT NULL,
+  event      TEXT
+);
+CREATE INDEX mirror_rereads_record ON mirror_rereads (record_id, seq);
+`
+
 export const SNAPSHOT_PG_MIGRATIONS: ReadonlyArray<PgMigration> = [
   { version: 1, description: "runs, versioned entities, run membership, notes", up: v1 },
   { version: 2, description: "views for plain SQL queries", up: v2 },
   { version: 3, description: "file bytes: stored objects and the objects each run holds", up: v3 },
-  { version: 4, description: "verifications of runs, shown by runs_summary", up: v4 }
+  { version: 4, description: "verifications of runs, shown by runs_summary", up: v4 },
+  { version: 5, description: "the mirror's records still to read again", up: v5 }
 ]

@@ -296,11 +296,29 @@ SELECT
 FROM runs AS ru;
 `
 
+/**
+ * The mirror's records to read again (`worksync mirror`): one row per delivery that asked
+ * for a read, written before the delivery is answered 2xx and removed once a read of its
+ * record is in the snapshot. A mirror stopped or killed in between reads them at its next
+ * start, so an acknowledged change is never left to the next reconciliation. `event` is
+ * the delivery's event while its `--json` line waits for the read, NULL when its line was
+ * printed already (a write applied at once, its activity still to read).
+ */
+const v5 = `
+CREATE TABLE mirror_rereads (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  record_id  TEXT    NOT NULL,
+  event      TEXT
+);
+CREATE INDEX mirror_rereads_record ON mirror_rereads (record_id, seq);
+`
+
 export const SNAPSHOT_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 1, description: "runs, versioned entities, run membership, notes", up: v1 },
   { version: 2, description: "views for plain SQL queries", up: v2 },
   { version: 3, description: "file bytes: stored objects and the objects each run holds", up: v3 },
-  { version: 4, description: "verifications of runs, shown by runs_summary", up: v4 }
+  { version: 4, description: "verifications of runs, shown by runs_summary", up: v4 },
+  { version: 5, description: "the mirror's records still to read again", up: v5 }
 ]
 
 /** Entity tables that follow the plain `(vid, id, hash, item)` + `run_<table>` pattern. */

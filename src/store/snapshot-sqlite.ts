@@ -16,6 +16,7 @@ import {
   type ForgetResult,
   MEMBERSHIP,
   type MemberVersion,
+  type MirrorReread,
   type RecordEntry,
   type RecordVersionRef,
   RUN_OWNED,
@@ -153,7 +154,10 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
       "UPDATE records SET last_run = @run WHERE vid IN (SELECT vid FROM run_records WHERE run_id = @run) AND last_run < @run"
     ),
     putObject: db.prepare("INSERT INTO file_objects (sha256, size) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING"),
-    runObject: db.prepare("INSERT OR REPLACE INTO run_file_objects (run_id, file_id, sha256) VALUES (?, ?, ?)")
+    runObject: db.prepare("INSERT OR REPLACE INTO run_file_objects (run_id, file_id, sha256) VALUES (?, ?, ?)"),
+    addReread: db.prepare("INSERT INTO mirror_rereads (record_id, event) VALUES (?, ?) RETURNING seq"),
+    rereads: db.prepare("SELECT seq, record_id AS recordId, event FROM mirror_rereads ORDER BY seq"),
+    rereadDone: db.prepare("DELETE FROM mirror_rereads WHERE record_id = ? AND seq <= ?")
   }
 
   const plain = (table: PlainEntity, withWorkspace: boolean) => {
@@ -364,6 +368,12 @@ const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => 
         void db.prepare("INSERT INTO verifications (run_id, verified_at, ok, checks) VALUES (?, ?, ?, ?)")
           .run(v.runId, v.verifiedAt, v.ok ? 1 : 0, JSON.stringify(v.checks))
       ),
+    addMirrorRereads: (asks) =>
+      run("keep the records to read again", () =>
+        db.transaction(() => asks.map((a) => (s.addReread.get(a.recordId, a.event) as { seq: number }).seq))()
+      ),
+    mirrorRereads: run("read the records to read again", () => s.rereads.all() as Array<MirrorReread>),
+    mirrorRereadDone: (recordId, seq) => run("remove a record read again", () => void s.rereadDone.run(recordId, seq)),
     select: <A>(operation: string, query: SnapshotQuery) =>
       run(operation, () => db.prepare(query.sql).all(...(query.params ?? [])) as Array<A>),
     runRecordDetails: (runId: number, workspaceId: string) =>

@@ -122,6 +122,18 @@ export interface MemberVersion {
   readonly updatedAt: string | null
 }
 
+/**
+ * A delivery whose record the mirror reads again (`mirror_rereads`), kept until a read of
+ * the record is in the snapshot.
+ */
+export interface MirrorReread {
+  /** Rises with each row: a read removes its record's rows up to the last one it covered. */
+  readonly seq: number
+  readonly recordId: string
+  /** The delivery's event while its line waits for the read; null when it was printed already. */
+  readonly event: string | null
+}
+
 /** Counts of one run's membership tables. */
 export interface RunCounts {
   readonly workspaces: number
@@ -230,6 +242,14 @@ export interface SnapshotStoreService {
   readonly integrityCheck: Effect.Effect<Array<string>, SnapshotError>
   /** Records the outcome of a verification of a run (`verifications`, shown by `runs_summary`). */
   readonly addVerification: (verification: Verification) => Effect.Effect<void, SnapshotError>
+  /** Keeps the mirror's rereads asked (one row each, in one transaction); their seqs, in order. */
+  readonly addMirrorRereads: (
+    asks: ReadonlyArray<Omit<MirrorReread, "seq">>
+  ) => Effect.Effect<Array<number>, SnapshotError>
+  /** The mirror's rereads still to do, oldest first. */
+  readonly mirrorRereads: Effect.Effect<Array<MirrorReread>, SnapshotError>
+  /** A read of the record is in the snapshot: removes its rows up to `seq` (later asks stay). */
+  readonly mirrorRereadDone: (recordId: string, seq: number) => Effect.Effect<void, SnapshotError>
 }
 
 /** One verification of a run (`worksync verify`), as recorded. */

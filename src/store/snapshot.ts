@@ -20,6 +20,7 @@ export {
   type FileObjectRef,
   type ForgetResult,
   type MemberVersion,
+  type MirrorReread,
   type RecordEntry,
   type RecordVersionRef,
   type RunCounts,
