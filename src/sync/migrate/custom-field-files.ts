@@ -44,24 +44,43 @@ const uidsOf = (text: string | null): Array<string> => {
   }
 }
 
-export interface CustomFieldFilePlan {
-  readonly ops: ReadonlyArray<PlanOp>
+/** What a batch of source records' file values gave (summed over a run by `addCounts`). */
+export interface CustomFieldFileCounts {
   /** File values the source holds. */
   readonly source: number
-  /** Values whose file was not copied or whose field the target lacks, with why. */
-  readonly notCarried: ReadonlyArray<{ readonly what: string; readonly count: number; readonly why: string }>
+  /** Values whose field the target lacks. */
+  readonly noField: number
+  /** Values whose file was not copied. */
+  readonly notCopied: number
 }
 
+export const NO_COUNTS: CustomFieldFileCounts = { source: 0, noField: 0, notCopied: 0 }
+
+export const addCounts = (a: CustomFieldFileCounts, b: CustomFieldFileCounts): CustomFieldFileCounts => ({
+  source: a.source + b.source,
+  noField: a.noField + b.noField,
+  notCopied: a.notCopied + b.notCopied
+})
+
+/** Values not carried, with why (for the report's notCarried). */
+export const notCarriedOf = (counts: CustomFieldFileCounts): ReadonlyArray<{ readonly what: string; readonly count: number; readonly why: string }> => [
+  ...(counts.noField > 0
+    ? [{ what: "file custom field values", count: counts.noField, why: "the target workspace has no FILE custom field of that name, and no documented operation creates one" }]
+    : []),
+  ...(counts.notCopied > 0 ? [{ what: "file custom field values", count: counts.notCopied, why: "the file was not copied (see files)" }] : [])
+]
+
 /**
- * Plans one op per file value. `targetFields` maps a field name to the target's FILE
- * field id (read from a target record's detail).
+ * Plans one op per file value of a batch of source records (the plan is the same whatever
+ * the batches: each op depends on its record only). `targetFields` maps a field name to
+ * the target's FILE field id (read from a target record's detail).
  */
 export const planCustomFieldFiles = (
   details: ReadonlyArray<Record<string, unknown>>,
   targetWs: string,
   targetFields: ReadonlyMap<string, string>,
   uids: UidLookup
-): CustomFieldFilePlan => {
+): { readonly ops: ReadonlyArray<PlanOp>; readonly counts: CustomFieldFileCounts } => {
   const ops: Array<PlanOp> = []
   let source = 0
   let noField = 0
@@ -87,16 +106,7 @@ export const planCustomFieldFiles = (
       })
     })
   }
-  return {
-    ops,
-    source,
-    notCarried: [
-      ...(noField > 0
-        ? [{ what: "file custom field values", count: noField, why: "the target workspace has no FILE custom field of that name, and no documented operation creates one" }]
-        : []),
-      ...(notCopied > 0 ? [{ what: "file custom field values", count: notCopied, why: "the file was not copied (see files)" }] : [])
-    ]
-  }
+  return { ops, counts: { source, noField, notCopied } }
 }
 
 /** Record details read at most to find the target's FILE fields when the service cannot list them. */
@@ -104,18 +114,24 @@ const DETAILS_TO_READ = 20
 
 /**
  * The target's FILE custom fields by name: from list-custom-fields (beyond the
- * documents), else from its records' details, which show every field of the workspace in
- * one reading and only the fields set on the record in the other.
+ * documents), else from the details of records of the target (`recordIds`, read only
+ * then, at most DETAILS_TO_READ of them), which show every field of the workspace in one
+ * reading and only the fields set on the record in the other.
  */
-export const targetFileFields = (rest: RestClientApi, workspaceId: string, recordIds: ReadonlyArray<string>) =>
+export const targetFileFields = <E>(
+  rest: RestClientApi,
+  workspaceId: string,
+  recordIds: (atMost: number) => Effect.Effect<ReadonlyArray<string>, E>
+) =>
   rest.listCustomFields({ workspaceId }).pipe(
     Effect.map((defs) => new Map(defs.filter((f) => f.type === "FILE").map((f) => [f.name, f.id] as const))),
     Effect.catchTag("NotAvailable", () =>
-      Effect.reduce(recordIds.slice(0, DETAILS_TO_READ), () => new Map<string, string>(), (found, recordId) =>
+      Effect.flatMap(recordIds(DETAILS_TO_READ), (ids) =>
+        Effect.reduce(ids.slice(0, DETAILS_TO_READ), () => new Map<string, string>(), (found, recordId) =>
         Effect.map(rest.getRecord({ workspaceId, recordId }), (d) => {
           for (const f of d.customFields) if (f.type === "FILE" && !found.has(f.name)) found.set(f.name, f.id)
           return found
-        })))
+        }))))
   )
 
 const failure = (e: { readonly _tag: string; readonly message: string }): ExecFailure => e

@@ -17,28 +17,47 @@
  * then a verification pass compares source and target (verify.ts).
  * Each step's ops live in the journal under keys of their own, so a rerun finds done what
  * is done, settles what a killed run left in flight, and sends the rest.
+ *
+ * The source is never whole in memory: its records, comments and file values are read
+ * from the snapshot run a batch at a time (source-run.ts), each batch's ops written to the
+ * journal before the next batch is read (`addPlan` keeps an op already planned, so a rerun
+ * plans nothing twice), and what spans the run (source id -> target id) stays in the
+ * journal, looked up per record. Held whole: the source's list titles; the verification's
+ * order check holds, for the list it compares, two positions and ids a record (about 150
+ * bytes); and what the restore step and the verification read of the target
+ * (restore-target.ts `readTarget`: every target record's summary by id, about 700 bytes a
+ * record on the emulator's records), which bounds a migration's memory by the target's size.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { GraphqlClientApi } from "../../client/graphql-client.ts"
 import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
 import { copyFiles, type CopyFilesOptions, type CopySummary } from "../../connectors/files/copy.ts"
 import type { WorkspaceFiles } from "../../connectors/files/ports.ts"
-import { relinkCommentHtml } from "../../connectors/files/relink.ts"
 import { fileUidLookup } from "../../connectors/files/uid-map.ts"
 import type { JournalApi, PlanOp } from "../../store/journal.ts"
 import { SnapshotStore, type SnapshotStoreService } from "../../store/snapshot.ts"
 import { backup } from "../backup.ts"
-import { listEnsureKey, OP_KINDS, PHASES, recordNamespace } from "../plan.ts"
-import { commentNamespace, EXTRA_KINDS } from "../plan-extras.ts"
+import { listEnsureKey, OP_KINDS, recordNamespace } from "../plan.ts"
+import { EXTRA_KINDS } from "../plan-extras.ts"
 import { type Executor, replay, type ReplayReport } from "../replay.ts"
 import { makeExtraExecutors } from "../replay-extras.ts"
 import { makeRecordExecutors } from "../replay-records.ts"
 import { restore, type RestoreResult } from "../restore.ts"
 import type { NotRestored } from "../restore-source.ts"
-import { CF_FILE_KIND, makeCustomFieldFileExecutor, planCustomFieldFiles, targetFileFields } from "./custom-field-files.ts"
+import { commentsOf, detailBatches, planRecordComments, recordIdBatches } from "./source-run.ts"
+import {
+  addCounts,
+  CF_FILE_KIND,
+  makeCustomFieldFileExecutor,
+  NO_COUNTS,
+  notCarriedOf,
+  planCustomFieldFiles,
+  targetFileFields
+} from "./custom-field-files.ts"
 import { createInSourceOrder } from "./ordered-creates.ts"
 import { customRolesNotCarried, type InviteOutcome, makePeopleExecutors, PEOPLE_KINDS, planPeople, planRoles } from "./people.ts"
 import { type MigrationReport, verify } from "./verify.ts"
@@ -95,36 +114,12 @@ export const JOURNAL_KIND = "migrate"
 /** Ops in flight at once (files: at most 4, each a stream of bytes). */
 export const DEFAULT_MIGRATE_CONCURRENCY = 8
 
-interface SourceComment {
-  readonly id: string
-  readonly recordId: string
-  readonly html: string
-  readonly author: string
-  readonly createdAt: string
-  readonly parentId: string | undefined
-}
+export { attributionOf } from "./source-run.ts"
 
-const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined)
-
-/** A reply's parent where the service shows one (not in the documents: `parentId` or `parent.id`). */
-const parentOf = (item: Record<string, unknown>): string | undefined =>
-  str(item.parentId) ?? str((item.parent as { id?: unknown } | null | undefined)?.id)
-
-/** "Originally by Ada Lovelace on 2026-01-05 14:03 UTC" */
-export const attributionOf = (author: string, createdAt: string): string => {
-  const d = new Date(createdAt)
-  const when = Number.isNaN(d.getTime()) ? createdAt : `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`
-  return `Originally by ${author} on ${when}`
-}
-
+/** What the migration holds of the source run whole: its list titles (in order) and counts. */
 const readRun = (store: SnapshotStoreService, runId: number, workspaceId: string) =>
   Effect.gen(function*() {
     const read = <A>(what: string, sql: string) => store.select<A>(`read the source's ${what}`, { sql, params: [runId, workspaceId] })
-    const details = (yield* read<{ detail: string }>(
-      "records",
-      `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
-       WHERE rr.run_id = ? AND r.workspace_id = ? ORDER BY r.id`
-    )).map((row) => JSON.parse(row.detail) as Record<string, unknown>)
     const lists = (yield* read<{ item: string }>(
       "lists",
       `SELECT l.item AS item FROM run_lists rl JOIN lists l ON l.vid = rl.vid
@@ -134,32 +129,31 @@ const readRun = (store: SnapshotStoreService, runId: number, workspaceId: string
       .filter((l): l is { title: string; position?: unknown; id?: unknown } => typeof l.title === "string")
       .sort((a, b) => (Number(a.position) || 0) - (Number(b.position) || 0) || String(a.id).localeCompare(String(b.id)))
       .map((l) => l.title)
-    const comments = (yield* read<{ record_id: string; item: string }>(
-      "comments",
-      `SELECT r.id AS record_id, a.item AS item FROM run_records rr JOIN records r ON r.vid = rr.vid
-       JOIN activity a ON a.vid = r.vid WHERE rr.run_id = ? AND r.workspace_id = ?`
-    ))
-      .flatMap((row): Array<SourceComment> => {
-        const item = JSON.parse(row.item) as Record<string, unknown>
-        const user = item.commentUser as { fullName?: unknown } | null | undefined
-        const html = str(item.html)
-        if (user === null || user === undefined || item.deletedAt !== null && item.deletedAt !== undefined || html === undefined) return []
-        return [{
-          id: String(item.id),
-          recordId: row.record_id,
-          html,
-          author: str(user.fullName) ?? "someone",
-          createdAt: str(item.createdAt) ?? "",
-          parentId: parentOf(item)
-        }]
-      })
-      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+    const [records] = yield* read<{ n: number }>(
+      "records",
+      "SELECT count(*) AS n FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND r.workspace_id = ?"
+    )
     const [files] = yield* read<{ n: number }>(
       "files",
       "SELECT count(*) AS n FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? AND f.workspace_id = ?"
     )
-    return { details, lists, comments, files: files?.n ?? 0 }
+    return { lists, records: records?.n ?? 0, files: files?.n ?? 0 }
   })
+
+/**
+ * Target ids of the first `atMost` source records of the run that are mapped (in source id
+ * order), looked up one at a time: where the target's FILE fields are read from when the
+ * service cannot list them (custom-field-files.ts `targetFileFields`).
+ */
+const firstMapped = (journal: JournalApi, store: SnapshotStoreService, runId: number, source: string, target: string) => (atMost: number) =>
+  recordIdBatches(store, runId, source).pipe(
+    Stream.flattenIterable,
+    Stream.mapEffect((id) => journal.lookup(recordNamespace(target), id)),
+    Stream.filter(Option.isSome),
+    Stream.map((o) => o.value),
+    Stream.take(atMost),
+    Stream.runCollect
+  )
 
 const EMPTY_REPORT: ReplayReport = { sent: 0, reconciled: 0, failed: 0, unknown: 0, deferred: 0, doneByKind: {} }
 
@@ -194,8 +188,12 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
     const run = (yield* store.getRun(Number(read.runId)))!
     const src = yield* readRun(store, run.id, source.workspaceId)
     const notCarried: Array<NotRestored> = []
+    const replay_ = (executors: ReadonlyArray<Executor>, phases: ReadonlyArray<ReadonlyArray<string>>, c = concurrency) =>
+      dryRun ? Effect.succeed(EMPTY_REPORT) : replay(journal, executors, { phases, concurrency: c })
     const run_ = (ops: ReadonlyArray<PlanOp>, executors: ReadonlyArray<Executor>, phases: ReadonlyArray<ReadonlyArray<string>>, c = concurrency) =>
-      dryRun ? Effect.succeed(EMPTY_REPORT) : Effect.andThen(journal.addPlan({ ops }), replay(journal, executors, { phases, concurrency: c }))
+      dryRun ? Effect.succeed(EMPTY_REPORT) : Effect.andThen(journal.addPlan({ ops }), replay_(executors, phases, c))
+    /** Writes a batch's ops to the journal (not in a dry run). */
+    const plan = (ops: ReadonlyArray<PlanOp>) => dryRun || ops.length === 0 ? Effect.void : Effect.asVoid(journal.addPlan({ ops }))
 
     // Roles, then people.
     step("custom roles")
@@ -230,10 +228,16 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
 
     // Records: those the target does not hold yet, in each list's source order; then the
     // restore carries the rest (what changed at the source, what a stopped run left).
-    step(`records: ${src.details.length}`)
-    const ordered = dryRun
-      ? undefined
-      : yield* createInSourceOrder({ client: target.rest, journal, target: target.workspaceId, details: src.details, concurrency })
+    step(`records: ${src.records}`)
+    const ordered = dryRun ? undefined : yield* createInSourceOrder({
+      client: target.rest,
+      journal,
+      target: target.workspaceId,
+      store,
+      runId: run.id,
+      sourceWorkspaceId: source.workspaceId,
+      concurrency
+    })
     const restored = yield* restore(store, target.rest, journal, {
       run,
       sourceWorkspaceId: source.workspaceId,
@@ -250,36 +254,44 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       unchanged: Math.max(0, restored.unchanged - createdInOrder)
     }
 
-    // Comments, re-linked to the target's files.
+    // Comments, re-linked to the target's files, planned a batch of records at a time.
     const uids = yield* fileUidLookup(journal)
     let unlinked = 0
-    const commentOps = src.comments.map((c): PlanOp => {
-      const relinked = relinkCommentHtml(c.html, uids)
-      unlinked += relinked.missing.length
-      return {
-        key: `migrate:${target.workspaceId}:comment:${c.id}`,
-        kind: EXTRA_KINDS.commentCreate,
-        payload: {
-          workspaceId: target.workspaceId,
-          recordRef: c.recordId,
-          text: options.attribution === false ? "" : attributionOf(c.author, c.createdAt),
-          html: relinked.value,
-          sourceKey: c.id,
-          ...(c.parentId !== undefined && src.comments.some((p) => p.id === c.parentId) ? { parentRef: c.parentId } : {})
+    let comments = 0
+    const attribution = options.attribution !== false
+    yield* Stream.runForEach(recordIdBatches(store, run.id, source.workspaceId), (ids) =>
+      Effect.gen(function*() {
+        const byRecord = yield* commentsOf(store, run.id, source.workspaceId, ids)
+        const ops: Array<PlanOp> = []
+        for (const id of ids) {
+          const ofRecord = byRecord.get(id)
+          if (ofRecord === undefined) continue
+          const planned = planRecordComments(ofRecord, { target: target.workspaceId, attribution, uids })
+          unlinked += planned.unlinked
+          for (const op of planned.ops) ops.push(op)
         }
-      }
-    })
+        comments += ops.length
+        yield* plan(ops)
+      }))
     if (unlinked > 0) notCarried.push({ what: "comment attachments", count: unlinked, why: "the attached file was not copied (see files); the element keeps the source uid" })
-    step(`comments: ${commentOps.length}`)
+    step(`comments: ${comments}`)
     // Replies after their parents: one comment at a time per record (the executor's group) in creation order.
-    const commentsReport = yield* run_(commentOps, makeExtraExecutors(target.rest, target.graphql), [[EXTRA_KINDS.commentCreate]])
+    const commentsReport = yield* replay_(makeExtraExecutors(target.rest, target.graphql), [[EXTRA_KINDS.commentCreate]])
 
-    // File custom field values.
-    const targetRecords = (yield* journal.mappings(recordNamespace(target.workspaceId))).map((m) => m.targetId)
-    const fields = yield* targetFileFields(target.rest, target.workspaceId, targetRecords)
-    const cf = planCustomFieldFiles(src.details, target.workspaceId, fields, uids)
-    notCarried.push(...cf.notCarried)
-    const cfReport = yield* run_(cf.ops, [makeCustomFieldFileExecutor(target.rest, target.graphql)], [[CF_FILE_KIND]])
+    // File custom field values, planned a batch of records at a time (archived records counted on the way).
+    const fields = yield* targetFileFields(target.rest, target.workspaceId, firstMapped(journal, store, run.id, source.workspaceId, target.workspaceId))
+    let cf = NO_COUNTS
+    let cfPlanned = 0
+    let archived = 0
+    yield* Stream.runForEach(detailBatches(store, run.id, source.workspaceId), (batch) => {
+      for (const d of batch) if (d.archived === true) archived++
+      const planned = planCustomFieldFiles(batch, target.workspaceId, fields, uids)
+      cf = addCounts(cf, planned.counts)
+      cfPlanned += planned.ops.length
+      return plan(planned.ops)
+    })
+    notCarried.push(...notCarriedOf(cf))
+    const cfReport = yield* replay_([makeCustomFieldFileExecutor(target.rest, target.graphql)], [[CF_FILE_KIND]])
 
     const invites = dryRun ? [] : yield* Effect.forEach(people.ops, (op) => Effect.map(journal.get(op.key), (o) => ({ op, o })))
     const outcomes = invites.flatMap(({ o, op }) =>
@@ -294,7 +306,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       ...options,
       dryRun,
       run,
-      src,
+      lists: src.lists,
+      sourceArchived: archived,
       records,
       files,
       sourceFiles: src.files,
@@ -302,13 +315,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       counts: {
         roles: { source: roles.source, skipped: roles.skipped, planned: roles.ops.length, report: rolesReport, refused: refusedRoles },
         lists: { source: src.lists.length, report: listsReport },
-        comments: { source: src.comments.length, planned: commentOps.length, report: commentsReport },
-        customFieldFiles: {
-          source: cf.source,
-          planned: cf.ops.length,
-          report: cfReport,
-          values: cf.ops.map((op) => op.payload as { recordRef: string; customFieldId: string; fileUid: string })
-        },
+        comments: { source: comments, planned: comments, report: commentsReport },
+        customFieldFiles: { source: cf.source, planned: cfPlanned, report: cfReport, fields },
         people: {
           source: people.source,
           alreadyMember: people.alreadyMember.length,

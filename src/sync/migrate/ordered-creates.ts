@@ -4,22 +4,27 @@
  * a record's position: the target's order is where the service puts each new record, so
  * a list's records are sent one at a time in the source's order (`inListOrder`, plan.ts)
  * and the target's order follows wherever the service appends. A restore does the same
- * from a snapshot run (restore-source.ts `runDetails`); here the source is read live.
+ * from a snapshot run (restore-source.ts `runDetails`), and so does this, from the run
+ * the migration just read of the source.
  *
  * The ops are the restore's own (restore-plan.ts: the same keys, payloads, state updates
  * and versions), so the restore that follows finds these records created and the same,
  * and a create that did not finish is resumed by it like any of its own.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import type { RestClientApi } from "../../client/rest-client.ts"
 import type { JournalApi, PlanOp } from "../../store/journal.ts"
+import type { SnapshotStoreService } from "../../store/snapshot.ts"
 import { listsNotMade } from "../capabilities.ts"
 import { OP_KINDS, PHASES, type RecordCreatePayload, recordNamespace } from "../plan.ts"
 import { replay, type ReplayReport } from "../replay.ts"
 import { makeRecordExecutors } from "../replay-records.ts"
-import { makeRecordPlanner } from "../restore-plan.ts"
-import { readSource, type StoredDetail } from "../restore-source.ts"
-import { byPosition, readTarget } from "../restore-target.ts"
+import { makeRecordPlanner, type RecordPlanner } from "../restore-plan.ts"
+import { readSource } from "../restore-source.ts"
+import { readTarget } from "../restore-target.ts"
+import { detailBatches } from "./source-run.ts"
 
 /**
  * A create in its list's order: grouped by the list (one at a time, in plan order). A
@@ -38,29 +43,52 @@ const inListOrder = (op: PlanOp, notMade: ReadonlySet<string>, firstList: string
 
 /**
  * Plans and replays the creates of the source records no earlier run created on the
- * target; the replay's report, or undefined when there was none to create. What the
- * service turns out to lack is kept in the journal (capabilities.ts) for the report.
+ * target; the replay's report, or undefined when there was none to create. The source is
+ * read a list at a time by position (the store's `runRecordDetails`, restore-source.ts
+ * `runDetails`) and planned a batch at a time, each batch written to the journal before
+ * the next is read (`addPlan` keeps a key planned before: a rerun plans nothing twice),
+ * so neither the source nor the plan is ever whole in memory. What the service turns out
+ * to lack is kept in the journal (capabilities.ts) for the report.
  */
 export const createInSourceOrder = (options: {
   readonly client: RestClientApi
   readonly journal: JournalApi
   readonly target: string
-  readonly details: ReadonlyArray<StoredDetail>
+  readonly store: SnapshotStoreService
+  readonly runId: number
+  readonly sourceWorkspaceId: string
   readonly concurrency: number
 }) =>
   Effect.gen(function*() {
-    const { client, details, journal, target } = options
-    // Mapped by an earlier run: the restore compares it (and makes it again if it is gone).
-    const mapped = new Set((yield* journal.mappings(recordNamespace(target))).map((m) => m.sourceKey))
-    const fresh = details.filter((d) => !mapped.has(String(d.id)))
-    if (fresh.length === 0) return undefined
-    const now = yield* readTarget(client, target)
-    const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun: false })
-    for (const d of [...fresh].sort(byPosition)) yield* planner.plan(readSource(d))
-    const batch = planner.takeBatch()
-    const notMade = new Set(yield* listsNotMade(journal, target))
-    const firstList = now.lists.values().next().value
-    yield* journal.addPlan({ ...batch, ops: batch.ops.map((op) => inListOrder(op, notMade, firstList)) })
+    const { client, journal, target } = options
+    const namespace = recordNamespace(target)
+    /** The target and the planner, made at the first record to create (none: no read). */
+    let planning:
+      | { readonly planner: RecordPlanner; readonly notMade: ReadonlySet<string>; readonly firstList: string | undefined }
+      | undefined
+    yield* Stream.runForEach(detailBatches(options.store, options.runId, options.sourceWorkspaceId), (batch) =>
+      Effect.gen(function*() {
+        for (const d of batch) {
+          // Mapped by an earlier run: the restore compares it (and makes it again if it is gone).
+          if (Option.isSome(yield* journal.lookup(namespace, String(d.id)))) continue
+          if (planning === undefined) {
+            const now = yield* readTarget(client, target)
+            planning = {
+              planner: makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun: false }),
+              notMade: new Set(yield* listsNotMade(journal, target)),
+              firstList: now.lists.values().next().value
+            }
+          }
+          yield* planning.planner.plan(readSource(d))
+        }
+        if (planning === undefined) return
+        const { firstList, notMade, planner } = planning
+        const plan = planner.takeBatch()
+        if (plan.ops.length + plan.mappings.length === 0) return
+        yield* journal.addPlan({ ...plan, ops: plan.ops.map((op) => inListOrder(op, notMade, firstList)) })
+      }))
+    if (planning === undefined) return undefined
+    // Also when every create was planned by an earlier run and not finished: they resume here.
     const report: ReplayReport = yield* replay(journal, makeRecordExecutors(client), { phases: PHASES, concurrency: options.concurrency })
     return report
   })

@@ -8,11 +8,19 @@
  * ignores: capabilities.ts) and the order of records within each list (no documented
  * write sets a position) are reported, each list's order kept or not, and never make the
  * verification fail: no rerun could change them.
+ *
+ * The source side is read from the run a batch at a time, a list at a time by position
+ * (the store's `runRecordDetails`), with each batch's comments and file values; the source
+ * id -> target id of each record is looked up in the journal. Held: a batch, and for the
+ * list being compared for order, two positions and ids a record (about 150 bytes). The
+ * target side is its state as a restore reads it (restore-target.ts `readTarget`: every
+ * record's summary, by id).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { RestClient } from "../../client/rest-client.ts"
+import type { UidLookup } from "../../connectors/files/relink.ts"
 import type { CopySummary } from "../../connectors/files/copy.ts"
 import { fileUidLookup } from "../../connectors/files/uid-map.ts"
 import { stableFileScan } from "../../streams/stable-scan.ts"
@@ -22,9 +30,10 @@ import { recordNamespace } from "../plan.ts"
 import type { ReplayReport } from "../replay.ts"
 import type { RestoreResult } from "../restore.ts"
 import { type NotRestored, readSource } from "../restore-source.ts"
-import type { RecordSummary } from "../../schema/records.ts"
 import { CAPABILITY, type Capability, listsNotMade, missingCapabilities } from "../capabilities.ts"
 import { byPosition, compareSummary, readTarget } from "../restore-target.ts"
+import { commentsOf, detailBatches } from "./source-run.ts"
+import { planCustomFieldFiles } from "./custom-field-files.ts"
 import type { MigrateEnd } from "./migrate.ts"
 import { type InviteOutcome, membersOf } from "./people.ts"
 
@@ -85,11 +94,10 @@ export interface VerifyInput {
   readonly store: SnapshotStoreService
   readonly dryRun: boolean
   readonly run: RunRow
-  readonly src: {
-    readonly details: ReadonlyArray<Record<string, unknown>>
-    readonly lists: ReadonlyArray<string>
-    readonly comments: ReadonlyArray<{ readonly recordId: string }>
-  }
+  /** The source run's list titles, in the source's order. */
+  readonly lists: ReadonlyArray<string>
+  /** Records of the source run that are archived. */
+  readonly sourceArchived: number
   readonly records: RestoreResult
   readonly files: CopySummary | undefined
   /** Files the source run holds (the count a dry run reports). */
@@ -105,8 +113,11 @@ export interface VerifyInput {
     readonly comments: StepCounts & { readonly planned: number }
     readonly customFieldFiles: StepCounts & {
       readonly planned: number
-      /** Each value planned: the source record and what its target field must hold. */
-      readonly values: ReadonlyArray<{ readonly recordRef: string; readonly customFieldId: string; readonly fileUid: string }>
+      /**
+       * The target's FILE fields by name, as planned with: the values to check are planned
+       * again from each batch of the source (custom-field-files.ts, the same plan).
+       */
+      readonly fields: ReadonlyMap<string, string>
     }
     readonly people: {
       readonly source: number
@@ -136,9 +147,45 @@ const tally = (source: number, planned: number, report: ReplayReport, dryRun: bo
   }
 }
 
+/** What the order within a list is judged by (restore-target.ts `byPosition`). */
+interface Positioned {
+  readonly position: unknown
+  readonly id: unknown
+}
+
+/**
+ * File custom field values of a batch of source records: the target record's field holds
+ * the copied file. The values are the batch's plan (custom-field-files.ts), made again.
+ */
+const checkFileValues = (
+  batch: ReadonlyArray<Record<string, unknown>>,
+  input: VerifyInput,
+  uids: UidLookup,
+  mappedOf: (sourceId: string) => Effect.Effect<string | undefined, unknown>,
+  getRecord: (recordId: string) => ReturnType<MigrateEnd["rest"]["getRecord"]>,
+  miss: (line: string) => void
+) =>
+  Effect.gen(function*() {
+    const { ops } = planCustomFieldFiles(batch, input.target.workspaceId, input.counts.customFieldFiles.fields, uids)
+    const byRecord = new Map<string, Array<{ customFieldId: string; fileUid: string }>>()
+    for (const op of ops) {
+      const v = op.payload as { recordRef: string; customFieldId: string; fileUid: string }
+      byRecord.set(v.recordRef, [...(byRecord.get(v.recordRef) ?? []), v])
+    }
+    yield* Effect.forEach(byRecord, ([recordRef, values]) =>
+      Effect.flatMap(mappedOf(recordRef), (id) =>
+        id === undefined ? Effect.void : Effect.map(getRecord(id), (detail) => {
+          for (const v of values) {
+            const field = detail.customFields.find((f) => f.id === v.customFieldId)
+            const text = typeof field?.text === "string" ? field.text : ""
+            if (!text.includes(v.fileUid)) miss(`record ${recordRef}: file ${v.fileUid} is not in its custom field on the target`)
+          }
+        })), { concurrency: VERIFY_CONCURRENCY, discard: true })
+  })
+
 export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unknown> =>
   Effect.gen(function*() {
-    const { counts, dryRun, journal, records, source, src, target } = input
+    const { counts, dryRun, journal, records, source, target } = input
     const mismatches: Array<string> = []
     const miss = (line: string) => {
       if (mismatches.length < 50) mismatches.push(line)
@@ -170,7 +217,7 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
       const why = (name: Capability, fallback: string) => missing.get(name) ?? fallback
       add({ what: "lists", count: notMade.length, why: `${why(CAPABILITY.lists, "lists: not made on this service")}: ${notMade.map((t) => JSON.stringify(t)).join(", ")}` })
       if (!archivedSettable) {
-        add({ what: "archived", count: src.details.filter((d) => d.archived === true).length, why: why(CAPABILITY.archived, "archived: not settable on this service") })
+        add({ what: "archived", count: input.sourceArchived, why: why(CAPABILITY.archived, "archived: not settable on this service") })
       }
       add({
         what: "record order",
@@ -217,84 +264,96 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
     // Lists and records: what the target cannot hold (a list it cannot make, `archived` it
     // ignores) is reported in notCarried, not found different again on every run.
     const now = yield* readTarget(target.rest, target.workspaceId)
-    for (const title of src.lists) {
+    for (const title of input.lists) {
       if (!now.lists.has(title) && !notMadeSet.has(title)) miss(`list "${title}" is missing on the target`)
     }
-    const mapped = new Map((yield* journal.mappings(recordNamespace(target.workspaceId))).map((m) => [m.sourceKey, m.targetId] as const))
-    const commentsPerRecord = new Map<string, number>()
-    for (const c of src.comments) commentsPerRecord.set(c.recordId, (commentsPerRecord.get(c.recordId) ?? 0) + 1)
-    const commented: Array<{ readonly sourceId: string; readonly targetId: string; readonly want: number }> = []
-    /** Per source list, its records (source detail, target summary) in the source's order. */
-    const byList = new Map<string, Array<{ readonly source: Record<string, unknown>; readonly target: RecordSummary }>>()
-    for (const d of src.details) {
-      const r = readSource(d)
-      const id = mapped.get(r.id)
-      const t = id === undefined ? undefined : now.records.get(id)
-      if (t === undefined) {
-        miss(`record ${r.id} "${r.title}" is missing on the target`)
-        continue
-      }
-      if (r.listTitle !== null) {
-        const inList = byList.get(r.listTitle)
-        if (inList === undefined) byList.set(r.listTitle, [{ source: d, target: t }])
-        else inList.push({ source: d, target: t })
-      }
-      const emails = r.emails.filter((e) => now.users.has(e))
-      const diff = compareSummary(r, t, emails, archivedSettable, notMadeSet)
-      if (diff.fields || diff.list) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
-      // Tags are carried on create; a record that existed before keeps its own (reported in notCarried).
-      const want = commentsPerRecord.get(r.id) ?? 0
-      if (want > 0) commented.push({ sourceId: r.id, targetId: t.id, want })
-    }
-    // The order within each list the target could make (and holds records of): the target's positions against the source's.
-    for (const title of src.lists) {
-      if (notMadeSet.has(title)) continue
-      const pairs = [...(byList.get(title) ?? [])].sort((a, b) => byPosition(a.source, b.source))
-      if (pairs.length === 0) continue
-      const want = pairs.map((p) => p.target.id)
+    const uids = yield* fileUidLookup(journal)
+    const recordNs = recordNamespace(target.workspaceId)
+    const mappedOf = (sourceId: string) => Effect.map(journal.lookup(recordNs, sourceId), Option.getOrUndefined)
+    const getRecord = (recordId: string) => target.rest.getRecord({ workspaceId: target.workspaceId, recordId })
+
+    // The order within each list the target could make (and holds records of): the
+    // target's positions against the source's. The run is read a list at a time, so a
+    // list is compared once the read has passed it (a title two source lists share, once
+    // the read is done), and only its pairs are held meanwhile.
+    const titleCount = new Map<string, number>()
+    for (const title of input.lists) titleCount.set(title, (titleCount.get(title) ?? 0) + 1)
+    /** Per source list title: its records' (source, target) positions and ids, not yet compared. */
+    const open = new Map<string, Array<{ readonly source: Positioned; readonly target: Positioned }>>()
+    const orderOf = new Map<string, boolean>()
+    const compareOrder = (title: string) => {
+      const pairs = open.get(title)
+      open.delete(title)
+      if (pairs === undefined || pairs.length === 0 || !titleCount.has(title) || notMadeSet.has(title)) return
+      const want = [...pairs].sort((a, b) => byPosition(a.source, b.source)).map((p) => p.target.id)
       const got = pairs.map((p) => p.target).sort(byPosition).map((t) => t.id)
-      ;(want.join("\n") === got.join("\n") ? orderKept : orderNotKept).push(title)
+      orderOf.set(title, want.join("\n") === got.join("\n"))
     }
+    let list: unknown = undefined
 
-    // The comment count is only in the detail: one read per commented record, several at once.
-    yield* Effect.forEach(commented, ({ sourceId, targetId, want }) =>
-      Effect.map(target.rest.getRecord({ workspaceId: target.workspaceId, recordId: targetId }), (detail) => {
-        if (detail.commentCount < want) miss(`record ${sourceId}: ${want} comments at the source, ${detail.commentCount} on the target`)
-      }), { concurrency: VERIFY_CONCURRENCY, discard: true })
-
-    // File custom field values: the target record's field holds the copied file.
-    const byRecord = new Map<string, Array<{ customFieldId: string; fileUid: string }>>()
-    for (const v of counts.customFieldFiles.values) byRecord.set(v.recordRef, [...(byRecord.get(v.recordRef) ?? []), v])
-    yield* Effect.forEach(byRecord, ([recordRef, values]) => {
-      const id = mapped.get(recordRef)
-      if (id === undefined) return Effect.void
-      return Effect.map(target.rest.getRecord({ workspaceId: target.workspaceId, recordId: id }), (detail) => {
-        for (const v of values) {
-          const field = detail.customFields.find((f) => f.id === v.customFieldId)
-          const text = typeof field?.text === "string" ? field.text : ""
-          if (!text.includes(v.fileUid)) miss(`record ${recordRef}: file ${v.fileUid} is not in its custom field on the target`)
+    const details = detailBatches(input.store, input.run.id, source.workspaceId)
+    yield* Stream.runForEach(details, (batch) =>
+      Effect.gen(function*() {
+        const comments = yield* commentsOf(input.store, input.run.id, source.workspaceId, batch.map((d) => String(d.id)))
+        const commented: Array<{ readonly sourceId: string; readonly targetId: string; readonly want: number }> = []
+        for (const d of batch) {
+          const listId = (d.todoList as { id?: unknown } | null | undefined)?.id
+          if (listId !== list) {
+            for (const title of [...open.keys()]) if ((titleCount.get(title) ?? 0) <= 1) compareOrder(title)
+            list = listId
+          }
+          const r = readSource(d)
+          const id = yield* mappedOf(r.id)
+          const t = id === undefined ? undefined : now.records.get(id)
+          if (t === undefined) {
+            miss(`record ${r.id} "${r.title}" is missing on the target`)
+            continue
+          }
+          if (r.listTitle !== null) {
+            const pair = { source: { position: d.position, id: d.id }, target: { position: t.position, id: t.id } }
+            const inList = open.get(r.listTitle)
+            if (inList === undefined) open.set(r.listTitle, [pair])
+            else inList.push(pair)
+          }
+          const emails = r.emails.filter((e) => now.users.has(e))
+          const diff = compareSummary(r, t, emails, archivedSettable, notMadeSet)
+          if (diff.fields || diff.list) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
+          // Tags are carried on create; a record that existed before keeps its own (reported in notCarried).
+          const want = comments.get(r.id)?.length ?? 0
+          if (want > 0) commented.push({ sourceId: r.id, targetId: t.id, want })
         }
-      })
-    }, { concurrency: VERIFY_CONCURRENCY, discard: true })
+        // The comment count is only in the detail: one read per commented record, several at once.
+        yield* Effect.forEach(commented, ({ sourceId, targetId, want }) =>
+          Effect.map(getRecord(targetId), (detail) => {
+            if (detail.commentCount < want) miss(`record ${sourceId}: ${want} comments at the source, ${detail.commentCount} on the target`)
+          }), { concurrency: VERIFY_CONCURRENCY, discard: true })
+        yield* checkFileValues(batch, input, uids, mappedOf, getRecord, miss)
+      }))
+    for (const title of [...open.keys()]) compareOrder(title)
+    for (const title of input.lists) {
+      const kept = orderOf.get(title)
+      if (kept !== undefined) (kept ? orderKept : orderNotKept).push(title)
+    }
 
     // Files: every source file mapped to a CONFIRMED target file of the same size.
-    const uids = yield* fileUidLookup(journal)
     const targetFiles = new Map<string, { size: number; status: string }>()
     const scan = yield* stableFileScan(target.workspaceId).pipe(Effect.provideService(RestClient, target.rest))
     yield* Stream.runForEach(scan.records, (f) => Effect.sync(() => targetFiles.set(f.uid, { size: f.size, status: f.status }))).pipe(
       Effect.provideService(RestClient, target.rest)
     )
-    const sourceFiles = (yield* input.store.select<{ item: string }>("read the source's files", {
+    const sourceFiles = input.store.stream<{ item: string }>("read the source's files", {
       sql: "SELECT f.item AS item FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? AND f.workspace_id = ?",
       params: [input.run.id, source.workspaceId]
-    })).map((row) => JSON.parse(row.item) as { uid: string; name: string; size: number; status?: string })
-    for (const f of sourceFiles) {
-      if (f.status !== undefined && f.status !== "CONFIRMED") continue
-      const to = typeof uids === "function" ? uids(f.uid) : uids.get(f.uid)
-      const t = to === undefined ? undefined : targetFiles.get(to)
-      if (t === undefined) miss(`file ${f.name} (${f.uid}) is missing on the target`)
-      else if (t.size !== f.size || t.status !== "CONFIRMED") miss(`file ${f.name}: ${t.size} bytes ${t.status} on the target, ${f.size} at the source`)
-    }
+    })
+    yield* Stream.runForEach(sourceFiles, (row) =>
+      Effect.sync(() => {
+        const f = JSON.parse(row.item) as { uid: string; name: string; size: number; status?: string }
+        if (f.status !== undefined && f.status !== "CONFIRMED") return
+        const to = typeof uids === "function" ? uids(f.uid) : uids.get(f.uid)
+        const t = to === undefined ? undefined : targetFiles.get(to)
+        if (t === undefined) miss(`file ${f.name} (${f.uid}) is missing on the target`)
+        else if (t.size !== f.size || t.status !== "CONFIRMED") miss(`file ${f.name}: ${t.size} bytes ${t.status} on the target, ${f.size} at the source`)
+      }))
 
     // Roles and members.
     const sourceRoles = Option.getOrElse(yield* source.graphql.workspaceUserRoles(source.workspaceId), () => [])
