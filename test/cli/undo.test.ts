@@ -154,7 +154,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       expect(titles(handle, source)).toHaveLength(5)
     }), 120_000)
 
-  it.effect("a journal that does not exist is a bad invocation (64); one another process holds is refused with one line (1)", () =>
+  it.effect("a journal that does not exist, or a connection that does not reach its workspace, is a bad invocation (64); a journal another process holds is refused with one line (1)", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const dir = yield* tempDir("ws-undo-cli-")
@@ -178,6 +178,18 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       } finally {
         yield* Effect.promise(() => kill(holder))
       }
+      expect(titles(handle, ws)).toEqual(["Held 0", "Held 1"])
+
+      // Another account reaches none of the journal's records: refused, rather than every
+      // record taken for "already gone".
+      const org = handle.admin.createOrganization({ name: "Elsewhere", slug: `elsewhere-${process.pid}` })
+      const other = handle.admin.createUser({ email: `owner-${org}@elsewhere.example`, firstName: "Else", lastName: "Where", orgLevel: "OWNER", orgId: org })
+      handle.resetStats()
+      const wrong = yield* cli(["undo", "--journal", journal, "--json"], { env: { ...connectionEnv(handle), WORKSYNC_TOKEN: other.token, WORKSYNC_ORG: org } })
+      expect(wrong.code).toBe(64)
+      expect(wrong.stdout).toBe("")
+      expect(wrong.stderr.trim().split("\n")).toEqual([expect.stringContaining(`its runs wrote to workspace ${ws}, which this connection does not reach`)])
+      expect(writes(handle)).toBe(0)
       expect(titles(handle, ws)).toEqual(["Held 0", "Held 1"])
     }))
 

@@ -5,6 +5,7 @@ import { RestClient } from "../../client/rest-client.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
 import { isPostgresUrl } from "../../store/postgres.ts"
+import { findWorkspace } from "../../sync/backup.ts"
 import { journalKind, targetWorkspace, undo, type UndoReport } from "../../sync/undo.ts"
 import type { UndoFlags } from "../commands/undo.ts"
 import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
@@ -48,6 +49,16 @@ export const undoRun = (flags: UndoFlags) =>
           )
         }
         const ws = yield* targetWorkspace(journal)
+        // Another account would answer every read "not found", which undo takes for "already
+        // gone": the workspace the runs wrote to must be reachable first.
+        if (ws !== undefined) {
+          yield* findWorkspace(ws).pipe(
+            Effect.catchTag("WorkspaceNotFound", () =>
+              Effect.fail(usageError(
+                `--journal ${journal.file}: its runs wrote to workspace ${ws}, which this connection does not reach; give the connection the ${kind} used${kind === "import-csv" ? "" : " (the target flags, --to-*)"}`
+              )))
+          )
+        }
         yield* logLine(verbosity, `undo: the ${kind} run(s) of ${journal.file}${ws !== undefined ? ` in workspace ${ws}` : ""}`, "detail")
         return yield* undo(yield* RestClient, journal, { dryRun: flags.dryRun })
       }).pipe(
