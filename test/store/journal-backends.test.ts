@@ -118,6 +118,20 @@ for (const backend of BACKENDS) {
         expect(yield* j.list({ limit: 10, kinds: ["record.create"] })).toEqual([])
       }))
 
+    it.live("list pages backwards: newest first, each page before the last one's seq, with the same filters", () =>
+      Effect.gen(function*() {
+        const { journal: j } = yield* open
+        yield* j.addOps([...ops(5, "record.update"), { key: "l", kind: "list.ensure", payload: {} }])
+        const first = yield* j.list({ limit: 2, descending: true })
+        expect(keys(first)).toEqual(["l", "k4"])
+        const next = yield* j.list({ limit: 2, descending: true, beforeSeq: first[1]!.seq })
+        expect(keys(next)).toEqual(["k3", "k2"])
+        expect(keys(yield* j.list({ limit: 10, descending: true, beforeSeq: next[1]!.seq }))).toEqual(["k1", "k0"])
+        expect(keys(yield* j.list({ limit: 10, descending: true, kinds: ["record.update"], beforeSeq: first[0]!.seq, afterSeq: next[0]!.seq })))
+          .toEqual(["k4"])
+        expect(keys(yield* j.list({ limit: 10, beforeSeq: next[0]!.seq }))).toEqual(["k0", "k1", "k2"])
+      }))
+
     it.live("complete: done with its result, mappings and follow-up ops in one transaction; twice is refused", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open

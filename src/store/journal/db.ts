@@ -321,17 +321,19 @@ export class JournalDb {
     if (changed === 0) throw new JournalStateError({ key, expected: "in_flight", actual: this.stateOf(key) })
   }
 
-  /** Ops in plan order after `afterSeq` (see ListOptions). */
+  /** Ops in plan order (or reversed) between `afterSeq` and `beforeSeq` (see ListOptions). */
   list(options: ListOptions): Array<Op> {
     const kinds = options.kinds ?? []
     const states = options.states ?? []
     const marks = (n: number) => Array.from({ length: n }, () => "?").join(",")
     return this.db
       .prepare<Array<unknown>, OpRow>(
-        `SELECT * FROM ops WHERE seq > ? ${kinds.length > 0 ? `AND kind IN (${marks(kinds.length)})` : ""}
-           ${states.length > 0 ? `AND state IN (${marks(states.length)})` : ""} ORDER BY seq LIMIT ?`
+        `SELECT * FROM ops WHERE seq > ? ${options.beforeSeq !== undefined ? "AND seq < ?" : ""}
+           ${kinds.length > 0 ? `AND kind IN (${marks(kinds.length)})` : ""}
+           ${states.length > 0 ? `AND state IN (${marks(states.length)})` : ""}
+         ORDER BY seq ${options.descending === true ? "DESC" : ""} LIMIT ?`
       )
-      .all(options.afterSeq ?? 0, ...kinds, ...states, options.limit)
+      .all(options.afterSeq ?? 0, ...(options.beforeSeq !== undefined ? [options.beforeSeq] : []), ...kinds, ...states, options.limit)
       .map(toOp)
   }
 

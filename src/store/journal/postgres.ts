@@ -675,9 +675,17 @@ export const makePostgresJournalApi = (
       const states = options.states ?? []
       return ops(
         "list",
-        `SELECT * FROM ops WHERE seq > ? ${kinds.length > 0 ? "AND kind = ANY(?::text[])" : ""}
-           ${states.length > 0 ? "AND state = ANY(?::text[])" : ""} ORDER BY seq LIMIT ?`,
-        [options.afterSeq ?? 0, ...(kinds.length > 0 ? [kinds] : []), ...(states.length > 0 ? [states] : []), options.limit]
+        `SELECT * FROM ops WHERE seq > ? ${options.beforeSeq !== undefined ? "AND seq < ?" : ""}
+           ${kinds.length > 0 ? "AND kind = ANY(?::text[])" : ""}
+           ${states.length > 0 ? "AND state = ANY(?::text[])" : ""}
+         ORDER BY seq ${options.descending === true ? "DESC" : ""} LIMIT ?`,
+        [
+          options.afterSeq ?? 0,
+          ...(options.beforeSeq !== undefined ? [options.beforeSeq] : []),
+          ...(kinds.length > 0 ? [kinds] : []),
+          ...(states.length > 0 ? [states] : []),
+          options.limit
+        ]
       )
     },
     setMapping,

@@ -122,6 +122,10 @@ export interface PlanOp extends NewOp {
 /** Which ops `list` reads: every op in plan order (seq) after `afterSeq`, at most `limit`. */
 export interface ListOptions {
   readonly afterSeq?: number
+  /** Only ops planned before this seq (undo pages backwards with it). */
+  readonly beforeSeq?: number
+  /** Newest first (reverse plan order), as undo reverses them. */
+  readonly descending?: boolean
   readonly limit: number
   /** Only these kinds (all when omitted). */
   readonly kinds?: ReadonlyArray<string>
