@@ -29,7 +29,7 @@ import { Schema } from "effect"
 import { isNotFound, notAvailableLine } from "../client/errors.ts"
 import type { RestClientApi } from "../client/rest-client.ts"
 import type { RecordDetail } from "../schema/records.ts"
-import type { JournalApi, JournalError, JournalStateError, Op } from "../store/journal.ts"
+import type { JournalApi, JournalError, JournalStateError, NewOp, Op } from "../store/journal.ts"
 import { LEFT_OUT, RecordCreatePayload, tagNamespace, TARGET_WORKSPACE_META, unpackRecordCreate } from "./plan.ts"
 import { type ExecFailure, type Executor, replay, type ReplayAborted, type ReplayReport } from "./replay.ts"
 import { commentsOf } from "./replay-extras.ts"
@@ -49,7 +49,7 @@ import { BeforeValues, currentValue, type FieldName, fieldOf, sameValue, written
 
 export interface UndoOptions {
   readonly concurrency?: number
-  /** Decide what would be done (reads only), write nothing. */
+  /** Decide what would be done (reads only): send no write, add no op (planning state goes to the journal). */
   readonly dryRun?: boolean
 }
 
@@ -317,12 +317,16 @@ const reportOf = (journal: JournalApi, plan: UndoPlan): Effect.Effect<UndoReport
     return { deleted: into.deleted, reverted: into.reverted, kept: distinct(into.kept), failed }
   })
 
-/** A dry run: each undo op not done yet decides what it would do (reads only). */
-const dryRun = (client: RestClientApi, journal: JournalApi, plan: UndoPlan): Effect.Effect<UndoReport, JournalError | ExecFailure> =>
+/** A dry run: each undo op of a planned batch that is not done yet decides what it would do (reads only). */
+const dryRunBatch = (
+  client: RestClientApi,
+  journal: JournalApi,
+  ops: ReadonlyArray<NewOp>,
+  into: { deleted: number; reverted: number; kept: Array<Kept> }
+): Effect.Effect<void, JournalError | ExecFailure> =>
   Effect.gen(function*() {
-    const done = new Map((yield* journal.getMany(plan.ops.map((o) => o.key))).map((o) => [o.key, o]))
-    const into = { deleted: 0, reverted: 0, kept: [...plan.kept] }
-    for (const o of plan.ops) {
+    const done = new Map((yield* journal.getMany(ops.map((o) => o.key))).map((o) => [o.key, o]))
+    for (const o of ops) {
       const recorded = done.get(o.key)
       if (recorded !== undefined && recorded.state === "done") {
         tally(recorded, into)
@@ -343,7 +347,6 @@ const dryRun = (client: RestClientApi, journal: JournalApi, plan: UndoPlan): Eff
         into.kept.push(...decision.kept)
       }
     }
-    return { deleted: into.deleted, reverted: into.reverted, kept: distinct(into.kept), failed: 0 }
   })
 
 /** Whether the journal holds a run undo can reverse (its kind is set by import-csv, migrate and restore). */
@@ -356,10 +359,15 @@ export const undo = (
   options: UndoOptions = {}
 ): Effect.Effect<UndoReport & { readonly replay?: ReplayReport }, JournalError | JournalStateError | ReplayAborted | ExecFailure> =>
   Effect.gen(function*() {
-    const plan = yield* planUndo(journal)
-    if (options.dryRun === true) return yield* dryRun(client, journal, plan)
-    // Newest first: the plan's order is the order they run in.
-    yield* journal.addOps(plan.ops)
+    if (options.dryRun === true) {
+      // `kept` holds what the batches keep on top of what planning found.
+      const into = { deleted: 0, reverted: 0, kept: [] as Array<Kept> }
+      const plan = yield* planUndo(journal, (ops) => dryRunBatch(client, journal, ops, into))
+      return { deleted: into.deleted, reverted: into.reverted, kept: distinct([...plan.kept, ...into.kept]), failed: 0 }
+    }
+    // Newest first, a batch at a time: the plan's order is the order they run in. An op
+    // already planned (a rerun) keeps its state.
+    const plan = yield* planUndo(journal, (ops) => Effect.asVoid(journal.addOps(ops)))
     yield* journal.retryFailed(Object.values(UNDO_KINDS))
     const replayed = yield* replay(journal, makeUndoExecutors(client), { phases: UNDO_PHASES, concurrency: options.concurrency ?? 8 })
     return { ...(yield* reportOf(journal, plan)), replay: replayed }
