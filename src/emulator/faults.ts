@@ -4,8 +4,8 @@
  * random 500s, dropped connections, ambiguous writes (committed, answer lost), churn
  * under list-records and list-files (after every page, or the first `pages` pages),
  * answers whose body stalls after the headers (stall-body.ts), files deleted as a client
- * downloads them (file-deletes.ts), and scripted one-shot faults for
- * deterministic tests.
+ * downloads them (file-deletes.ts), requests held unanswered until released (a service
+ * that stops answering), and scripted one-shot faults for deterministic tests.
  */
 import type { EmulatorContext } from "./context.ts"
 import { Prng } from "./ids.ts"
@@ -16,8 +16,11 @@ import { type HeldWrite, LateCommits, type ReleaseOn } from "./write-faults.ts"
 /**
  * "401": the request is refused as unauthenticated although the token is good (a token
  * being rotated, a proxy in between), before anything is done.
+ * "hold": the request gets no answer until `heldRequests.releaseAll()` (or `reset()`),
+ * then is served as usual: a service that stops answering, for as long as a test needs,
+ * with no clock involved. `heldRequests.size` says how many wait.
  */
-export type FaultKind = "429" | "500" | "401" | "drop" | "ambiguous" | "latency" | "stall-body" | "garble" | "late-commit"
+export type FaultKind = "429" | "500" | "401" | "drop" | "ambiguous" | "latency" | "stall-body" | "garble" | "late-commit" | "hold"
 
 /** A scripted fault: the next `times` (default 1) requests on `route` get `kind`. */
 export interface FaultInjection {
@@ -39,8 +42,10 @@ export interface FaultInjection {
 
 export interface FaultDecision {
   readonly latencyMs: number
-  readonly action: "none" | "429" | "500" | "401" | "drop" | "ambiguous" | "stall-body" | "garble" | "late-commit"
+  readonly action: "none" | "429" | "500" | "401" | "drop" | "ambiguous" | "stall-body" | "garble" | "late-commit" | "hold"
   readonly retryAfter?: string
+  /** "hold": opens when the request may be served. */
+  readonly gate?: Promise<void>
   /** "late-commit": the held write (see write-faults.ts). */
   readonly held?: HeldWrite
   /** Writes this request releases ("late-commit"); the request waits until they committed. */
@@ -59,6 +64,27 @@ interface Scripted {
 
 const NONE: FaultDecision = { latencyMs: 0, action: "none" }
 
+/** Requests held by the "hold" fault, each waiting on its gate. */
+export class HeldRequests {
+  private gates: Array<() => void> = []
+
+  /** Requests waiting now. */
+  get size(): number {
+    return this.gates.length
+  }
+
+  hold(): Promise<void> {
+    return new Promise<void>((resolve) => this.gates.push(resolve))
+  }
+
+  /** Lets every held request be served. */
+  releaseAll(): void {
+    const gates = this.gates
+    this.gates = []
+    for (const open of gates) open()
+  }
+}
+
 export class FaultController {
   private options: FaultOptions
   private prng: Prng
@@ -68,6 +94,8 @@ export class FaultController {
   readonly lateCommits = new LateCommits()
   /** Files deleted when a given download request arrives (file-deletes.ts). */
   readonly fileDeletes = new FileDeletes()
+  /** Requests held unanswered ("hold"). */
+  readonly heldRequests = new HeldRequests()
   /** List pages the record churn and the file churn have followed (their `pages` bound). */
   private churnPages = { records: 0, files: 0 }
   /** Retry-After form when the options name none (the alt variant: an HTTP date, RATE_LIMIT_MODEL). */
@@ -100,8 +128,9 @@ export class FaultController {
     this.buckets.clear()
     this.churnPages = { records: 0, files: 0 }
     this.fileDeletes.clear()
-    // Held writes commit now rather than never.
+    // Held writes commit now rather than never; held requests are answered.
     void this.lateCommits.releaseAll()
+    this.heldRequests.releaseAll()
   }
 
   /** Scripts a one-shot (or `times`-shot) fault. */
@@ -169,6 +198,8 @@ export class FaultController {
       const { injection } = script
       if (injection.kind === "late-commit") {
         return { latencyMs, action: "late-commit", held: this.lateCommits.hold(injection.releaseOn) }
+      } else if (injection.kind === "hold") {
+        return { latencyMs, action: "hold", gate: this.heldRequests.hold() }
       } else if (injection.kind === "latency") {
         latencyMs += injection.latencyMs ?? 1000
       } else if (injection.kind === "429") {

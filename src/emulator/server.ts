@@ -129,6 +129,9 @@ const applyFault = async (
   if (decision.before !== undefined) await decision.before
   if (decision.latencyMs > 0) await sleep(decision.latencyMs)
   switch (decision.action) {
+    case "hold":
+      await decision.gate
+      return false
     case "drop":
       req.socket.destroy()
       return true
