@@ -5,9 +5,7 @@
  * restarted: re-enabled, reconciled, the snapshot exact; the secret never printed.
  */
 import Database from "better-sqlite3"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -15,77 +13,7 @@ import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
-
-const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
-
-const env = (handle: EmulatorHandle) => ({
-  WORKSYNC_REST_URL: handle.restUrl,
-  WORKSYNC_BASE_URL: handle.baseUrl,
-  WORKSYNC_TOKEN: handle.token,
-  WORKSYNC_TOKEN_ID: handle.tokenId,
-  WORKSYNC_TOKEN_SECRET: handle.tokenSecret,
-  WORKSYNC_ORG: handle.org
-})
-
-const rpc = async (handle: EmulatorHandle, op: string, body: Record<string, unknown>): Promise<any> => {
-  const res = await fetch(`${handle.restUrl}/v1/${op}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${handle.token}`, "content-type": "application/json", "svc-org-id": handle.org },
-    body: JSON.stringify(body)
-  })
-  expect(res.status, `${op}: ${res.status} ${await res.clone().text()}`).toBeLessThan(300)
-  return res.json()
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(port))
-    })
-  })
-
-interface Mirror {
-  readonly child: ChildProcess
-  readonly stdout: () => string
-  readonly stderr: () => string
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-const startMirror = async (handle: EmulatorHandle, snapshot: string, port: number, ws: string): Promise<Mirror> => {
-  const child = spawn(process.execPath, [
-    BIN,
-    "mirror",
-    "--snapshot",
-    snapshot,
-    "--listen",
-    `127.0.0.1:${port}`,
-    "--public-url",
-    `http://127.0.0.1:${port}/hooks`,
-    "--workspace",
-    ws,
-    "--json"
-  ], { env: { ...process.env, ...env(handle) }, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal }))
-  )
-  await until(() => stderr.includes("listening on") || child.exitCode !== null)
-  expect(child.exitCode, stderr).toBeNull()
-  return { child, stdout: () => stdout, stderr: () => stderr, exited }
-}
-
-const until = async (condition: () => boolean, what = "condition") => {
-  for (let i = 0; i < 3000; i++) {
-    if (condition()) return
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
+import { freePort, mirrorEnv as env, rpc, startMirror, until } from "../support/mirror-cli.ts"
 
 /** The records of the snapshot's latest complete run, as the service shows them. */
 const mirrored = (snapshot: string) => {

@@ -82,7 +82,10 @@ export const mirrorRun = (flags: MirrorFlags) =>
         },
         onEvent: (e) => {
           if (flags.json) Effect.runSync(printJson(e))
-          else Effect.runSync(logLine(verbosity, `mirror: ${e.event}${e.recordId !== null ? ` ${e.recordId}` : ""}${e.applied ? "" : " (left)"}`, "detail"))
+          else {
+            const state = e.applied ? "" : e.queued === true ? " (queued: the record is read again)" : " (left)"
+            Effect.runSync(logLine(verbosity, `mirror: ${e.event}${e.recordId !== null ? ` ${e.recordId}` : ""}${state}`, "detail"))
+          }
         }
       }).pipe(
         Effect.catch((e): Effect.Effect<never, unknown> => {

@@ -3,9 +3,15 @@
  * deliveries.
  *
  * - The receiver answers 2xx as soon as a delivery verifies (the service times out at 7 s
- *   and disables a webhook after 5 failed attempts), queues it and applies it after.
- *   A delivery acknowledged but not applied before a crash is not lost for good: every
- *   start reconciles.
+ *   and disables a webhook after 5 failed attempts), queues it and applies it after. A
+ *   delivery that needs its record read is first kept in the snapshot (rereads.ts), so
+ *   neither a stop nor a kill loses it; other deliveries acknowledged but not applied
+ *   before a kill (a delete, a list change) are caught by the reconciliation every start
+ *   runs. Stopping (SIGINT/SIGTERM) applies the deliveries at hand and reads what is
+ *   queued, for at most `stopWithinMs`, refusing new deliveries meanwhile (the service
+ *   sends them again).
+ * - `onEvent` says `applied` only once the change is in the snapshot; a delivery whose
+ *   record is still to be read is told `queued` at once and `applied` after the read.
  * - Deliveries carry no id, so a duplicate is recognised by the hash of its body within a
  *   window; one the snapshot is already newer than is left (apply.ts).
  * - Reconciling is an incremental backup (run R), after which the mirror's run is a copy
@@ -19,26 +25,26 @@
 import { createHash } from "node:crypto"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
-import * as Stream from "effect/Stream"
 import type { GraphqlClientApi } from "../../client/graphql-client.ts"
-import { isNotFound } from "../../client/predicates.ts"
 import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
-import type { ActivityItem } from "../../schema/activity.ts"
 import { SnapshotStore, type SnapshotStoreService } from "../../store/snapshot.ts"
-import { recordActivityStream } from "../../streams/activity.ts"
 import { serveWebhooks, type ReceivedDelivery } from "../../webhooks/receiver.ts"
 import { backup } from "../backup.ts"
-import { actionOf } from "./apply.ts"
-import { openMirrorRun, summaryOf, writeVersion } from "./run.ts"
+import { actionOf, type MirrorAction } from "./apply.ts"
+import { readAgain } from "./read-again.ts"
+import { makeRereadQueue } from "./rereads.ts"
+import { openMirrorRun, summaryOf } from "./run.ts"
 import { checkWebhook, ensureWebhook, mirrorSecretFile } from "./webhook.ts"
 
 export interface MirrorEvent {
   readonly event: string
   readonly recordId: string | null
+  /** The change is in the snapshot (false: left, or not yet when `queued`). */
   readonly applied: boolean
+  /** Received and kept; its record is still to be read. A line `applied` follows once it is in. */
+  readonly queued?: true
 }
 
 export interface MirrorOptions {
@@ -56,6 +62,11 @@ export interface MirrorOptions {
   readonly healthEveryMs?: number
   /** How long a delivery's body is remembered to recognise its duplicates. Default 10 minutes. */
   readonly duplicateWindowMs?: number
+  /**
+   * How long stopping may spend reading the records still queued. Default 5 s: within the
+   * grace period of the usual process managers; what is left is read at the next start.
+   */
+  readonly stopWithinMs?: number
   readonly onEvent?: (e: MirrorEvent) => void
   readonly log?: (line: string) => void
   /** Told once the receiver listens and the first reconciliation is done. */
@@ -77,27 +88,48 @@ const BATCH = 500
 const REREAD_CONCURRENCY = 8
 /** How long a reread waits for more changes to the same record. */
 const REREAD_DELAY_MS = 1_000
+/** How long stopping reads what is queued, by default. */
+const STOP_WITHIN_MS = 5_000
 
 /** Remembers body hashes for a while, oldest first out. */
 const makeSeen = (windowMs: number) => {
   const seen = new Map<string, number>()
-  return (body: Uint8Array): boolean => {
-    const now = Date.now()
-    for (const [h, at] of seen) {
-      if (now - at <= windowMs) break
-      seen.delete(h)
-    }
-    const hash = createHash("sha256").update(body).digest("hex")
-    if (seen.has(hash)) return true
-    seen.set(hash, now)
-    return false
+  return {
+    /** Remembers the body; its hash, or undefined when it was seen within the window. */
+    check: (body: Uint8Array): string | undefined => {
+      const now = Date.now()
+      for (const [h, at] of seen) {
+        if (now - at <= windowMs) break
+        seen.delete(h)
+      }
+      const hash = createHash("sha256").update(body).digest("hex")
+      if (seen.has(hash)) return undefined
+      seen.set(hash, now)
+      return hash
+    },
+    /** A delivery refused: the service sends it again, and that copy is no duplicate. */
+    forget: (hash: string) => void seen.delete(hash)
   }
 }
+
+/** A delivery verified and kept, with what it means and the `mirror_rereads` row it added (0: none). */
+interface Kept {
+  readonly received: ReceivedDelivery
+  readonly action: MirrorAction
+  readonly seq: number
+}
+
+/** The mirror is stopping: a delivery now is refused (500), and the service sends it again. */
+class MirrorStopping extends Data.TaggedError("MirrorStopping")<{}> {}
+
+const messageOf = (e: unknown): string =>
+  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
 
 export const mirror = (options: MirrorOptions) =>
   Effect.gen(function*() {
     const { graphql, rest, store } = options
     const log = options.log ?? (() => undefined)
+    const told = (e: MirrorEvent) => options.onEvent?.(e)
     const secretFile = mirrorSecretFile(store.file, options.secretFile)
     if (secretFile === undefined) {
       return yield* new MirrorError({
@@ -106,27 +138,46 @@ export const mirror = (options: MirrorOptions) =>
       })
     }
     yield* store.lockWriter
+    // What a stopped or killed mirror kept and did not read; read after the first reconciliation.
+    const left = yield* store.mirrorRereads
     const register = ensureWebhook(graphql, { url: options.publicUrl, workspaces: options.workspaces, secretFile, log })
     let hook = yield* register
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<ReceivedDelivery>(), Queue.shutdown)
-    const isDuplicate = makeSeen(options.duplicateWindowMs ?? 10 * 60_000)
+    const runRef = yield* Ref.make(0)
+    const gap = yield* Ref.make<string | undefined>(undefined)
+    const rereads = yield* makeRereadQueue({
+      store,
+      read: (recordId, activityOnly) =>
+        readAgain({ store, rest, run: Ref.get(runRef), workspaces: options.workspaces }, recordId, activityOnly),
+      told,
+      log,
+      delayMs: REREAD_DELAY_MS,
+      concurrency: REREAD_CONCURRENCY
+    })
+    const queue = yield* Effect.acquireRelease(Queue.unbounded<Kept>(), Queue.shutdown)
+    const seen = makeSeen(options.duplicateWindowMs ?? 10 * 60_000)
+    let stopping = false
     const receiver = yield* serveWebhooks(
       // Read on every delivery: a webhook registered again brings its own secret.
       { secret: () => hook.secrets(), host: options.host, port: options.port },
       (received) =>
-        Effect.suspend(() => {
-          if (isDuplicate(received.rawBody)) {
-            options.onEvent?.({ event: received.delivery.event, recordId: null, applied: false })
-            return Effect.void
+        Effect.gen(function*() {
+          if (stopping) return yield* new MirrorStopping()
+          const hash = seen.check(received.rawBody)
+          if (hash === undefined) {
+            told({ event: received.delivery.event, recordId: null, applied: false })
+            return
           }
-          return Queue.offer(queue, received)
+          const action = actionOf(received.delivery)
+          // Kept before the answer: once the service has its 2xx, the read is owed even across a kill.
+          const ask = action._tag === "Write"
+            ? { recordId: action.recordId, event: null }
+            : action._tag === "Reread"
+            ? { recordId: action.recordId, event: received.delivery.event }
+            : undefined
+          const [seq] = ask === undefined ? [0] : yield* rereads.keep([ask]).pipe(Effect.tapError(() => Effect.sync(() => seen.forget(hash))))
+          yield* Queue.offer(queue, { received, action, seq: seq! })
         })
     )
-
-    /** The workspace of each mirrored record, for the reads that need it. */
-    const workspaceIds = options.workspaces
-    const runRef = yield* Ref.make(0)
-    const gap = yield* Ref.make<string | undefined>(undefined)
 
     const reconcile = (why: string) =>
       Effect.gen(function*() {
@@ -142,140 +193,72 @@ export const mirror = (options: MirrorOptions) =>
         // per reconciliation, not two, so a snapshot mirrored for months stays its size.
         if (previous !== 0) yield* store.dropRun(previous)
         log(`run ${result.runId} complete (${result.records} records); mirroring into run ${mirrorRun}`)
+        yield* rereads.retryFailed
         return mirrorRun
       })
 
-    /**
-     * Reads a record again, in the workspace the snapshot has it in (or each mirrored one
-     * for a record it has not seen). Written only when not older than what the snapshot
-     * holds by then: a delivery applied meanwhile may have brought a newer state. After a
-     * delivery that carried the whole record, only its activity is read (`activityOnly`).
-     */
-    const reread = (recordId: string, activityOnly: boolean) =>
-      Effect.gen(function*() {
-        const runId = yield* Ref.get(runRef)
-        const known = yield* store.memberVersion(runId, recordId)
-        if (activityOnly && known !== undefined) {
-          const activity = yield* Stream.runCollect(recordActivityStream({ workspaceId: known.workspaceId, recordId })).pipe(
-            Effect.map((c) => Option.some<Array<ActivityItem>>(c)),
-            Effect.catchIf((e) => isNotFound(e.cause), () => Effect.succeed(Option.none<Array<ActivityItem>>()))
-          )
-          if (Option.isNone(activity)) return yield* store.removeMembers("records", yield* Ref.get(runRef), [recordId])
-          const now = yield* Ref.get(runRef)
-          const stored = yield* store.memberVersion(now, recordId)
-          if (stored === undefined) return
-          const [row] = yield* store.select<{ detail: string }>("read a stored detail", {
-            sql: "SELECT detail FROM records WHERE vid = ?",
-            params: [stored.vid]
-          })
-          if (row === undefined) return
-          const detail = JSON.parse(row.detail) as Record<string, unknown>
-          return yield* writeVersion(store, now, stored.workspaceId, detail, activity.value)
-        }
-        const candidates = known !== undefined ? [known.workspaceId] : workspaceIds.length > 0 ? workspaceIds : yield* allWorkspaces
-        for (const workspaceId of candidates) {
-          const detail = yield* rest.getRecord({ workspaceId, recordId }).pipe(
-            Effect.map(Option.some),
-            Effect.catchIf(isNotFound, () => Effect.succeed(Option.none()))
-          )
-          if (Option.isNone(detail)) continue
-          const activity: Array<ActivityItem> = [...yield* Stream.runCollect(recordActivityStream({ workspaceId, recordId }))]
-          const now = yield* Ref.get(runRef)
-          const stored = yield* store.memberVersion(now, recordId)
-          if (stored?.updatedAt != null && stored.updatedAt > detail.value.updatedAt) return
-          yield* writeVersion(store, now, workspaceId, detail.value, activity)
-          return
-        }
-        // Gone from the service: gone from the mirror.
-        yield* store.removeMembers("records", yield* Ref.get(runRef), [recordId])
-      }).pipe(Effect.provideService(RestClient, rest))
-    const allWorkspaces = Effect.map(rest.listWorkspaces(), (page) => page.items.map((w) => w.id))
-
-    /**
-     * Records to read again, each once however many deliveries named it meanwhile: a read
-     * waits REREAD_DELAY_MS after it is asked for, so a burst of changes to one record
-     * costs one read, and applying deliveries is not slowed by reads it could merge.
-     */
-    const pendingRereads = new Map<string, { activityOnly: boolean }>()
-    const rereadQueue = yield* Effect.acquireRelease(Queue.unbounded<{ id: string; due: number }>(), Queue.shutdown)
-    const askReread = (id: string, activityOnly: boolean) =>
-      Effect.suspend(() => {
-        const pending = pendingRereads.get(id)
-        if (pending !== undefined) {
-          // A full read also brings the activity: the stronger ask wins.
-          pending.activityOnly = pending.activityOnly && activityOnly
-          return Effect.void
-        }
-        pendingRereads.set(id, { activityOnly })
-        return Queue.offer(rereadQueue, { id, due: Date.now() + REREAD_DELAY_MS })
-      })
-    const rereadWorker = Effect.forever(
-      Effect.gen(function*() {
-        const { due, id } = yield* Queue.take(rereadQueue)
-        const wait = due - Date.now()
-        if (wait > 0) yield* Effect.sleep(wait)
-        const ask = pendingRereads.get(id)
-        pendingRereads.delete(id)
-        yield* Effect.uninterruptible(reread(id, ask?.activityOnly ?? false))
-      })
-    )
-    yield* Effect.forkScoped(Effect.all(Array.from({ length: REREAD_CONCURRENCY }, () => rereadWorker), { concurrency: "unbounded", discard: true }))
-
     /** Applies a batch of deliveries to the mirror's run, its writes in one transaction. */
-    const applyBatch = (runId: number, batch: ReadonlyArray<ReceivedDelivery>) =>
+    const applyBatch = (runId: number, batch: ReadonlyArray<Kept>) =>
       Effect.gen(function*() {
         const writes = new Map<string, { workspaceId: string; detail: Record<string, unknown>; vid: number; at: string }>()
-        // Record id -> whether only its activity needs reading.
-        const rereads = new Map<string, boolean>()
-        const ask = (id: string, activityOnly: boolean) => rereads.set(id, (rereads.get(id) ?? true) && activityOnly)
-        const told: Array<MirrorEvent> = []
-        for (const { delivery } of batch) {
-          const action = actionOf(delivery)
+        const asks: Array<[string, { activityOnly: boolean; seq: number; events: Array<string> }]> = []
+        /** Deliveries whose line now waits for a read, kept so that a restart prints it, and the read's ask. */
+        const waiting: Array<{ recordId: string; event: string; ask: { seq: number } }> = []
+        const lines: Array<MirrorEvent> = []
+        for (const { action, received: { delivery }, seq } of batch) {
           switch (action._tag) {
             case "Write": {
               const at = action.detail.updatedAt as string
               const known = yield* store.memberVersion(runId, action.recordId)
               const pending = writes.get(action.recordId)
               const newest = pending?.at ?? known?.updatedAt ?? null
-              // The snapshot already holds this state or a newer one: a duplicate or an overtaken delivery.
               if (newest !== null && newest >= at) {
-                told.push({ event: delivery.event, recordId: action.recordId, applied: false })
-                break
-              }
-              if (known === undefined) ask(action.recordId, false)
-              else {
+                // The snapshot already holds this state or a newer one: an overtaken delivery.
+                // Its kept row is covered by a read of the activity, as for any write.
+                lines.push({ event: delivery.event, recordId: action.recordId, applied: false })
+                asks.push([action.recordId, { activityOnly: true, seq, events: [] }])
+              } else if (known === undefined) {
+                // A record the run does not hold yet: read whole (its workspace, its activity).
+                const ask = { activityOnly: false, seq, events: [delivery.event] }
+                waiting.push({ recordId: action.recordId, event: delivery.event, ask })
+                lines.push({ event: delivery.event, recordId: action.recordId, applied: false, queued: true })
+                asks.push([action.recordId, ask])
+              } else {
                 writes.set(action.recordId, { workspaceId: known.workspaceId, detail: action.detail, vid: known.vid, at })
+                lines.push({ event: delivery.event, recordId: action.recordId, applied: true })
                 // The event's value holds no activity (an action item was added): read that again.
-                ask(action.recordId, true)
+                asks.push([action.recordId, { activityOnly: true, seq, events: [] }])
               }
-              told.push({ event: delivery.event, recordId: action.recordId, applied: true })
               break
             }
             case "Reread":
-              ask(action.recordId, false)
-              told.push({ event: delivery.event, recordId: action.recordId, applied: true })
+              lines.push({ event: delivery.event, recordId: action.recordId, applied: false, queued: true })
+              asks.push([action.recordId, { activityOnly: false, seq, events: [delivery.event] }])
               break
             case "Delete":
+              // A read asked before stays: it finds the record gone, and removes its rows.
               writes.delete(action.recordId)
-              rereads.delete(action.recordId)
               yield* store.removeMembers("records", runId, [action.recordId])
-              told.push({ event: delivery.event, recordId: action.recordId, applied: true })
+              lines.push({ event: delivery.event, recordId: action.recordId, applied: true })
               break
             case "List": {
               if (action.deleted) yield* store.removeMembers("lists", runId, [action.list.id])
               else yield* Ref.set(gap, `${delivery.event} of list ${action.list.id}`)
-              told.push({ event: delivery.event, recordId: null, applied: action.deleted })
+              lines.push({ event: delivery.event, recordId: null, applied: action.deleted })
               break
             }
             case "Gap":
               yield* Ref.set(gap, action.reason)
-              told.push({ event: delivery.event, recordId: null, applied: false })
+              lines.push({ event: delivery.event, recordId: null, applied: false })
               break
             case "Ignore":
-              told.push({ event: delivery.event, recordId: null, applied: false })
+              lines.push({ event: delivery.event, recordId: null, applied: false })
               break
           }
         }
+        // Rows of their own, after the delivery's: the read that covers them removes both.
+        const seqs = yield* rereads.keep(waiting.map(({ event, recordId }) => ({ recordId, event })))
+        waiting.forEach(({ ask }, i) => (ask.seq = seqs[i]!))
         yield* store.putRecords(runId, [...writes.entries()].map(([id, w]) => ({
           kind: "version" as const,
           workspaceId: w.workspaceId,
@@ -283,18 +266,33 @@ export const mirror = (options: MirrorOptions) =>
           detail: w.detail,
           activity: { reuseFrom: w.vid }
         })))
-        for (const e of told) options.onEvent?.(e)
-        yield* Effect.forEach(rereads, ([id, activityOnly]) => askReread(id, activityOnly), { discard: true })
+        for (const e of lines) told(e)
+        yield* Effect.forEach(asks, ([id, ask]) => rereads.ask(id, ask), { discard: true })
       })
 
     let runId = yield* reconcile(hook.missed ? "start; the webhook had been disabled" : "start")
+    if (left.length > 0) log(`reading ${new Set(left.map((r) => r.recordId)).size} record(s) again that the last run left queued`)
+    yield* rereads.resume(left)
+    // Stopping: the deliveries at hand are applied and the reads queued done (bounded)
+    // before the readers and the receiver go; what is left stays in the snapshot.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        stopping = true
+        const last = yield* Queue.clear(queue)
+        if (last.length > 0) yield* applyBatch(yield* Ref.get(runRef), last)
+        const unread = yield* rereads.stop(options.stopWithinMs ?? STOP_WITHIN_MS)
+        log(unread === 0
+          ? "stopped; every change received is in the snapshot"
+          : `stopped with ${unread} record(s) still to read again: kept in the snapshot, read at the next start`)
+      }).pipe(Effect.catch((e) => Effect.sync(() => log(`stopping: ${messageOf(e)}; what was received is kept in the snapshot, read at the next start`))))
+    )
     options.onReady?.({ url: receiver.url, runId })
     let lastReconcile = Date.now()
     let lastHealth = Date.now()
     const healthEvery = options.healthEveryMs ?? Math.min(60_000, options.reconcileEveryMs)
     for (;;) {
       const batch = yield* Queue.takeBetween(queue, 1, BATCH).pipe(
-        Effect.timeoutOrElse({ duration: "200 millis", orElse: () => Effect.succeed<Array<ReceivedDelivery>>([]) })
+        Effect.timeoutOrElse({ duration: "200 millis", orElse: () => Effect.succeed<Array<Kept>>([]) })
       )
       // One batch at a time, whole: an interruption (SIGINT) waits for the batch at hand.
       yield* Effect.uninterruptible(

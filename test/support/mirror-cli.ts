@@ -1,0 +1,85 @@
+/**
+ * `worksync mirror` as a child process against an emulator, for the CLI tests of the
+ * mirror: its environment, the service's RPCs, a free port, and a started mirror whose
+ * output is collected.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as net from "node:net"
+import { expect } from "@effect/vitest"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
+
+const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
+
+export const mirrorEnv = (handle: EmulatorHandle) => ({
+  WORKSYNC_REST_URL: handle.restUrl,
+  WORKSYNC_BASE_URL: handle.baseUrl,
+  WORKSYNC_TOKEN: handle.token,
+  WORKSYNC_TOKEN_ID: handle.tokenId,
+  WORKSYNC_TOKEN_SECRET: handle.tokenSecret,
+  WORKSYNC_ORG: handle.org
+})
+
+export const rpc = async (handle: EmulatorHandle, op: string, body: Record<string, unknown>): Promise<any> => {
+  const res = await fetch(`${handle.restUrl}/v1/${op}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${handle.token}`, "content-type": "application/json", "svc-org-id": handle.org },
+    body: JSON.stringify(body)
+  })
+  expect(res.status, `${op}: ${res.status} ${await res.clone().text()}`).toBeLessThan(300)
+  return res.json()
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer()
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port
+      s.close(() => resolve(port))
+    })
+  })
+
+/** Polls a condition of the test's own state (the emulator's tables, files, output). */
+export const until = async (condition: () => boolean, what = "condition") => {
+  for (let i = 0; i < 3000; i++) {
+    if (condition()) return
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+export interface MirrorChild {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  /** The `--json` lines printed so far. */
+  readonly events: () => Array<{ event: string; recordId: string | null; applied: boolean; queued?: boolean }>
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+/** Starts `worksync mirror --json` of one workspace; resolves once it listens. */
+export const startMirror = async (handle: EmulatorHandle, snapshot: string, port: number, ws: string): Promise<MirrorChild> => {
+  const child = spawn(process.execPath, [
+    BIN,
+    "mirror",
+    "--snapshot",
+    snapshot,
+    "--listen",
+    `127.0.0.1:${port}`,
+    "--public-url",
+    `http://127.0.0.1:${port}/hooks`,
+    "--workspace",
+    ws,
+    "--json"
+  ], { env: { ...process.env, ...mirrorEnv(handle) }, stdio: ["ignore", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal }))
+  )
+  await until(() => stderr.includes("listening on") || child.exitCode !== null)
+  expect(child.exitCode, stderr).toBeNull()
+  const events = () => stdout.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
+  return { child, stdout: () => stdout, stderr: () => stderr, events, exited }
+}
