@@ -23,7 +23,7 @@ import type { RecordDetail } from "../../schema/records.ts"
 import type { Op, PlanOp } from "../../store/journal.ts"
 import { OP_KINDS, type RecordMovePayload, type RecordUpdatePayload, unpackRecordCreate } from "../../sync/plan.ts"
 import { sameDate } from "../../sync/restore-source.ts"
-import type { JournalView } from "./journal-view.ts"
+import type { JournalView } from "../../store/journal/read-only.ts"
 
 /** Journal meta: how many passes of this import have finished (absent: none). */
 export const PASSES_META = "import.passes"

@@ -21,7 +21,7 @@
  *
  * With `dryRun` nothing is written to the service or the journal: the plan is counted
  * (and its first rows kept) against the journal's current state, read-only
- * (journal-view.ts); `planReport` adds the contract's `--plan` report.
+ * (store/journal/read-only.ts); `planReport` adds the contract's `--plan` report.
  */
 import Database from "better-sqlite3"
 import { stringify } from "csv-stringify"
@@ -86,7 +86,7 @@ import {
   type Written,
   writtenByCreate
 } from "./delta.ts"
-import { type JournalView, openJournalView } from "./journal-view.ts"
+import { type JournalView, openJournalView } from "../../store/journal/read-only.ts"
 import { type MappingInput, resolveMapping } from "./mapping.ts"
 import { makePresetPlanner } from "./preset-plan.ts"
 import { type CsvSourceOptions, openCsv } from "./read.ts"

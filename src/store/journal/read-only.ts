@@ -1,16 +1,18 @@
 /**
- * What a delta pass reads of the journal: the ops of given keys (what earlier passes
- * wrote for a row), the id map (which rows have a record on the target) and meta. A run
- * reads the journal it plans into; `--plan` and `--dry-run` read an existing SQLite
- * journal file read-only, so they create and change nothing.
+ * A SQLite journal read without writing: the ops of given keys, the id map and meta, as
+ * import-csv's delta planning reads them (what earlier passes wrote for a row, which rows
+ * have a record on the target). A run reads the journal it plans into; `--plan` and
+ * `--dry-run` read an existing journal file this way, so they create and change nothing.
+ * Rows are read as the store reads them (schema.ts `toOp`).
  */
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
-import { JournalError, type JournalApi, type Op } from "../../store/journal.ts"
-import { isPostgresUrl } from "../../store/postgres.ts"
+import { JournalError, type JournalApi, type Op } from "../journal.ts"
+import { isPostgresUrl } from "../postgres.ts"
+import { type OpRow, toOp } from "./schema.ts"
 
 export type JournalView = Pick<JournalApi, "getMany" | "mappings" | "getMeta">
 
@@ -20,18 +22,6 @@ export const EMPTY_VIEW: JournalView = {
   mappings: () => Effect.succeed([]),
   getMeta: () => Effect.succeed(Option.none())
 }
-
-interface Row {
-  readonly seq: number
-  readonly key: string
-  readonly kind: string
-  readonly payload: string
-  readonly depends_on: string | null
-  readonly state: Op["state"]
-  readonly result: string | null
-}
-
-const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text))
 
 /**
  * The view of the SQLite journal at `location`, read-only, for the scope; a file that does
@@ -63,26 +53,9 @@ export const openJournalView = (location: string | undefined): Effect.Effect<Jou
               for (let i = 0; i < keys.length; i += 500) {
                 const chunk = keys.slice(i, i + 500)
                 const rows = db
-                  .prepare<Array<string>, Row>(
-                    `SELECT seq, key, kind, payload, depends_on, state, result FROM ops WHERE key IN (${chunk.map(() => "?").join(",")})`
-                  )
+                  .prepare<Array<string>, OpRow>(`SELECT * FROM ops WHERE key IN (${chunk.map(() => "?").join(",")})`)
                   .all(...chunk)
-                for (const r of rows) {
-                  out.push({
-                    seq: r.seq,
-                    key: r.key,
-                    kind: r.kind,
-                    payload: parse(r.payload),
-                    dependsOn: r.depends_on,
-                    state: r.state,
-                    attempts: 0,
-                    attemptedAt: null,
-                    result: parse(r.result),
-                    error: null,
-                    uncertain: false,
-                    sentAt: null
-                  })
-                }
+                for (const r of rows) out.push(toOp(r))
               }
               return out
             },
