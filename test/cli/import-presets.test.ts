@@ -139,7 +139,9 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       const again = yield* run(handle, args)
       expect(again.code).toBe(0)
       expect(writes(handle)).toEqual([])
-    }))
+    // The resume after a kill waits one settle window (the request timeout, 30 s) for a
+    // comment the dead run left in flight: its request may have left just before the kill.
+    }), 180_000)
 
   it.effect("a people file without name,email columns, or a missing attachments directory: one line, exit 64", () =>
     Effect.gen(function*() {
