@@ -209,11 +209,12 @@ layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notif
       const snapshot = path.join(dir, "skipped.sqlite")
       const ws = emu.workspaces[0]!
       const live = emu.ctx.db.prepare("SELECT count(*) FROM records WHERE deleted_at IS NULL").pluck().get() as number
-      // Every get-record is held a while when it arrives; once the first is held, the
-      // listings are done (one page per workspace) and one record is deleted: its
-      // get-record, held or still to come, finds nothing.
-      emu.faults.inject({ route: "get-record", kind: "latency", latencyMs: 1000, times: live })
-      const child = spawn(process.execPath, ["bin/worksync.js", "backup", "--snapshot", snapshot, "--json", "--notify", `${monitor.url}/ping/skip`], {
+      // Every get-record is held unanswered. The backup is of one workspace, whose
+      // unarchived records fit one page: once a get-record is held, that page has been
+      // listed, with the victim on it. The victim is then deleted and the held requests
+      // answered: its get-record, held or still to come, finds nothing. No clock decides it.
+      emu.faults.inject({ route: "get-record", kind: "hold", times: live })
+      const child = spawn(process.execPath, ["bin/worksync.js", "backup", "--snapshot", snapshot, "--workspace", ws, "--json", "--notify", `${monitor.url}/ping/skip`], {
         env: { ...cleanEnv(), ...connectionEnv(emu) },
         stdio: ["ignore", "pipe", "pipe"]
       })
@@ -222,10 +223,18 @@ layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notif
       child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
       child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
       const closed = new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)))
-      while (emu.faults.pending() === live) yield* Effect.sleep("20 millis")
-      const [victim] = emu.admin.deleteRecords(1, ws)
-      const code = yield* Effect.promise(() => closed)
+      let exited = false
+      void closed.then(() => (exited = true))
+      // A run that ends without ever asking for a record fails below, never waits here.
+      while (emu.faults.heldRequests.size === 0 && !exited) yield* Effect.sleep("20 millis")
+      while (emu.faults.heldRequests.size === 0) { yield* Effect.sleep("20 millis"); if (++spins % 100 === 0) console.log("DBG", spins, emu.faults.pending(), stderr.slice(-300), emu.stats?.snapshot?.()) }
+      const victim = emu.ctx.db
+        .prepare("SELECT id FROM records WHERE workspace_id = ? AND deleted_at IS NULL AND archived = 0 ORDER BY position, id LIMIT 1")
+        .pluck()
+        .get(ws) as string
+      emu.admin.deleteRecords([victim])
       emu.faults.reset()
+      const code = yield* Effect.promise(() => closed)
       expect(code).toBe(1)
       expect(JSON.parse(stdout)).toMatchObject({ runId: "1" })
       expect(stderr).toMatch(new RegExp(`worksync: backup: run 1 is complete but skipped record ${victim} \\(listed, then not found by get-record\\)`))
