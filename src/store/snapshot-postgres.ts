@@ -10,6 +10,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import * as Stream from "effect/Stream"
 import { dollarParams, lockPostgresWriter, openPostgres, pgErrorDetail } from "./postgres.ts"
 import { contentHash } from "./snapshot-hash.ts"
+import { type SnapshotBackend, withNamedReads } from "./snapshot-reads.ts"
 import { SNAPSHOT_PG_MIGRATIONS } from "./snapshot-schema-postgres.ts"
 import type { PlainEntity } from "./snapshot-schema.ts"
 import {
@@ -212,7 +213,7 @@ export const openPostgresSnapshot = (
     const count = (text: string, runId: number) =>
       Effect.map(q<{ n: number }>(text, [runId]), (rows) => rows[0]?.n ?? 0)
 
-    const service: SnapshotStoreService = {
+    const service: SnapshotBackend = {
       file,
       lockWriter: lockPostgresWriter(pg, "snapshot"),
       beginRun: (scope, full) =>
@@ -428,7 +429,7 @@ export const openPostgresSnapshot = (
           Stream.mapError(fail(operation))
         )
     }
-    return service
+    return withNamedReads(service)
   })
 
 /** The snapshot's tables (a schema may hold other stores' tables too). */

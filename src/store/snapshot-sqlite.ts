@@ -10,6 +10,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import { lockStore } from "./file-lock.ts"
 import { contentHash } from "./snapshot-hash.ts"
+import { type SnapshotBackend, withNamedReads } from "./snapshot-reads.ts"
 import { type PlainEntity, SNAPSHOT_MIGRATIONS } from "./snapshot-schema.ts"
 import {
   type FileObjectRef,
@@ -83,7 +84,9 @@ const fileBytes = (file: string): number => {
   return total
 }
 
-const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => {
+const makeStore = (db: Database.Database, file: string): SqliteSnapshotStore => withNamedReads(makeBase(db, file))
+
+const makeBase = (db: Database.Database, file: string): SnapshotBackend & { readonly db: SqliteDatabase } => {
   const fail = (operation: string) => (e: unknown) =>
     new SnapshotError({ file, operation, detail: e instanceof Error ? e.message : String(e) })
   const run = <A>(operation: string, f: () => A): Effect.Effect<A, SnapshotError> =>

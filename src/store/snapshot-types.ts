@@ -8,6 +8,9 @@ import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import type { StoreBusy, StoreLockError } from "./file-lock.ts"
+import type { SnapshotConsistency } from "./snapshot-consistency.ts"
+import type { SnapshotDiff } from "./snapshot-diff.ts"
+import type { SnapshotReads } from "./snapshot-reads.ts"
 
 /** A query or write on the snapshot failed. */
 export class SnapshotError extends Data.TaggedError("SnapshotError")<{
@@ -156,9 +159,11 @@ export interface SnapshotQuery {
 /**
  * The snapshot store: runs, versioned entities and their membership in runs
  * (docs/snapshot.md). Every operation fails with `SnapshotError` naming the store and
- * what was being done.
+ * what was being done. The named reads (snapshot-reads.ts), the diff between runs
+ * (snapshot-diff.ts) and the consistency rules (snapshot-consistency.ts) are written once
+ * over `select` and `stream`, and every backend has them.
  */
-export interface SnapshotStoreService {
+export interface SnapshotStoreService extends SnapshotReads, SnapshotDiff, SnapshotConsistency {
   /** Where the store is, for messages: a file path, or a database URL without its password. */
   readonly file: string
   /**
@@ -227,7 +232,7 @@ export interface SnapshotStoreService {
    * batch it is planning; the order is what lets it create each list's records in turn.
    */
   readonly runRecordDetails: (runId: number, workspaceId: string) => Stream.Stream<string, SnapshotError>
-  /** Rows of a read (see SnapshotQuery), for set-based reads that live next to their callers. */
+  /** Rows of a read (see SnapshotQuery): what the named reads are written over (callers name a read instead). */
   readonly select: <A = Record<string, unknown>>(
     operation: string,
     query: SnapshotQuery

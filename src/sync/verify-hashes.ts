@@ -34,29 +34,14 @@ const parse = (text: string): { value: unknown } | { error: string } => {
 
 const shortHash = (h: string) => h.slice(0, 12)
 
-interface RecordRow {
-  readonly vid: number
-  readonly id: string
-  readonly hash: string
-  readonly summary_hash: string
-  readonly summary: string
-  readonly detail: string
-}
-
 /** Every record version of the snapshot with its activity, hashed again. */
 const recordVersions = (store: SnapshotStoreService, tally: Tally): Effect.Effect<void, SnapshotError> =>
   Effect.gen(function*() {
     for (let after = 0;;) {
-      const rows = yield* store.select<RecordRow>("read record versions", {
-        sql: "SELECT vid, id, hash, summary_hash, summary, detail FROM records WHERE vid > ? ORDER BY vid LIMIT ?",
-        params: [after, BATCH]
-      })
+      const rows = yield* store.recordVersionsAfter(after, BATCH)
       if (rows.length === 0) return
       const last = rows[rows.length - 1]!.vid
-      const items = yield* store.select<{ vid: number; item: string }>("read activity", {
-        sql: "SELECT vid, item FROM activity WHERE vid > ? AND vid <= ? ORDER BY vid, seq",
-        params: [after, last]
-      })
+      const items = yield* store.activityOfVersions(after, last)
       const activityOf = new Map<number, Array<string>>()
       for (const a of items) {
         const list = activityOf.get(a.vid) ?? []
@@ -95,10 +80,7 @@ const recordVersions = (store: SnapshotStoreService, tally: Tally): Effect.Effec
 const plainVersions = (store: SnapshotStoreService, table: PlainEntity, tally: Tally): Effect.Effect<void, SnapshotError> =>
   Effect.gen(function*() {
     for (let after = 0;;) {
-      const rows = yield* store.select<{ vid: number; id: string; hash: string; item: string }>(`read ${table}`, {
-        sql: `SELECT vid, id, hash, item FROM ${table} WHERE vid > ? ORDER BY vid LIMIT ?`,
-        params: [after, BATCH]
-      })
+      const rows = yield* store.plainVersionsAfter(table, after, BATCH)
       if (rows.length === 0) return
       for (const row of rows) {
         const where = `${singular(table)} ${row.id} (version ${row.vid})`

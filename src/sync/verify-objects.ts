@@ -14,6 +14,7 @@
  * another size, other bytes), and verify creates nothing under DIR.
  */
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { createHash, randomInt } from "node:crypto"
 import * as fs from "node:fs"
 import { objectPathIn } from "../store/object-store.ts"
@@ -53,13 +54,6 @@ export const sample = <A>(items: ReadonlyArray<A>, pct: number): Array<A> => {
   return pool.slice(0, want)
 }
 
-interface RunFile {
-  readonly id: string
-  readonly item: string
-  readonly sha256: string | null
-  readonly size: number | null
-}
-
 const fileLabel = (id: string, item: Record<string, unknown>) =>
   typeof item.name === "string" ? `file ${id} (${JSON.stringify(item.name)})` : `file ${id}`
 
@@ -72,28 +66,19 @@ export const checkObjects = (
 ): Effect.Effect<CheckResult, SnapshotError | Error> =>
   Effect.gen(function*() {
     const tally = new Tally("objects")
-    const files = yield* store.select<RunFile>("read the run's files and their objects", {
-      sql: `SELECT rf.id AS id, f.item AS item, o.sha256 AS sha256, fo.size AS size
-            FROM run_files AS rf
-            JOIN files AS f ON f.vid = rf.vid
-            LEFT JOIN run_file_objects AS o ON o.run_id = rf.run_id AND o.file_id = rf.id
-            LEFT JOIN file_objects AS fo ON fo.sha256 = o.sha256
-            WHERE rf.run_id = ? ORDER BY rf.id`,
-      params: [runId]
-    })
-    for (const f of files) {
-      const item = JSON.parse(f.item) as Record<string, unknown>
-      if (item.status !== undefined && item.status !== "CONFIRMED") continue
-      const label = fileLabel(f.id, item)
-      if (f.sha256 === null) tally.fail(`${label}: the run holds no bytes for it (backed up without --files, or skipped)`)
-      else if (f.size === null) tally.fail(`${label}: its object ${f.sha256} is not recorded in file_objects`)
-      else if (typeof item.size === "number" && item.size !== f.size) {
-        tally.fail(`${label}: declared ${item.size} bytes, its object holds ${f.size}`)
-      } else tally.pass()
-    }
-    const objects = yield* store.select<{ sha256: string; size: number }>("read the stored objects", {
-      sql: "SELECT sha256, size FROM file_objects ORDER BY sha256"
-    })
+    yield* store.runFileObjects(runId, "id").pipe(Stream.runForEach((f) =>
+      Effect.sync(() => {
+        const item = JSON.parse(f.item) as Record<string, unknown>
+        if (item.status !== undefined && item.status !== "CONFIRMED") return
+        const label = fileLabel(f.id, item)
+        if (f.sha256 === null) tally.fail(`${label}: the run holds no bytes for it (backed up without --files, or skipped)`)
+        else if (f.size === null) tally.fail(`${label}: its object ${f.sha256} is not recorded in file_objects`)
+        else if (typeof item.size === "number" && item.size !== f.size) {
+          tally.fail(`${label}: declared ${item.size} bytes, its object holds ${f.size}`)
+        } else tally.pass()
+      })
+    ))
+    const objects = yield* store.storedObjects
     for (const o of sample(objects, samplePercent)) {
       const label = `object ${o.sha256}`
       const file = objectPathIn(dir, o.sha256)

@@ -35,12 +35,7 @@ const messageOf = (e: unknown): string =>
 const checkCounts = (store: SnapshotStoreService, client: RestClientApi, runId: number) =>
   Effect.gen(function*() {
     const tally = new Tally("service.counts")
-    const held = yield* store.select<{ id: string; n: number }>("count the run's records per workspace", {
-      sql: `SELECT rw.id AS id, (SELECT count(*) FROM run_records rr JOIN records r ON r.vid = rr.vid
-                                 WHERE rr.run_id = rw.run_id AND r.workspace_id = rw.id) AS n
-            FROM run_workspaces rw WHERE rw.run_id = ? ORDER BY rw.id`,
-      params: [runId]
-    })
+    const held = yield* store.recordsPerWorkspace(runId)
     for (const ws of held) {
       const counted = yield* Effect.forEach([false, true], (archived) => countRecords({ workspaceId: ws.id, archived })).pipe(
         Effect.provideService(RestClient, client),
@@ -61,21 +56,14 @@ const checkCounts = (store: SnapshotStoreService, client: RestClientApi, runId: 
 const checkRecords = (store: SnapshotStoreService, client: RestClientApi, runId: number, size: number) =>
   Effect.gen(function*() {
     const tally = new Tally("service.records")
-    const ids = yield* store.select<{ id: string; workspace_id: string }>("read the run's record ids", {
-      sql: `SELECT r.id AS id, r.workspace_id AS workspace_id FROM run_records rr JOIN records r ON r.vid = rr.vid
-            WHERE rr.run_id = ? ORDER BY r.id`,
-      params: [runId]
-    })
+    const ids = yield* store.runRecordRefs(runId)
     const picked = ids.length === 0 ? [] : sample(ids, Math.min(100, (size / ids.length) * 100))
     for (const ref of picked) {
-      const stored = (yield* store.select<{ detail: string }>("read a record of the run", {
-        sql: "SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?",
-        params: [runId, ref.id]
-      }))[0]
+      const stored = yield* store.memberDetail(runId, ref.id)
       if (stored === undefined) continue
-      const s = readSource(JSON.parse(stored.detail) as Record<string, unknown>)
-      const where = `record ${s.id} (${clip(s.title)}) of workspace ${ref.workspace_id}`
-      const live = yield* client.getRecord({ workspaceId: ref.workspace_id, recordId: ref.id }).pipe(
+      const s = readSource(JSON.parse(stored) as Record<string, unknown>)
+      const where = `record ${s.id} (${clip(s.title)}) of workspace ${ref.workspaceId}`
+      const live = yield* client.getRecord({ workspaceId: ref.workspaceId, recordId: ref.id }).pipe(
         Effect.map(Option.some<RecordDetail>),
         Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<RecordDetail>()))
       )
