@@ -1,12 +1,13 @@
 /**
  * The change stream between two runs, for pipelines that consume changes directly:
  * one `Change` per created, updated or deleted record or file, with the stored
- * content before and after. Read from the store in id-ordered pages (keyset paging), so
- * memory stays flat whatever the size of the diff.
+ * content before and after. Read from the store in id-ordered pages (keyset paging: the
+ * store's changesPage), so memory stays flat whatever the size of the diff.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import type { ChangeRow } from "../store/snapshot-diff.ts"
 import { type RunNotFound, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
 import { type DiffEntity, selectRuns } from "./diff.ts"
 
@@ -25,40 +26,7 @@ export interface Change {
 
 const PAGE = 1000
 
-const pageSql = (entity: DiffEntity) => {
-  const run = entity === "records" ? "run_records" : "run_files"
-  const content = entity === "records" ? "records" : "files"
-  const col = entity === "records" ? "detail" : "item"
-  // One id-ordered pass over both runs: changed or created ids of `to`, then deleted ids of `from`.
-  return `
-    SELECT c.id, c.from_vid, c.to_vid,
-      (SELECT ${col} FROM ${content} WHERE vid = c.from_vid) AS before,
-      (SELECT ${col} FROM ${content} WHERE vid = c.to_vid) AS after,
-      coalesce((SELECT workspace_id FROM ${content} WHERE vid = c.to_vid),
-               (SELECT workspace_id FROM ${content} WHERE vid = c.from_vid)) AS workspace_id
-    FROM (
-      SELECT t.id, f.vid AS from_vid, t.vid AS to_vid
-        FROM ${run} t LEFT JOIN ${run} f ON f.run_id = ? AND f.id = t.id
-        WHERE t.run_id = ? AND t.id > ? AND (f.vid IS NULL OR f.vid <> t.vid)
-      UNION ALL
-      SELECT f.id, f.vid AS from_vid, NULL AS to_vid
-        FROM ${run} f
-        WHERE f.run_id = ? AND f.id > ?
-          AND NOT EXISTS (SELECT 1 FROM ${run} t WHERE t.run_id = ? AND t.id = f.id)
-    ) c
-    ORDER BY c.id LIMIT ${PAGE}`
-}
-
-interface Row {
-  id: string
-  from_vid: number | null
-  to_vid: number | null
-  before: string | null
-  after: string | null
-  workspace_id: string
-}
-
-const toChange = (entity: DiffEntity, r: Row): Change => ({
+const toChange = (entity: DiffEntity, r: ChangeRow): Change => ({
   entity: entity === "records" ? "record" : "file",
   kind: r.from_vid === null ? "created" : r.to_vid === null ? "deleted" : "updated",
   id: r.id,
@@ -77,11 +45,7 @@ export const changeStream = (
   Stream.paginate(
     "",
     (after: string) =>
-      store.select<Row>(`read ${entity} changes`, {
-        sql: pageSql(entity),
-        // In the order of the `?` above.
-        params: [fromId, toId, after, fromId, after, toId]
-      })
+      store.changesPage(entity, fromId, toId, after, PAGE)
         .pipe(Effect.map((rows) => {
           const last = rows[rows.length - 1]
           return [

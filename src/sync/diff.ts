@@ -1,9 +1,10 @@
 /**
- * Differences between two runs of a snapshot, computed inside the store's database: set operations
- * on the run membership tables (ids) and version ids (a version id changes exactly
- * when the content hash does). Nothing is loaded beyond the ids in the answer.
+ * Differences between two runs of a snapshot, computed inside the store's database (the
+ * store's diffIds and diffCounts, snapshot-diff.ts): nothing is loaded beyond the ids in
+ * the answer. Which runs a diff compares is decided here.
  */
 import * as Effect from "effect/Effect"
+import type { DiffEntity, IdChanges } from "../store/snapshot-diff.ts"
 import {
   type RunNotFound,
   resolveRun,
@@ -13,68 +14,21 @@ import {
   type SnapshotStoreService
 } from "../store/snapshot.ts"
 
-export interface IdChanges {
-  readonly created: ReadonlyArray<string>
-  readonly updated: ReadonlyArray<string>
-  readonly deleted: ReadonlyArray<string>
-}
-
 /** The contract's `worksync diff --json` object. */
+export type { ChangeCounts, DiffEntity, IdChanges } from "../store/snapshot-diff.ts"
+
 export interface DiffResult {
   readonly records: IdChanges
   readonly files: IdChanges
 }
 
-export interface ChangeCounts {
-  readonly created: number
-  readonly updated: number
-  readonly deleted: number
-}
-
-/** Membership tables that diff compares. */
-export type DiffEntity = "records" | "files"
-
-const table = (entity: DiffEntity) => (entity === "records" ? "run_records" : "run_files")
-
-// `from` may be 0 (no earlier run): every id of `to` is then created.
-// Each read takes the two run ids in the order its `?` appear (paramsOf).
-export const createdSql = (entity: DiffEntity) =>
-  `SELECT t.id FROM ${table(entity)} t WHERE t.run_id = ?
-   AND NOT EXISTS (SELECT 1 FROM ${table(entity)} f WHERE f.run_id = ? AND f.id = t.id) ORDER BY t.id`
-export const deletedSql = (entity: DiffEntity) =>
-  `SELECT f.id FROM ${table(entity)} f WHERE f.run_id = ?
-   AND NOT EXISTS (SELECT 1 FROM ${table(entity)} t WHERE t.run_id = ? AND t.id = f.id) ORDER BY f.id`
-export const updatedSql = (entity: DiffEntity) =>
-  `SELECT t.id FROM ${table(entity)} t JOIN ${table(entity)} f ON f.run_id = ? AND f.id = t.id
-   WHERE t.run_id = ? AND f.vid <> t.vid ORDER BY t.id`
-
-const countSql = (sql: string) => `SELECT count(*) AS n FROM (${sql}) AS c`
-
-/** The parameters of each read above, in the order its `?` appear. */
-const paramsOf = (kind: "created" | "updated" | "deleted", fromId: number, toId: number) =>
-  kind === "created" ? [toId, fromId] : [fromId, toId]
-
-/** Ids created, updated and deleted between run `fromId` (0: none) and run `toId`, sorted. */
+/** Ids created, updated and deleted between run `fromId` (0: none) and run `toId`, sorted (the store's diffIds). */
 export const diffIds = (store: SnapshotStoreService, entity: DiffEntity, fromId: number, toId: number) =>
-  Effect.all({
-    created: ids(store, entity, createdSql(entity), paramsOf("created", fromId, toId)),
-    updated: ids(store, entity, updatedSql(entity), paramsOf("updated", fromId, toId)),
-    deleted: ids(store, entity, deletedSql(entity), paramsOf("deleted", fromId, toId))
-  }) satisfies Effect.Effect<IdChanges, SnapshotError>
-
-const ids = (store: SnapshotStoreService, entity: DiffEntity, sql: string, params: Array<number>) =>
-  Effect.map(store.select<{ id: string }>(`diff ${entity}`, { sql, params }), (rows) => rows.map((r) => r.id))
+  store.diffIds(entity, fromId, toId)
 
 /** Only the numbers (what `backup --json` reports). */
-export const diffCounts = (store: SnapshotStoreService, entity: DiffEntity, fromId: number, toId: number) => {
-  const n = (sql: string, params: Array<number>) =>
-    Effect.map(store.select<{ n: number }>(`count ${entity} changes`, { sql: countSql(sql), params }), (rows) => rows[0]?.n ?? 0)
-  return Effect.all({
-    created: n(createdSql(entity), paramsOf("created", fromId, toId)),
-    updated: n(updatedSql(entity), paramsOf("updated", fromId, toId)),
-    deleted: n(deletedSql(entity), paramsOf("deleted", fromId, toId))
-  }) satisfies Effect.Effect<ChangeCounts, SnapshotError>
-}
+export const diffCounts = (store: SnapshotStoreService, entity: DiffEntity, fromId: number, toId: number) =>
+  store.diffCounts(entity, fromId, toId)
 
 export interface DiffSelection {
   readonly from: RunRow | undefined
