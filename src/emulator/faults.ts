@@ -1,8 +1,9 @@
 /**
  * Fault injection, all off by default: a per-token rate limit (token bucket), a share of
  * requests throttled whatever the rate, latency,
- * random 500s, dropped connections, ambiguous writes (committed, answer lost), churn
- * under list-records and list-files (after every page, or the first `pages` pages),
+ * random 500s, dropped connections, ambiguous writes (committed, answer lost), writes
+ * answered 2xx and not applied (scripted "not-applied"), churn under list-records and
+ * list-files (after every page, or the first `pages` pages),
  * answers whose body stalls after the headers (stall-body.ts), files deleted as a client
  * downloads them (file-deletes.ts), requests held unanswered until released (a service
  * that stops answering), and scripted one-shot faults for deterministic tests.
@@ -19,8 +20,23 @@ import { type HeldWrite, LateCommits, type ReleaseOn } from "./write-faults.ts"
  * "hold": the request gets no answer until `heldRequests.releaseAll()` (or `reset()`),
  * then is served as usual: a service that stops answering, for as long as a test needs,
  * with no clock involved. `heldRequests.size` says how many wait.
+ * "not-applied": a REST write is answered as the service answers it (2xx, its usual body)
+ * and nothing of it stays, no webhook event either (write-faults.ts, `discarded`): a
+ * service that acknowledges a write it then loses or ignores, which only a read-back
+ * tells. REST operations only; other requests pass through untouched.
  */
-export type FaultKind = "429" | "500" | "401" | "drop" | "ambiguous" | "latency" | "stall-body" | "garble" | "late-commit" | "hold"
+export type FaultKind =
+  | "429"
+  | "500"
+  | "401"
+  | "drop"
+  | "ambiguous"
+  | "latency"
+  | "stall-body"
+  | "garble"
+  | "late-commit"
+  | "hold"
+  | "not-applied"
 
 /** A scripted fault: the next `times` (default 1) requests on `route` get `kind`. */
 export interface FaultInjection {
@@ -42,7 +58,7 @@ export interface FaultInjection {
 
 export interface FaultDecision {
   readonly latencyMs: number
-  readonly action: "none" | "429" | "500" | "401" | "drop" | "ambiguous" | "stall-body" | "garble" | "late-commit" | "hold"
+  readonly action: "none" | "429" | "500" | "401" | "drop" | "ambiguous" | "stall-body" | "garble" | "late-commit" | "hold" | "not-applied"
   readonly retryAfter?: string
   /** "hold": opens when the request may be served. */
   readonly gate?: Promise<void>
@@ -242,7 +258,8 @@ export class FaultController {
       const matches = typeof r === "string" ? r === route : r.test(route)
       // An ambiguous write only makes sense on a write, a stalled body on a read (a
       // download); other requests pass through untouched.
-      const writeOnly = s.injection.kind === "ambiguous" || s.injection.kind === "garble" || s.injection.kind === "late-commit"
+      const writeOnly = s.injection.kind === "ambiguous" || s.injection.kind === "garble" || s.injection.kind === "late-commit" ||
+        s.injection.kind === "not-applied"
       return matches && (!writeOnly || isWrite) && (s.injection.kind !== "stall-body" || !isWrite)
     })
     if (index < 0) return undefined

@@ -14,7 +14,7 @@ import { authenticateRest, tokenKeyOf } from "./auth.ts"
 import type { EmulatorArea, EmulatorContext, RawRoute, RestOperation } from "./context.ts"
 import type { FaultController, FaultDecision } from "./faults.ts"
 import { stallBody } from "./stall-body.ts"
-import { answerThenCommitLate, garbleAnswer } from "./write-faults.ts"
+import { answerThenCommitLate, discarded, garbleAnswer } from "./write-faults.ts"
 import { altAnswer, altInput } from "./alt/answers.ts"
 import { HttpError, readJsonObject, sendError, sendJson } from "./http.ts"
 import type { EmulatorVariant } from "./options.ts"
@@ -202,14 +202,17 @@ export const startServers = async (
     res: http.ServerResponse,
     url: URL,
     op: RestOperation,
-    target: RestTarget
+    target: RestTarget,
+    notApplied: boolean
   ): Promise<void> => {
     const principal = authenticateRest(ctx, req)
     const alt = ctx.variant === "alt"
     let input = target.source === "body" ? await readJsonObject(req, alt) : queryInput(url.searchParams, ctx.variant)
     if (target.extra !== undefined) Object.assign(input, target.extra)
+    // "not-applied": the answer is computed as usual, then everything it wrote is undone.
+    const answer = (compute: () => unknown) => (notApplied ? discarded(ctx.db, ctx.events, compute) : compute())
     if (!alt) {
-      sendJson(res, 200, op.handle(ctx, principal, input))
+      sendJson(res, 200, answer(() => op.handle(ctx, principal, input)))
       return
     }
     if (req.method === "PATCH") {
@@ -219,7 +222,8 @@ export const startServers = async (
       if (workspaceId !== null) input["workspaceId"] = workspaceId
     }
     input = altInput(op.name, input)
-    sendJson(res, 200, altAnswer(ctx, op.name, input, op.handle(ctx, principal, input)))
+    const altInputs = input
+    sendJson(res, 200, answer(() => altAnswer(ctx, op.name, altInputs, op.handle(ctx, principal, altInputs))))
   }
 
   const handleRest = async (
@@ -261,8 +265,9 @@ export const startServers = async (
       throw new HttpError(404, "NOT_FOUND", `No such operation: ${target.op}`)
     }
     trackStats(stats, op.name, res)
-    if (await applyFault(decide(req, op.name, op.write), req, res, ctx.variant)) return
-    await runRest(req, res, url, op, target)
+    const decision = decide(req, op.name, op.write)
+    if (await applyFault(decision, req, res, ctx.variant)) return
+    await runRest(req, res, url, op, target, decision.action === "not-applied")
   }
 
   const handleMain = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {

@@ -1,5 +1,5 @@
 /**
- * Faults of a write that the service applied but whose answer does not tell so:
+ * Faults of a write whose answer does not tell what the service did:
  *
  * - "garble": the write commits and its 2xx answer arrives unreadable (a truncated JSON
  *   body). A client must take the 2xx as "applied, details unknown".
@@ -8,8 +8,12 @@
  *   `releaseOn.route` arrives (that request is handled only after the commit). Tests so
  *   place the commit after a given number of the client's looks, with no wall-clock
  *   window.
+ * - "not-applied": the write is answered as usual (2xx) and nothing of it stays
+ *   (`discarded`).
  */
+import type Database from "better-sqlite3"
 import type * as http from "node:http"
+import type { EventBus } from "./context.ts"
 import { HttpError, readBody, sendError } from "./http.ts"
 import type { EmulatorVariant } from "./options.ts"
 
@@ -138,4 +142,24 @@ export const answerThenCommitLate = async (
     return req
   }
   await held.gate
+}
+
+/**
+ * "not-applied": runs a write's handler and gives back its answer, then undoes everything
+ * it wrote (a savepoint rolled back) and sends none of its webhook events: the service
+ * said yes and kept nothing. The handler is synchronous (REST operations), so nothing
+ * else runs in between; a handler that throws is undone as well and its error passes.
+ */
+export const discarded = <A>(db: Database.Database, events: EventBus, handle: () => A): A => {
+  db.exec("SAVEPOINT not_applied")
+  const bus = events as { emit: EventBus["emit"] }
+  const emit = bus.emit
+  bus.emit = () => undefined
+  try {
+    return handle()
+  } finally {
+    bus.emit = emit
+    db.exec("ROLLBACK TO not_applied")
+    db.exec("RELEASE not_applied")
+  }
 }

@@ -18,7 +18,9 @@
  *   reported. The values put back are read back; one the service did not take is
  *   reported, not retried.
  * - delete a comment on a record the journal did not create: delete-comment (beyond the
- *   documents; a service without it keeps the comment, reported), then read back.
+ *   documents; a service without it keeps the comment, reported), then read back: a
+ *   comment still shown after a success (or not-found) answer is kept and reported too,
+ *   never sent again.
  * Deletes and updates set fixed states, so a request of unknown outcome is simply sent
  * again (by the client's retries or the next run); the check before each send makes a
  * landed one a no-op, and a repeated delete that finds nothing counts as done.
@@ -251,6 +253,9 @@ const liveComment = (client: RestClientApi, p: UndoCommentPayload) =>
     Effect.catchIf(isNotFound, () => Effect.succeed(Option.none()))
   )
 
+/** Why a comment is kept whose delete-comment answered success (or not found) while it still shows. */
+const COMMENT_NOT_DELETED = "delete-comment answered without deleting it: the record's activity still shows the comment"
+
 const commentExecutor = (client: RestClientApi): Executor => ({
   kind: UNDO_KINDS.commentDelete,
   execute: (op) =>
@@ -267,10 +272,11 @@ const commentExecutor = (client: RestClientApi): Executor => ({
           Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<string>())),
           Effect.catchIf(isNotAvailable, (e) => Effect.succeed(Option.some(notAvailableLine("comments", e))))
         )
-      if (Option.isSome(answer)) return { result: { id: p.commentId, kept: [{ what: "comment", id: p.commentId, why: answer.value }] }, mappings: [] }
-      if (Option.isSome(yield* liveComment(client, p))) {
-        return yield* Effect.fail(notApplied(`delete-comment of ${p.commentId} answered success, and the record's activity still shows it`))
-      }
+      const keep = (why: string) => ({ result: { id: p.commentId, kept: [{ what: "comment", id: p.commentId, why }] }, mappings: [] })
+      if (Option.isSome(answer)) return keep(answer.value)
+      // The operation is beyond the documents: a service that says yes and keeps the comment
+      // is one more way of not having it. Sending it again would get the same answer.
+      if (Option.isSome(yield* liveComment(client, p))) return keep(COMMENT_NOT_DELETED)
       return { result: { id: p.commentId, deleted: true }, mappings: [] }
     })
 })

@@ -1,6 +1,7 @@
 /**
  * Fault injection: rate limit (429 + Retry-After in seconds or as an HTTP-date), 500s,
- * dropped connections, ambiguous writes (committed, answer lost), churn under offset
+ * dropped connections, ambiguous writes (committed, answer lost), writes answered and not
+ * applied, churn under offset
  * paging, scripted one-shot faults; and request statistics.
  */
 import { afterEach, describe, expect, layer } from "@effect/vitest"
@@ -165,6 +166,29 @@ layer(fileLayer, { timeout: 30_000, excludeTestServices: true })((it) => {
       expect(count()).toBe(before + 1)
       const found = await ok(rpc(h, "search-records", { workspaceId: ws, query: "committed but unanswered" }))
       expect(found).toHaveLength(1)
+    }))
+
+    it.effect("a not-applied write is answered 2xx with its usual body, and nothing of it stays; reads pass untouched; one-shot", () => Effect.promise(async () => {
+      const before = count()
+      h.faults.inject({ route: "create-record", kind: "not-applied" })
+      const answered = await rpc(h, "create-record", { workspaceId: ws, title: "acknowledged, never kept" })
+      expect(answered.status).toBe(200)
+      expect(answered.body.title).toBe("acknowledged, never kept")
+      expect(count()).toBe(before)
+      expect(await ok(rpc(h, "search-records", { workspaceId: ws, query: "acknowledged, never kept" }))).toHaveLength(0)
+      // Deleting a comment: answered success, the comment still shows.
+      const recordId = (await ok(rpc(h, "create-record", { workspaceId: ws, title: "commented" }))).id
+      const comment = await ok(rpc(h, "create-comment", { workspaceId: ws, recordId, text: "stays" }))
+      h.faults.inject({ route: "list-record-activity", kind: "not-applied" })
+      h.faults.inject({ route: "delete-comment", kind: "not-applied" })
+      expect((await rpc(h, "delete-comment", { workspaceId: ws, commentId: comment.id })).status).toBe(200)
+      const comments = async () => (await ok(rpc(h, "list-record-activity", { workspaceId: ws, recordId, type: "comments" }))).items
+      expect((await comments()).map((c: { id: string; deletedAt: unknown }) => [c.id, c.deletedAt])).toEqual([[comment.id, null]])
+      // A read is not a write: the scripted fault on it is still waiting, and the next delete applies.
+      expect(h.faults.pending()).toBe(1)
+      h.faults.reset()
+      await ok(rpc(h, "delete-comment", { workspaceId: ws, commentId: comment.id }))
+      expect((await comments()).every((c: { deletedAt: unknown }) => c.deletedAt !== null)).toBe(true)
     }))
 
     it.effect("ambiguousWriteRate applies to writes only; resource-style writes map to the operation name", () => Effect.promise(async () => {

@@ -1,20 +1,27 @@
 /**
  * Undo from the journal (src/sync/undo.ts): before-values recorded by the update
  * executor are put back, a field edited on the target since is kept and reported, a
- * journal written before before-values were recorded keeps its updates, and an undo
- * under ambiguous writes and dropped connections deletes each record exactly once.
+ * journal written before before-values were recorded keeps its updates, a comment whose
+ * delete-comment is answered success and not applied is kept and reported (the run
+ * finishes, a rerun sends nothing), and an undo under ambiguous writes and dropped
+ * connections deletes each record exactly once.
  */
 import { expect, layer } from "@effect/vitest"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as path from "node:path"
+import { GraphqlClient } from "../../src/client/graphql-client.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
 import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { openJournal } from "../../src/store/journal.ts"
 import { resolveRun, SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup } from "../../src/sync/backup.ts"
+import { recordNamespace } from "../../src/sync/plan.ts"
+import { EXTRA_KINDS, EXTRA_PHASES } from "../../src/sync/plan-extras.ts"
+import { replay } from "../../src/sync/replay.ts"
+import { makeExtraExecutors } from "../../src/sync/replay-extras.ts"
 import { restore } from "../../src/sync/restore.ts"
 import { undo } from "../../src/sync/undo.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
@@ -195,6 +202,44 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       expect(yield* undoWith(handle, journal)).toMatchObject({ reverted: 12, failed: 0 })
       expect(writes(handle)).toBe(0)
     }), 120_000)
+
+  it.effect("a comment the service answers delete-comment for and keeps is reported kept, the run finishes, and a rerun sends nothing", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const dir = yield* tempDir("ws-undo-")
+      const file = path.join(dir, "comment-kept.sqlite")
+      const { ids, ws } = yield* seeded(handle, "comment-kept", ["Found"])
+      const recordId = ids[0]!
+      // A run that commented on a record it found (mapped, not created): its comment is what undo deletes.
+      yield* Effect.scoped(Effect.gen(function*() {
+        const journal = yield* openJournal(file)
+        yield* journal.setMeta("kind", "import-csv")
+        yield* journal.setMapping({ namespace: recordNamespace(ws), sourceKey: "k:found", targetId: recordId })
+        yield* journal.addOps([{ key: "k:found/comment/0", kind: EXTRA_KINDS.commentCreate, payload: { workspaceId: ws, recordRef: "k:found", text: "Noted by the run" } }])
+        const made = yield* replay(journal, makeExtraExecutors(yield* RestClient, yield* GraphqlClient), { phases: EXTRA_PHASES })
+        expect(made).toMatchObject({ failed: 0, unknown: 0 })
+      }).pipe(Effect.provide(testClient(handle))))
+      const live = () =>
+        (handle.ctx.db.prepare("SELECT id FROM activity WHERE record_id = ? AND kind = 'COMMENT' AND deleted_at IS NULL").all(recordId) as Array<{ id: string }>)
+          .map((c) => c.id)
+      const [commentId] = live()
+      expect(commentId).toBeDefined()
+
+      // The service answers delete-comment 200 and keeps the comment.
+      handle.resetStats()
+      handle.faults.inject({ route: "delete-comment", kind: "not-applied" })
+      const report = yield* undoWith(handle, file).pipe(Effect.ensuring(Effect.sync(() => handle.faults.reset())))
+      expect(sent(handle, "delete-comment")).toBe(1)
+      expect(report).toMatchObject({ deleted: 0, reverted: 0, failed: 0 })
+      expect(report.kept).toEqual([{ what: "comment", id: commentId, why: expect.stringContaining("still shows the comment") }])
+      expect(live()).toEqual([commentId])
+
+      // A rerun neither sends it again nor fails: the same report.
+      handle.resetStats()
+      const again = yield* undoWith(handle, file)
+      expect(sent(handle, "delete-comment")).toBe(0)
+      expect({ ...again, replay: undefined }).toEqual({ ...report, replay: undefined })
+    }))
 
   it.effect("a create of the runs whose outcome is unknown is reported (rerun the command first), not guessed at", () =>
     Effect.gen(function*() {
