@@ -67,10 +67,14 @@ export type FileSource = typeof FileSource.Type
 export const FileUploadPayload = Schema.Struct({ ...Target, name: Str, sources: Schema.Array(FileSource) })
 export type FileUploadPayload = typeof FileUploadPayload.Type
 
-/** What a `file.upload` op ends with: the uploaded file, or why it could not be fetched. */
+/**
+ * What a `file.upload` op ends with: the uploaded file, or why it could not be fetched;
+ * `hostRefused`: the URLs refused for their host alone (presets/attachment-hosts.ts
+ * `HostRefusal`), which a later run allowing the host fetches (csv/attachment-retries.ts).
+ */
 export const FileUploadResult = Schema.Union([
   Schema.Struct({ uid: Str, name: Str, size: Schema.Number, type: Str, extension: Str }),
-  Schema.Struct({ notFetched: Str, name: Str })
+  Schema.Struct({ notFetched: Str, name: Str, hostRefused: opt(Schema.Array(Schema.Struct({ origin: Str, named: Schema.Boolean }))) })
 ])
 export type FileUploadResult = typeof FileUploadResult.Type
 
@@ -88,6 +92,10 @@ export const extraKey = {
   comment: (createKey: string, n: number) => `${createKey}/comment/${n}`,
   file: (createKey: string, n: number) => `${createKey}/file/${n}`,
   fileComment: (createKey: string, n: number) => `${createKey}/file/${n}/comment`,
+  /** The comment that embeds the file of the upload op keyed `fileKey` (`fileComment` of `file`). */
+  commentOfFile: (fileKey: string) => `${fileKey}/comment`,
+  /** The upload of an attachment again, once a later run allows the host it was refused for. */
+  fileAgain: (fileKey: string) => `${fileKey}/again`,
   checklist: (createKey: string, n: number) => `${createKey}/checklist/${n}`,
   checklistItem: (createKey: string, n: number, m: number) => `${createKey}/checklist/${n}/${m}`,
   archive: (createKey: string) => `${createKey}/archive`,

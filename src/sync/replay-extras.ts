@@ -12,7 +12,9 @@
  *
  * What the service cannot hold, or an attachment that cannot be fetched, ends its op done
  * with the reason in the result (a notice, or `notFetched`): the import reports it, and
- * the comment of an attachment not fetched still says which file it was and where.
+ * the comment of an attachment not fetched still says which file it was and where. One
+ * refused for its host alone also says so (`hostRefused`): a later run that allows the
+ * host uploads it then (csv/attachment-retries.ts).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -155,7 +157,7 @@ const fileExecutor = (graphql: GraphqlClientApi, options: ExtraExecutorOptions):
       const got = yield* fetchAttachment(p.name, p.sources, options.attachmentsDir)
       if (got._tag === "NotFetched") {
         options.onAttachment?.({ name: p.name, reason: got.reason })
-        return done({ notFetched: got.reason, name: p.name })
+        return done({ notFetched: got.reason, name: p.name, ...(got.hostRefusals !== undefined ? { hostRefused: got.hostRefusals } : {}) })
       }
       const uploaded = yield* graphql
         .uploadFile({

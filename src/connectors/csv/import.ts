@@ -87,6 +87,7 @@ import {
   writtenByCreate
 } from "./delta.ts"
 import { type JournalView, openJournalView } from "../../store/journal/read-only.ts"
+import { planAttachmentRetries } from "./attachment-retries.ts"
 import { type MappingInput, resolveMapping } from "./mapping.ts"
 import { makePresetPlanner } from "./preset-plan.ts"
 import { type CsvSourceOptions, openCsv } from "./read.ts"
@@ -205,7 +206,10 @@ export interface ImportResult {
   /** Tool presets: comments created by this run (planned, for a dry run), attachments uploaded. */
   readonly comments?: number
   readonly attachments?: number
-  /** Attachments that could not be fetched this run, with the reason (each has a comment naming it). */
+  /**
+   * Attachments that could not be fetched this run, with the reason (each has a comment
+   * naming it), and those an earlier run refused for a host this run does not allow either.
+   */
   readonly attachmentsNotFetched?: ReadonlyArray<{ readonly name: string; readonly reason: string }>
   /** People of the export the workspace does not know: records were created without them. */
   readonly people?: { readonly unresolved: ReadonlyArray<string> }
@@ -1085,13 +1089,15 @@ export const importCsv = (
     const j = journal
     // A rerun retries what failed before (uncertain ones are reconciled first).
     yield* j.retryFailed()
+    // Attachments refused for their host before: planned again if it is allowed now, else reported again.
+    const refusedBefore = planned.census !== undefined ? (yield* planAttachmentRetries(j, policy.success)).stillRefused : []
     const counts = yield* j.counts()
     if (options.onReplayStart) yield* options.onReplayStart(counts.pending + counts.in_flight)
     const notices = [...planned.notices]
     const onNotice = (line: string) => {
       if (!notices.includes(line)) notices.push(line)
     }
-    const notFetched: Array<{ name: string; reason: string }> = []
+    const notFetched: Array<{ name: string; reason: string }> = [...refusedBefore]
     let attachments = 0
     const executors = [
       ...makeRecordExecutors(client, { ...(options.skewMs !== undefined ? { skewMs: options.skewMs } : {}), onNotice }),

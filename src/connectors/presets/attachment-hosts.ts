@@ -14,7 +14,9 @@
  * - the name is resolved before anything is sent, and a loopback, private, link-local or
  *   other non-public address (address-kind.ts) is allowed only for a host the user named;
  *   a default host never leads there;
- * - every redirect is judged again the same way (attachments.ts).
+ * - every redirect is judged again the same way (attachments.ts);
+ * - a URL refused for its host alone says so (`HostRefusal`): a later run of the same
+ *   import whose policy allows that host fetches it then (csv/attachment-retries.ts).
  */
 import * as net from "node:net"
 import * as Result from "effect/Result"
@@ -171,12 +173,42 @@ export const matchHost = (hosts: ReadonlyArray<AllowedHost>, url: URL): AllowedH
   )
 }
 
+/**
+ * A URL refused for its host alone, which a run with other `--attachment-hosts` may fetch:
+ * the policy must allow `origin` (scheme, host and port; never a path, which may hold a
+ * signature), and name it when `named` (a default host that resolved to a non-public address).
+ */
+export interface HostRefusal {
+  readonly origin: string
+  readonly named: boolean
+}
+
+/** A refusal of a URL, and whether other `--attachment-hosts` could change it. */
+export interface Refused {
+  readonly reason: string
+  readonly hostRefusal?: HostRefusal
+}
+
+const refusalOf = (url: URL, named: boolean): HostRefusal => ({ origin: `${url.protocol}//${url.host}`, named })
+
+/** Whether `policy` allows what `refusal` was refused for: a later run may fetch it. */
+export const admitsRefused = (policy: AttachmentPolicy, refusal: HostRefusal): boolean => {
+  let url: URL
+  try {
+    url = new URL(refusal.origin)
+  } catch {
+    return false
+  }
+  const admitted = admitUrl(policy, url)
+  return "allowed" in admitted && (!refusal.named || admitted.allowed.named)
+}
+
 /** Whether a URL may be requested before its host is resolved: its scheme and host. */
-export const admitUrl = (policy: AttachmentPolicy, url: URL): { readonly allowed: AllowedHost } | { readonly reason: string } => {
+export const admitUrl = (policy: AttachmentPolicy, url: URL): { readonly allowed: AllowedHost } | Refused => {
   if (url.protocol !== "http:" && url.protocol !== "https:") return { reason: `${url.protocol} URLs are not fetched` }
   const allowed = matchHost(policy.hosts, url)
   return allowed === undefined
-    ? { reason: `${hostPortOf(url)} is not an allowed attachment host (name it in --attachment-hosts)` }
+    ? { reason: `${hostPortOf(url)} is not an allowed attachment host (name it in --attachment-hosts)`, hostRefusal: refusalOf(url, false) }
     : { allowed }
 }
 
@@ -184,13 +216,16 @@ export const admitUrl = (policy: AttachmentPolicy, url: URL): { readonly allowed
  * Whether the addresses a host resolved to may be connected to: any, for a host the user
  * named; only public ones otherwise (every one of them: the connection may use any).
  */
-export const admitAddresses = (url: URL, allowed: AllowedHost, addresses: ReadonlyArray<string>): { readonly reason: string } | undefined => {
+export const admitAddresses = (url: URL, allowed: AllowedHost, addresses: ReadonlyArray<string>): Refused | undefined => {
   if (addresses.length === 0) return { reason: `${url.hostname} has no address` }
   if (allowed.named) return undefined
   for (const address of addresses) {
     const kind = nonPublicKind(address)
     if (kind !== undefined) {
-      return { reason: `${hostPortOf(url)} resolves to ${address} (${kind}): name the host in --attachment-hosts to fetch from it` }
+      return {
+        reason: `${hostPortOf(url)} resolves to ${address} (${kind}): name the host in --attachment-hosts to fetch from it`,
+        hostRefusal: refusalOf(url, true)
+      }
     }
   }
   return undefined

@@ -20,7 +20,8 @@
  *   `../x` or `a/b` never leaves it.
  *
  * The policy is the import's (AttachmentFetchPolicy, provided around its replay); without
- * one no URL is fetched.
+ * one no URL is fetched. What was refused for its host alone is said apart from the
+ * reason (`hostRefusals`), so a later run that allows the host can fetch it.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -32,7 +33,15 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { resolveInside } from "../files/safe-name.ts"
 import type { FileSource } from "../../sync/plan-extras.ts"
-import { admitAddresses, admitUrl, type AttachmentPolicy, hostPortOf, NO_ATTACHMENT_HOSTS } from "./attachment-hosts.ts"
+import {
+  admitAddresses,
+  admitUrl,
+  type AttachmentPolicy,
+  type HostRefusal,
+  hostPortOf,
+  NO_ATTACHMENT_HOSTS,
+  type Refused
+} from "./attachment-hosts.ts"
 
 const HEADERS_TIMEOUT_MS = 30_000
 const IDLE_TIMEOUT_MS = 30_000
@@ -43,11 +52,18 @@ export const AttachmentFetchPolicy = Context.Reference<AttachmentPolicy>("worksy
   defaultValue: () => NO_ATTACHMENT_HOSTS
 })
 
+/** `hostRefusals`: the URLs refused for their host alone (a run allowing it may fetch them). */
 export type Fetched =
   | { readonly _tag: "Fetched"; readonly bytes: Uint8Array }
-  | { readonly _tag: "NotFetched"; readonly reason: string }
+  | { readonly _tag: "NotFetched"; readonly reason: string; readonly hostRefusals?: ReadonlyArray<HostRefusal> }
 
 const notFetched = (reason: string): Fetched => ({ _tag: "NotFetched", reason })
+
+const refused = (r: Refused, via: (reason: string) => string): Fetched => ({
+  _tag: "NotFetched",
+  reason: via(r.reason),
+  ...(r.hostRefusal !== undefined ? { hostRefusals: [r.hostRefusal] } : {})
+})
 
 const tooLarge = (maxBytes: number) => notFetched(`larger than ${maxBytes / 1_000_000} MB (--attachment-max-mb raises the limit)`)
 
@@ -144,15 +160,15 @@ const fromUrl = async (start: string, name: string, policy: AttachmentPolicy): P
     // Past a redirect, the reason says so (hop reasons name host and port only: a path may hold a signature).
     const via = (reason: string) => (hop === 0 ? reason : `after a redirect, ${reason}`)
     const admitted = admitUrl(policy, url)
-    if ("reason" in admitted) return notFetched(via(admitted.reason))
+    if ("reason" in admitted) return refused(admitted, via)
     let addresses: ReadonlyArray<Resolved>
     try {
       addresses = await resolve(url)
     } catch (e) {
       return notFetched(via(`not reachable (${messageOf(e)})`))
     }
-    const refused = admitAddresses(url, admitted.allowed, addresses.map((a) => a.address))
-    if (refused !== undefined) return notFetched(via(refused.reason))
+    const refusal = admitAddresses(url, admitted.allowed, addresses.map((a) => a.address))
+    if (refusal !== undefined) return refused(refusal, via)
     let answer: { res: http.IncomingMessage; req: http.ClientRequest }
     try {
       answer = await get(url, addresses)
@@ -214,6 +230,7 @@ export const fetchAttachment = (
   AttachmentFetchPolicy.use((policy) =>
     Effect.promise(async () => {
       const reasons: Array<string> = []
+      const hostRefusals: Array<HostRefusal> = []
       for (const source of sources) {
         const got = "url" in source
           ? await fromUrl(source.url, name, policy)
@@ -222,6 +239,11 @@ export const fetchAttachment = (
           : fromDir(dir, source.dirName, policy.maxBytes)
         if (got._tag === "Fetched") return got
         reasons.push(got.reason)
+        hostRefusals.push(...(got.hostRefusals ?? []))
       }
-      return notFetched(reasons.length === 0 ? "no source" : reasons.join("; "))
+      return {
+        _tag: "NotFetched",
+        reason: reasons.length === 0 ? "no source" : reasons.join("; "),
+        ...(hostRefusals.length > 0 ? { hostRefusals } : {})
+      }
     }))

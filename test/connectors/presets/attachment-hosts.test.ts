@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest"
 import { nonPublicKind } from "../../../src/connectors/presets/address-kind.ts"
 import {
   admitAddresses,
+  admitsRefused,
   admitUrl,
   type AllowedHost,
   attachmentPolicy,
@@ -106,7 +107,8 @@ describe("--attachment-hosts: matching a URL", () => {
     expect(admitUrl(policy, new URL("ftp://files.example/a"))).toEqual({ reason: "ftp: URLs are not fetched" })
     expect(admitUrl(policy, new URL("file:///etc/passwd"))).toEqual({ reason: "file: URLs are not fetched" })
     expect(admitUrl(policy, new URL("https://other.example/x?signature=s3cr3t"))).toEqual({
-      reason: "other.example:443 is not an allowed attachment host (name it in --attachment-hosts)"
+      reason: "other.example:443 is not an allowed attachment host (name it in --attachment-hosts)",
+      hostRefusal: { origin: "https://other.example", named: false }
     })
     expect("allowed" in admitUrl(policy, new URL("https://files.example/x"))).toBe(true)
   })
@@ -196,11 +198,24 @@ describe("resolved addresses", () => {
     expect(admitAddresses(url, byDefault!, ["104.192.141.1"])).toBeUndefined()
     // Every address counts: the connection may use any of them.
     expect(admitAddresses(url, byDefault!, ["104.192.141.1", "::ffff:169.254.169.254"])).toEqual({
-      reason: "acme.atlassian.net:443 resolves to ::ffff:169.254.169.254 (link-local (the cloud metadata service)): name the host in --attachment-hosts to fetch from it"
+      reason: "acme.atlassian.net:443 resolves to ::ffff:169.254.169.254 (link-local (the cloud metadata service)): name the host in --attachment-hosts to fetch from it",
+      hostRefusal: { origin: "https://acme.atlassian.net", named: true }
     })
     expect(admitAddresses(url, byDefault!, ["10.0.0.7"])?.reason).toContain("10.0.0.7 (private)")
     const [named] = parsed("*.atlassian.net")
     expect(admitAddresses(url, named!, ["10.0.0.7", "127.0.0.1"])).toBeUndefined()
     expect(admitAddresses(url, named!, [])).toEqual({ reason: "acme.atlassian.net has no address" })
+  })
+
+  it("a host refusal is lifted only by a policy that allows the host (and names it, for a default host that resolved to a non-public address)", () => {
+    const jira = { hosts: toolAttachmentHosts("jira"), maxBytes: 1 }
+    const named = { hosts: parsed("*.atlassian.net,files.example:8443"), maxBytes: 1 }
+    const notAllowed = { origin: "https://files.example:8443", named: false }
+    expect(admitsRefused(jira, notAllowed)).toBe(false)
+    expect(admitsRefused(named, notAllowed)).toBe(true)
+    expect(admitsRefused({ hosts: parsed("files.example"), maxBytes: 1 }, notAllowed)).toBe(false)
+    const nonPublic = { origin: "https://acme.atlassian.net", named: true }
+    expect(admitsRefused(jira, nonPublic)).toBe(false)
+    expect(admitsRefused(named, nonPublic)).toBe(true)
   })
 })

@@ -4,7 +4,8 @@
  * `attachmentHosts` (`--attachment-hosts`) nothing of them is asked, whichever way the URL
  * names them (an address, a name that resolves to loopback, an IPv4-mapped IPv6 address,
  * a redirect from an allowed host); each is listed as not fetched with the reason. Named,
- * they are fetched. A body over the size limit is given up while it is still coming.
+ * they are fetched; one refused for its host is fetched by a later run of the same import
+ * that allows the host, once. A body over the size limit is given up while it is still coming.
  * Every request goes to 127.0.0.1.
  */
 import { expect, layer } from "@effect/vitest"
@@ -19,14 +20,15 @@ import { Emulator, emulatorLayer, tempDir } from "../../support/effect.ts"
 import { testClient } from "../../sync/replay-helpers.ts"
 import { internalForms, jiraExport, noDir, reset, Servers, serversLayer, until } from "../../security/internal-servers.ts"
 
-const run = (options: Partial<ImportOptions> & Pick<ImportOptions, "csv">) =>
+/** An import of a Jira export into a new workspace with a new journal, unless `into` names them. */
+const run = (options: Partial<ImportOptions> & Pick<ImportOptions, "csv">, into?: { readonly ws: string; readonly journal: string }) =>
   Effect.gen(function*() {
     const handle = yield* Emulator
     const dir = yield* tempDir("ws-attachment-hosts-")
-    const ws = handle.admin.createWorkspace({ name: "attachment hosts" }).id
+    const ws = into?.ws ?? handle.admin.createWorkspace({ name: "attachment hosts" }).id
     const result = yield* Effect.gen(function*() {
       return yield* importCsv(yield* RestClient, yield* Journal, { workspaceId: ws, graphql: yield* GraphqlClient, mapping: { preset: "jira" }, ...options })
-    }).pipe(Effect.provide(Layer.merge(Journal.layer(path.join(dir, "j.sqlite")), testClient(handle))))
+    }).pipe(Effect.provide(Layer.merge(Journal.layer(into?.journal ?? path.join(dir, "j.sqlite")), testClient(handle))))
     // What reached the workspace: the files attached through comments, with their bytes.
     const files = handle.ctx.db
       .prepare("SELECT f.name, f.storage_key FROM files f JOIN comment_files cf ON cf.file_id = f.id WHERE f.workspace_id = ? ORDER BY f.name")
@@ -103,6 +105,65 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), serversLayer), { timeout: 30
         { name: "mapped.txt", reason: noDir(`[::ffff:7f00:1]:${internal.port} is not an allowed attachment host (name it in --attachment-hosts)`) },
         { name: "iam.txt", reason: noDir("169.254.169.254:80 is not an allowed attachment host (name it in --attachment-hosts)") }
       ])
+    }))
+
+  it.effect("refused for its host, an attachment waits for the rerun that allows it: a rerun with the same flags reports it again and sends nothing; the one that allows it uploads it once; the next sends nothing", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const { gateway, internal } = yield* Servers
+      reset(internal, gateway)
+      const dir = yield* tempDir("ws-attachment-hosts-csv-")
+      const ws = handle.admin.createWorkspace({ name: "attachment hosts rerun" }).id
+      const into = { ws, journal: path.join(dir, "rerun.sqlite") }
+      const csv = { file: jiraExport(dir, [`http://127.0.0.1:${internal.port}/files/later.txt`]) }
+      const refused = [{ name: "later.txt", reason: noDir(`127.0.0.1:${internal.port} is not an allowed attachment host (name it in --attachment-hosts)`) }]
+      const files = () => (handle.ctx.db.prepare("SELECT COUNT(*) AS n FROM files WHERE workspace_id = ?").get(ws) as { n: number }).n
+      const comments = () =>
+        (handle.ctx.db.prepare("SELECT text FROM activity WHERE workspace_id = ? AND kind = 'COMMENT' AND deleted_at IS NULL ORDER BY created_at, id").all(ws) as Array<{ text: string }>)
+          .map((c) => c.text)
+      const graphqlCalls = () => handle.stats().byRoute["/graphql"] ?? 0
+      const allowed = { attachmentHosts: [`127.0.0.1:${internal.port}`] }
+
+      // Refused: the comment says which file and why, and the run finishes.
+      const first = yield* run({ csv }, into)
+      expect(first.result).toMatchObject({ created: 1, failed: 0, unknown: 0, blocked: 0, attachments: 0 })
+      expect(first.result.attachmentsNotFetched).toEqual(refused)
+      expect(internal.seen).toEqual([])
+      expect(files()).toBe(0)
+      expect(comments()).toEqual([expect.stringContaining("(not attached: 127.0.0.1:")])
+
+      // The same flags again: reported the same way, nothing asked or sent.
+      handle.resetStats()
+      const same = yield* run({ csv }, into)
+      expect(same.result).toMatchObject({ created: 0, failed: 0, unknown: 0, blocked: 0, attachments: 0 })
+      expect(same.result.attachmentsNotFetched).toEqual(refused)
+      expect(graphqlCalls()).toBe(0)
+      expect(internal.seen).toEqual([])
+      expect(files()).toBe(0)
+
+      // The host allowed: fetched once, uploaded once, embedded in a comment of its own.
+      handle.resetStats()
+      const fetched = yield* run({ csv, ...allowed }, into)
+      expect(fetched.result).toMatchObject({ created: 0, failed: 0, unknown: 0, blocked: 0, attachments: 1 })
+      expect(fetched.result.attachmentsNotFetched).toEqual([])
+      expect(internal.seen.map((s) => s.url)).toEqual(["/files/later.txt"])
+      expect(files()).toBe(1)
+      expect(fetched.uploaded).toEqual({ "later.txt": "internal bytes of later.txt" })
+      // The upload, then the comment that embeds it.
+      expect(graphqlCalls()).toBe(2)
+      expect(comments()).toHaveLength(2)
+      expect(comments()[1]).not.toContain("not attached")
+
+      // Once more, allowed or not: nothing asked, sent or reported.
+      for (const flags of [allowed, {}]) {
+        handle.resetStats()
+        const after = yield* run({ csv, ...flags }, into)
+        expect(after.result).toMatchObject({ created: 0, failed: 0, unknown: 0, blocked: 0, attachments: 0 })
+        expect(after.result.attachmentsNotFetched).toEqual([])
+        expect(graphqlCalls()).toBe(0)
+        expect(internal.seen).toHaveLength(1)
+        expect(files()).toBe(1)
+      }
     }))
 
   it.effect("a body over the size limit is given up while it is still coming, never read whole; a declared size over it is not read at all (R-LIMIT-01 bounds the limit)", () =>
