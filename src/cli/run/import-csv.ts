@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import { Connection } from "../../client/config.ts"
 import { GraphqlClient } from "../../client/graphql-client.ts"
 import { RestClient } from "../../client/rest-client.ts"
-import { importCsv, ImportFailed, type ImportResult, ImportUsageError, type PlanReport } from "../../connectors/csv/import.ts"
+import { importCsv, ImportFailed, type ImportResult, ImportUsageError } from "../../connectors/csv/import.ts"
 import { type Field, MappingError, parseMapFlag, parseMappingFile } from "../../connectors/csv/mapping.ts"
 import type { PresetName } from "../../connectors/csv/presets.ts"
 import { censusLines } from "../../connectors/presets/census.ts"
@@ -21,6 +21,7 @@ import { verbosityOf } from "../common-options.ts"
 import { clientLayerFromFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
+import { planLines } from "../plan-lines.ts"
 import { makeProgress } from "../progress.ts"
 import { attachmentFetchOptions } from "./attachment-flags.ts"
 
@@ -72,15 +73,6 @@ const summary = (r: ImportResult, dryRun: boolean): string =>
     ? `dry run: ${r.rows} rows, ${r.plan?.ops[`record.create`] ?? 0} records to create, ${r.skipped} already imported, ${r.rejected} rejected`
     : `import: ${r.rows} rows, ${r.created} created, ${r.skipped} already imported, ${r.rejected} rejected`) + deltaSummary(r, dryRun)
 
-/** `--plan` without `--json`: the plan, one line each, on stderr. */
-const planLines = (p: PlanReport): Array<string> => [
-  `plan: ${p.create} to create, ${p.update} to update, ${p.unchanged} unchanged, ${p.delete} to delete`,
-  ...(p.lists.length > 0 ? [`plan: lists to create: ${p.lists.map((t) => JSON.stringify(t)).join(", ")}`] : []),
-  ...(p.tags.length > 0 ? [`plan: tags to create: ${p.tags.map((t) => JSON.stringify(t)).join(", ")}`] : []),
-  ...(p.unresolved.length > 0 ? [`plan: people not found (records created without them): ${p.unresolved.join(", ")}`] : []),
-  ...p.notCarried.map((n) => `plan: not carried: ${n.what} (${n.count}): ${n.why}`),
-  ...p.conflicts.map((c) => `plan: conflict: ${c.what} ${JSON.stringify(c.item)}: ${c.why}`)
-]
 
 export const importCsvRun = (flags: ImportCsvFlags) =>
   Effect.gen(function*() {

@@ -24,6 +24,7 @@ import type { Op, PlanOp } from "../../store/journal.ts"
 import { OP_KINDS, type RecordMovePayload, type RecordUpdatePayload, unpackRecordCreate } from "../../sync/plan.ts"
 import { sameDate } from "../../sync/restore-source.ts"
 import type { JournalView } from "../../store/journal/read-only.ts"
+import { type Kept, keptEditWhy } from "../../sync/pass-plan.ts"
 
 /** Journal meta: how many passes of this import have finished (absent: none). */
 export const PASSES_META = "import.passes"
@@ -237,12 +238,6 @@ export const editedOnTarget = (
     }
   })
 
-/** One thing a pass did not write, or would not: as the plan's `conflicts` and the run's `kept`. */
-export interface Kept {
-  readonly what: string
-  readonly item: string
-  readonly why: string
-}
 
 /** The row's key as the export names it (`k:ABC-1` -> `ABC-1`). */
 export const itemOf = (rowKey: string): string => (rowKey.startsWith("k:") ? rowKey.slice(2) : rowKey)
@@ -350,7 +345,7 @@ export const planChanges = (rows: ReadonlyArray<KnownRow>, o: DeltaOptions): Eff
           kept: edited.map((f) => ({
             what: f,
             item: itemOf(row.key),
-            why: `edited on the target (record ${recordId}) since the last pass; kept (--overwrite-target-edits replaces it)`
+            why: keptEditWhy(`record ${recordId}`)
           }))
         }
       }), { concurrency: o.concurrency })

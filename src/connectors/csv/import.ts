@@ -79,7 +79,6 @@ import {
   deltaKey,
   type DeltaOptions,
   itemOf,
-  type Kept,
   PASSES_META,
   planChanges,
   readHistories,
@@ -88,6 +87,7 @@ import {
 } from "./delta.ts"
 import { type JournalView, openJournalView } from "../../store/journal/read-only.ts"
 import { planAttachmentRetries } from "./attachment-retries.ts"
+import type { Kept, PlanReport } from "../../sync/pass-plan.ts"
 import { type MappingInput, resolveMapping } from "./mapping.ts"
 import { makePresetPlanner } from "./preset-plan.ts"
 import { type CsvSourceOptions, openCsv } from "./read.ts"
@@ -229,20 +229,6 @@ export interface ImportResult {
   readonly kept: ReadonlyArray<Kept>
   /** `planReport` only: what the run would do. */
   readonly planReport?: PlanReport
-}
-
-/** What `--plan` reports (contract: "Delta passes and plans"). */
-export interface PlanReport {
-  readonly create: number
-  readonly update: number
-  readonly unchanged: number
-  readonly delete: number
-  readonly lists: ReadonlyArray<string>
-  readonly tags: ReadonlyArray<string>
-  readonly invite: ReadonlyArray<{ readonly email: string; readonly level: string }>
-  readonly unresolved: ReadonlyArray<string>
-  readonly notCarried: ReadonlyArray<{ readonly what: string; readonly count: number; readonly why: string }>
-  readonly conflicts: ReadonlyArray<Kept>
 }
 
 interface Directory {

@@ -1,0 +1,31 @@
+/**
+ * Delta passes and their plans, as import-csv and migrate share them (contract: "Delta
+ * passes and plans"): what a pass did not write and why (`Kept`: a field edited on the
+ * target since the last pass, a record gone from it), and what `--plan` reports
+ * (`PlanReport`: the run that follows does what it says).
+ */
+
+/** One thing a pass did not write, or would not: as the plan's `conflicts` and the run's `kept`. */
+export interface Kept {
+  readonly what: string
+  readonly item: string
+  readonly why: string
+}
+
+/** What `--plan` reports: with `--json`, exactly `{"plan": PlanReport}`. */
+export interface PlanReport {
+  readonly create: number
+  readonly update: number
+  readonly unchanged: number
+  readonly delete: number
+  readonly lists: ReadonlyArray<string>
+  readonly tags: ReadonlyArray<string>
+  readonly invite: ReadonlyArray<{ readonly email: string; readonly level: string }>
+  readonly unresolved: ReadonlyArray<string>
+  readonly notCarried: ReadonlyArray<{ readonly what: string; readonly count: number; readonly why: string }>
+  readonly conflicts: ReadonlyArray<Kept>
+}
+
+/** Why a field edited on the target since the last pass was kept (`--overwrite-target-edits` replaces it). */
+export const keptEditWhy = (where: string): string =>
+  `edited on the target (${where}) since the last pass; kept (--overwrite-target-edits replaces it)`
