@@ -227,7 +227,6 @@ layer(Layer.mergeAll(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-notif
       void closed.then(() => (exited = true))
       // A run that ends without ever asking for a record fails below, never waits here.
       while (emu.faults.heldRequests.size === 0 && !exited) yield* Effect.sleep("20 millis")
-      while (emu.faults.heldRequests.size === 0) { yield* Effect.sleep("20 millis"); if (++spins % 100 === 0) console.log("DBG", spins, emu.faults.pending(), stderr.slice(-300), emu.stats?.snapshot?.()) }
       const victim = emu.ctx.db
         .prepare("SELECT id FROM records WHERE workspace_id = ? AND deleted_at IS NULL AND archived = 0 ORDER BY position, id LIMIT 1")
         .pluck()
