@@ -9,7 +9,7 @@ import { defineConfig } from "vitest/config"
 const INTEGRATION = [
   "test/sync/**/*.test.ts",
   "test/streams/**/*.test.ts",
-  "test/cli/{backup,backup-files,prune,verify,verify-files,notify,copy-files,import-csv,restore,migrate,mirror,mirror-stop,webhooks,exit-codes,store-lock,config-file,progress,postgres-snapshot,doctor,undo}.test.ts",
+  "test/cli/{backup,backup-files,prune,verify,verify-files,notify,copy-files,import-csv,restore,migrate,migrate-delta,mirror,mirror-stop,webhooks,exit-codes,store-lock,config-file,progress,postgres-snapshot,doctor,undo}.test.ts",
   "test/connectors/{export,csv-plan-thread,csv-dry-run,csv-presets}.test.ts",
   "test/connectors/files/**/*.test.ts",
   "test/connectors/presets/import-*.test.ts",

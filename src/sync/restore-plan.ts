@@ -27,6 +27,16 @@ import type { RecordSummary } from "../schema/records.ts"
 import { CAPABILITY, listsNotMade, missingCapabilities } from "./capabilities.ts"
 import { contentHash, restoreDate, type SourceRecord } from "./restore-source.ts"
 import { compareSummary, type TargetState } from "./restore-target.ts"
+import { type Kept, keptEditWhy } from "./pass-plan.ts"
+import {
+  descriptionHash,
+  type RecordField,
+  summaryDifferences,
+  type Written,
+  writtenAfter,
+  writtenOf,
+  writtenOfMarker
+} from "./restore-written.ts"
 
 /** id_map namespace: source record id -> the version key of its latest planned restore. */
 export const versionNamespace = (target: string) => `restore.version:${target}`
@@ -67,6 +77,14 @@ export interface RecordPlannerOptions {
   readonly archivedSettable: boolean
   /** Plan only: no version is recorded as the latest. */
   readonly dryRun: boolean
+  /**
+   * Delta passes (a migration): each version's marker keeps what it wrote
+   * (restore-written.ts), and a record an earlier pass wrote gets only the fields that
+   * differ from the source and were not edited on the target since that pass; those are
+   * kept and reported, unless `overwriteTargetEdits`. Without: a restore, which makes the
+   * target hold the run whatever was edited there.
+   */
+  readonly delta?: { readonly overwriteTargetEdits: boolean } | undefined
 }
 
 /** A source record's versions: its key base, the hash of its content, its latest version planned. */
@@ -96,6 +114,11 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
   const updateKeys: Array<string> = []
   const counts = { creates: 0, updates: 0, moves: 0, unchanged: 0 }
   let tagsBehind = 0
+  /** Delta passes: target edits kept (the plan's conflicts, the run's kept), and the source records they are of. */
+  const kept: Array<Kept> = []
+  const keptRecords = new Set<string>()
+  /** Titles of the lists and tags this restore plans to make, in plan order. */
+  const toMake = { lists: [] as Array<string>, tags: [] as Array<string> }
 
   let ops: Array<PlanOp> = []
   let mappings: Array<Mapping> = []
@@ -129,7 +152,10 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
     const id = now.lists.get(title)
     if (id !== undefined) return { listId: id }
     const key = listEnsureKey(target, title)
-    ensureOnce(key, () => ({ key, kind: OP_KINDS.listEnsure, payload: { workspaceId: target, title } }))
+    ensureOnce(key, () => {
+      toMake.lists.push(title)
+      return { key, kind: OP_KINDS.listEnsure, payload: { workspaceId: target, title } }
+    })
     return { listTitle: title }
   }
 
@@ -155,7 +181,10 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
       }
       tagTitles.push(t)
       const key = tagEnsureKey(target, t)
-      ensureOnce(key, () => ({ key, kind: OP_KINDS.tagEnsure, payload: { workspaceId: target, title: t } }))
+      ensureOnce(key, () => {
+        toMake.tags.push(t)
+        return { key, kind: OP_KINDS.tagEnsure, payload: { workspaceId: target, title: t } }
+      })
     }
     return { ...(tagIds.length > 0 ? { tagIds } : {}), ...(tagTitles.length > 0 ? { tagTitles } : {}) }
   }
@@ -191,7 +220,16 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
       return key
     })
 
-  const marker = (key: string, hash: string, dependsOn: string): PlanOp => ({ key, kind: OP_KINDS.marker, payload: { hash }, dependsOn })
+  /** A version's marker: with delta passes, it keeps what the version wrote. */
+  const marker = (key: string, hash: string, dependsOn: string, written: Written): PlanOp => ({
+    key,
+    kind: OP_KINDS.marker,
+    payload: options.delta !== undefined ? { hash, written } : { hash },
+    dependsOn
+  })
+
+  /** The e-mails of a source record's assignees that the target knows (the others are left out). */
+  const knownEmails = (r: SourceRecord) => r.emails.filter((e) => now.users.has(e))
 
   /** No target record: created, then done / archived / colour set (create-record takes none of them). */
   const planCreate = (r: SourceRecord, version: Version, assigneeIds: ReadonlyArray<string>) =>
@@ -229,7 +267,7 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
         last = `${versionKey}/state`
         ops.push({ key: last, kind: OP_KINDS.recordUpdate, payload: state, dependsOn: key })
       }
-      ops.push(marker(versionKey, hash, last))
+      ops.push(marker(versionKey, hash, last, writtenOf(r, knownEmails(r))))
     })
 
   /**
@@ -279,8 +317,89 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
         ops.push({ key: last, kind: OP_KINDS.recordMove, payload: move, dependsOn: updateKey })
         counts.moves++
       }
-      ops.push(marker(versionKey, version.hash, last))
+      ops.push(marker(versionKey, version.hash, last, writtenOf(r, knownEmails(r))))
     })
+
+  /**
+   * Delta passes: a matched record an earlier pass wrote (`was`, its latest version's
+   * marker). A field the source has otherwise than the target is written, unless the
+   * target's value is not what that pass wrote (edited there since): then it is kept and
+   * reported, or written with `overwriteTargetEdits`. The description, which summaries
+   * lack, is read (get-record) only when the source changed it since that pass. Only the
+   * fields written are sent; the new version's marker keeps the others as they were
+   * written, so a field kept is found and reported again by the next pass.
+   */
+  const planDelta = (
+    r: SourceRecord,
+    version: Version,
+    assigneeIds: ReadonlyArray<string>,
+    current: RecordSummary,
+    was: Written,
+    cannot: { readonly archivedSettable: boolean; readonly listsNotMade: ReadonlySet<string> }
+  ) =>
+    Effect.gen(function*() {
+      const overwrite = options.delta?.overwriteTargetEdits === true
+      const archivedSettable = options.archivedSettable && cannot.archivedSettable
+      const source = writtenOf(r, knownEmails(r))
+      const edited = new Set(summaryDifferences(was, was.emails, current, archivedSettable, cannot.listsNotMade))
+      const write: Array<RecordField> = []
+      const keep: Array<RecordField> = []
+      for (const f of summaryDifferences(r, source.emails, current, archivedSettable, cannot.listsNotMade)) {
+        ;(edited.has(f) && !overwrite ? keep : write).push(f)
+      }
+      if (source.description !== was.description) {
+        const d = yield* client.getRecord({ workspaceId: target, recordId: current.id })
+        if (source.description !== descriptionHash(d.html, d.text) && source.description !== descriptionHash("", d.text)) {
+          const editedThere = was.description !== descriptionHash(d.html, d.text) && was.description !== descriptionHash("", d.text)
+          ;(editedThere && !overwrite ? keep : write).push("description")
+        }
+      }
+      for (const f of keep) kept.push({ what: f, item: r.id, why: keptEditWhy(`record ${current.id}`) })
+      if (keep.length > 0) keptRecords.add(r.id)
+      if (write.length === 0) {
+        counts.unchanged++
+        return
+      }
+      const versionKey = yield* freshVersion(r, version)
+      const fields: Record<string, unknown> = {}
+      for (const f of write) {
+        if (f === "title") fields["title"] = r.title
+        else if (f === "description") {
+          if (r.html !== "") fields["descriptionHtml"] = r.html
+          else fields["description"] = r.text
+        } else if (f === "startedAt") fields["startedAt"] = restoreDate(r.startedAt) ?? null
+        else if (f === "duedAt") fields["duedAt"] = restoreDate(r.duedAt) ?? null
+        else if (f === "done") fields["done"] = r.done
+        else if (f === "archived") fields["archived"] = r.archived
+        else if (f === "color") fields["color"] = r.color
+        else if (f === "assignees") fields["assigneeIds"] = [...assigneeIds]
+      }
+      // Always an update op, even one with no field (a move only: it sends nothing), so
+      // each record a pass changes has one: what `updated` counts.
+      const updateKey = `${versionKey}/update`
+      const update: RecordUpdatePayload = { workspaceId: target, recordRef: r.id, fields, origin: `source record ${r.id}` }
+      ops.push({ key: updateKey, kind: OP_KINDS.recordUpdate, payload: update })
+      updateKeys.push(updateKey)
+      counts.updates++
+      let last = updateKey
+      if (write.includes("list")) {
+        const move: RecordMovePayload = { workspaceId: target, recordRef: r.id, ...listRef(r.listTitle), origin: `source record ${r.id}` }
+        last = `${versionKey}/move`
+        ops.push({ key: last, kind: OP_KINDS.recordMove, payload: move, dependsOn: updateKey })
+        counts.moves++
+      }
+      ops.push(marker(versionKey, version.hash, last, writtenAfter(was, source, write)))
+    })
+
+  /**
+   * What the record's latest version wrote, when a delta pass can rely on it: a version
+   * whose marker keeps it and is done (a version left unfinished is superseded by the
+   * next, which then writes every field, as a restore does).
+   */
+  const writtenBefore = (latest: string | undefined) =>
+    options.delta === undefined || latest === undefined
+      ? Effect.succeed(undefined)
+      : Effect.map(journal.get(latest), (op) => (Option.isSome(op) && op.value.state === "done" ? writtenOfMarker(op.value.payload) : undefined))
 
   /** Plans one source record. */
   const plan = (r: SourceRecord): Effect.Effect<void, JournalError | RestError> =>
@@ -303,6 +422,8 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
       const cannot = yield* targetCannot()
       const difference = compareSummary(r, current, assigneeEmails, options.archivedSettable && cannot.archivedSettable, cannot.listsNotMade)
       if (difference.tags) tagsBehind++
+      const was = inPlace ? undefined : yield* writtenBefore(version.latest)
+      if (was !== undefined) return yield* planDelta(r, version, assigneeIds, current, was, cannot)
       if (!difference.fields && !difference.list && (yield* sameDescription(r, current, inPlace, version))) {
         counts.unchanged++
         return
@@ -331,11 +452,19 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
     tagsBehind: () => tagsBehind,
     unknownAssignees: (): ReadonlyArray<string> => [...unknownAssignees].sort(),
     updateKeys: (): ReadonlyArray<string> => updateKeys,
-    matched: (): ReadonlySet<string> => matched
+    matched: (): ReadonlySet<string> => matched,
+    /** Delta passes: target edits kept, and the source records they are of. */
+    kept: (): ReadonlyArray<Kept> => kept,
+    keptRecords: (): ReadonlySet<string> => keptRecords,
+    /** Titles of the lists and tags this restore plans to make (the target lacks them). */
+    toMake: (): { readonly lists: ReadonlyArray<string>; readonly tags: ReadonlyArray<string> } => toMake
   }
 }
 
 export type RecordPlanner = ReturnType<typeof makeRecordPlanner>
+
+/** The journal key of the deletion of target record `id`. */
+export const deleteKey = (target: string, id: string) => `restore:${target}:delete:${id}`
 
 /**
  * The deletions of `deleteMissing`: every target record no run record matched, except
@@ -352,7 +481,7 @@ export const planDeletes = (
     const ops: Array<PlanOp> = []
     for (const id of now.records.keys()) {
       if (matched.has(id)) continue
-      const key = `restore:${target}:delete:${id}`
+      const key = deleteKey(target, id)
       if (Option.isSome(yield* journal.get(key))) continue
       const payload: RecordDeletePayload = { workspaceId: target, recordId: id, origin: `target record ${id} (not in run ${runId})` }
       ops.push({ key, kind: OP_KINDS.recordDelete, payload })

@@ -17,7 +17,8 @@ import { restUserEmail } from "../schema/users.ts"
 import { allPages, Paging } from "../streams/paging.ts"
 import type { PageError } from "../streams/paging.ts"
 import { type ScanUnstable, stableRecordScan } from "../streams/stable-scan.ts"
-import { sameDate, type SourceRecord } from "./restore-source.ts"
+import type { SourceRecord } from "./restore-source.ts"
+import { summaryDifferences } from "./restore-written.ts"
 
 export interface TargetState {
   /** List id by title. */
@@ -100,16 +101,7 @@ export const compareSummary = (
   archivedSettable: boolean,
   listsNotMade: ReadonlySet<string> = new Set()
 ): Difference => {
-  const targetEmails = target.users.map((u) => u.email.toLowerCase()).sort()
-  const fields = source.title !== target.title ||
-    source.done !== target.done ||
-    (archivedSettable && source.archived !== target.archived) ||
-    !sameDate(source.startedAt, target.startedAt) ||
-    !sameDate(source.duedAt, target.duedAt) ||
-    // update-record sets a colour but cannot clear one.
-    (source.color !== null && source.color !== target.color) ||
-    assigneeEmails.join("\n") !== targetEmails.join("\n")
-  const list = source.listTitle !== null && source.listTitle !== target.todoList.title && !listsNotMade.has(source.listTitle)
+  const differ = summaryDifferences(source, assigneeEmails, target, archivedSettable, listsNotMade)
   const tags = source.tags.join("\n") !== target.tags.map((t) => t.title).sort().join("\n")
-  return { fields, list, tags }
+  return { fields: differ.some((f) => f !== "list"), list: differ.includes("list"), tags }
 }

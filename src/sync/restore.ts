@@ -58,6 +58,7 @@ import type { ScanUnstable } from "../streams/stable-scan.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
 import { type Adoption, type JournalApi, JournalError, type JournalStateError } from "../store/journal.ts"
 import { CAPABILITY, listsNotMade, missingCapabilities } from "./capabilities.ts"
+import type { Kept } from "./pass-plan.ts"
 import { OP_KINDS, PHASES } from "./plan.ts"
 import { replay, type ReplayAborted, type ReplayReport } from "./replay.ts"
 import { makeRecordExecutors } from "./replay-records.ts"
@@ -100,6 +101,8 @@ export interface RestoreOptions {
    * stored (restore-files.ts). Only for a whole run, not for records named.
    */
   readonly files?: RestoreFilesOptions | undefined
+  /** Delta passes of a migration (restore-plan.ts `delta`): fields edited on the target since the last pass are kept. */
+  readonly delta?: { readonly overwriteTargetEdits: boolean } | undefined
 }
 
 export interface RestoreResult {
@@ -123,6 +126,12 @@ export interface RestoreResult {
   readonly adopted: ReadonlyArray<Adoption>
   /** With `files`: what became of the run's files (planned, in a dry run). */
   readonly files?: FilesRestored | undefined
+  /** Delta passes: fields edited on the target since the last pass, kept (not written). */
+  readonly kept: ReadonlyArray<Kept>
+  /** Delta passes: the source records of `kept`. */
+  readonly keptRecords: ReadonlySet<string>
+  /** Titles of the lists and tags planned to be made (the target lacked them). */
+  readonly toMake: { readonly lists: ReadonlyArray<string>; readonly tags: ReadonlyArray<string> }
 }
 
 /** Source records planned per journal transaction. */
@@ -343,7 +352,7 @@ export const restore = (
       yield* journal.setMeta("kind", journalKind)
     }
     // Whether `archived` can be set is the journal's to say (capabilities.ts); the planner reads it.
-    const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun })
+    const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun, delta: options.delta })
     const census = makeCensus()
     const write = (batch: PlanBatch) => (dryRun || batch.ops.length + batch.mappings.length === 0 ? Effect.void : Effect.asVoid(journal.addPlan(batch)))
     const records = yield* planAll(details, planner, census, write)
@@ -367,6 +376,9 @@ export const restore = (
         notRestored: [...notRestoredOf(planner, census, records, notices, yield* missingOnTarget(journal, target, census, records)), ...files.notRestored],
         notices,
         adopted: [],
+        kept: planner.kept(),
+        keptRecords: planner.keptRecords(),
+        toMake: planner.toMake(),
         ...(files.files !== undefined ? { files: files.files } : {})
       }
     }
@@ -385,6 +397,9 @@ export const restore = (
       notRestored: [...notRestoredOf(planner, census, records, notices, yield* missingOnTarget(journal, target, census, records)), ...files.notRestored],
       notices,
       adopted,
+      kept: planner.kept(),
+      keptRecords: planner.keptRecords(),
+      toMake: planner.toMake(),
       ...(files.files !== undefined ? { files: files.files } : {})
     }
   })

@@ -1,8 +1,9 @@
 /**
- * `worksync migrate --from workspace:ID --to workspace:ID --journal FILE [--dry-run]
- *  [--people invite|skip] [--no-attribution] [--json]`: a whole workspace into another
- * one, usually of another account (`--to-rest-url`, `--to-token`, ...), exactly once and
- * resumable, then verified.
+ * `worksync migrate --from workspace:ID --to workspace:ID --journal FILE [--dry-run] [--plan]
+ *  [--delete-missing] [--overwrite-target-edits] [--people invite|skip] [--no-attribution]
+ *  [--json]`: a whole workspace into another one, usually of another account
+ * (`--to-rest-url`, `--to-token`, ...), exactly once and resumable, then verified. A rerun
+ * with the same journal is a delta pass: it carries what changed at the source since.
  *
  * Exit: 0 everything that can move did and verification holds; 2 finished, but the
  * service refused some items (listed in the report); 1 could not finish (a rerun with
@@ -26,6 +27,17 @@ export const options = {
     Flag.withDescription("journal: a SQLite file or a PostgreSQL URL, created if missing (the source is read into FILE-source.sqlite beside a file, or schema NAME_source beside a schema); rerun with the same journal to resume")
   ),
   dryRun: booleanFlag("dry-run").pipe(Flag.withDescription("read the source and plan; send nothing")),
+  plan: booleanFlag("plan").pipe(
+    Flag.withDescription(
+      "read the source, the target and the journal and print what the run would do (records to create, update, leave and delete, lists and tags to create, people to invite, assignees not found, what is not carried, target edits kept); writes nothing to the target nor to the journal"
+    )
+  ),
+  deleteMissing: booleanFlag("delete-missing").pipe(
+    Flag.withDescription("on a rerun with the same journal: delete on the target the records gone from the source since the last pass (default: report them)")
+  ),
+  overwriteTargetEdits: booleanFlag("overwrite-target-edits").pipe(
+    Flag.withDescription("on a rerun with the same journal: replace fields edited on the target since the last pass (default: keep and report them)")
+  ),
   people: Flag.Literals("people", ["invite", "skip"] as const).pipe(
     Flag.withDescription("invite the source's members to the target workspace at their level (default), or leave people out"),
     Flag.withDefault("invite" as const)
@@ -45,7 +57,12 @@ export const migrateCommand = Command.make("migrate", options, (flags) =>
     Command.withDescription(
       withExamples("move a whole workspace into another one (lists, records, files, comments, roles, people), then verify", [
         "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --dry-run",
-        "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --json"
-      ], ["Rerun with the same --journal to resume: nothing is sent twice."])
+        "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --json",
+        "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --plan",
+        "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --delete-missing"
+      ], [
+        "Rerun with the same --journal to resume: nothing is sent twice.",
+        "A later rerun with the same --journal is the next pass: it carries what changed at the source since the last one."
+      ])
     )
   )

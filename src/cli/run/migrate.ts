@@ -2,6 +2,9 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { GraphqlClient } from "../../client/graphql-client.ts"
 import type { ClientServices } from "../../client/layer.ts"
 import { RestClient } from "../../client/rest-client.ts"
@@ -11,14 +14,16 @@ import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
 import { isPostgresUrl } from "../../store/postgres.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
+import { copySqliteFile } from "../../store/sqlite-copy.ts"
 import { findWorkspace } from "../../sync/backup.ts"
-import { DEFAULT_MIGRATE_CONCURRENCY, fileCopyOf, MigrateError, migrate, type MigrateEnd } from "../../sync/migrate/migrate.ts"
+import { DEFAULT_MIGRATE_CONCURRENCY, fileCopyOf, MigrateError, migrate, type MigrateEnd, type MigrateResult } from "../../sync/migrate/migrate.ts"
 import type { MigrationReport } from "../../sync/migrate/verify.ts"
 import type { MigrateFlags } from "../commands/migrate.ts"
 import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
 import { checkConfigFile, clientLayerFromFlags, nextStepSuffix, targetFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
+import { planLines } from "../plan-lines.ts"
 import { isHelper, runCopyHelper } from "./copy-helper.ts"
 import { hasOwnTarget, parseWorkspaceEnd, targetPrefix } from "./target.ts"
 
@@ -35,6 +40,32 @@ export const sourceSnapshotFile = (journal: string): string => {
   u.searchParams.set("schema", `${u.searchParams.get("schema") ?? "public"}_source`)
   return u.toString()
 }
+
+/**
+ * `--plan`: the journal and the source snapshot copied to a directory of their own for
+ * the command's scope, so the plan is the run's own planning (a killed run's ops settled,
+ * the source read incrementally) and neither file is written. A PostgreSQL journal cannot
+ * be copied this way: refused (`--dry-run` plans into it).
+ */
+const planCopies = (journal: string) =>
+  Effect.gen(function*() {
+    if (isPostgresUrl(journal)) {
+      return yield* Effect.fail(usageError(`--plan reads a SQLite journal file, not a PostgreSQL journal (${new URL(journal).host}); use --dry-run for its counts`))
+    }
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "worksync-plan-"))),
+      (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+    )
+    const copy = path.join(dir, "journal.sqlite")
+    yield* Effect.try({
+      try: () => {
+        copySqliteFile(journal, copy)
+        copySqliteFile(sourceSnapshotFile(journal), sourceSnapshotFile(copy))
+      },
+      catch: (e) => new CliExit({ code: ExitCode.failed, message: `--plan: reading ${journal}: ${messageOf(e)}` })
+    })
+    return copy
+  })
 
 const messageOf = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
@@ -58,7 +89,7 @@ const endOf = (layer: Layer.Layer<ClientServices>, flag: string, name: string) =
 const line = (what: string, t: { source: number; created?: number; copied?: number; skipped: number; failed: number }) =>
   `${what} ${t.source} (${t.created ?? t.copied ?? 0} new, ${t.skipped} already there, ${t.failed} failed)`
 
-const summary = (r: MigrationReport): string =>
+const summary = (r: MigrateResult): string =>
   [
     line("lists", r.lists),
     line("records", r.records),
@@ -66,7 +97,8 @@ const summary = (r: MigrationReport): string =>
     line("comments", r.comments),
     line("file values", r.customFieldFiles),
     line("roles", r.roles),
-    `people ${r.people.source} (${r.people.invited} invited, ${r.people.alreadyMember} already members, ${r.people.refused.length} refused)`
+    `people ${r.people.source} (${r.people.invited} invited, ${r.people.alreadyMember} already members, ${r.people.refused.length} refused)`,
+    ...(r.pass > 1 ? [`pass ${r.pass}: ${r.updated} records updated, ${r.deleted} deleted`] : [])
   ].join("; ")
 
 const titles = (ts: ReadonlyArray<string>) => ts.map((t) => JSON.stringify(t)).join(", ")
@@ -95,13 +127,15 @@ export const migrateRun = (flags: MigrateFlags) =>
         return yield* Effect.fail(usageError(`--from and --to name the same workspace (${source.workspaceId}): migrate into another one`))
       }
       const helper = isHelper()
-      const journal = yield* openJournal(flags.journal, { helper }).pipe(
+      // `--plan` works on copies: the journal and the source snapshot are only read.
+      const journalFile = flags.plan ? yield* planCopies(flags.journal) : flags.journal
+      const journal = yield* openJournal(journalFile, { helper }).pipe(
         Effect.catch((e) => Effect.fail(e instanceof StoreBusy ? new CliExit({ code: ExitCode.failed, message: e.message }) : e))
       )
       // A helper of a spread migrate takes files of its file step, nothing else.
       if (helper) return yield* runCopyHelper("migrate", fileCopyOf(source, target, journal, DEFAULT_MIGRATE_CONCURRENCY), verbosity)
       // Open for the whole command (the layer's scope is the command's).
-      const store = Context.get(yield* Layer.build(SnapshotStore.layer(sourceSnapshotFile(flags.journal))), SnapshotStore)
+      const store = Context.get(yield* Layer.build(SnapshotStore.layer(sourceSnapshotFile(journalFile))), SnapshotStore)
       const report = yield* migrate({
         source,
         target,
@@ -110,6 +144,9 @@ export const migrateRun = (flags: MigrateFlags) =>
         people: flags.people,
         attribution: !flags.noAttribution,
         dryRun: flags.dryRun,
+        plan: flags.plan,
+        deleteMissing: flags.deleteMissing,
+        overwriteTargetEdits: flags.overwriteTargetEdits,
         onStep: (step) => Effect.runSync(logLine(verbosity, `migrate: ${step}`, "detail")),
         // The file step's plan is stored: a worker may start helpers now.
         onFilesPlanned: announcePlanned
@@ -126,15 +163,32 @@ export const migrateRun = (flags: MigrateFlags) =>
           )
         })
       )
+      if (flags.plan) {
+        // The contract's shape, exactly: what the run would do.
+        if (flags.json) yield* printJson({ plan: report.plan })
+        else if (report.plan !== undefined) for (const l of planLines(report.plan)) yield* logLine(verbosity, `migrate: ${l}`)
+        return
+      }
       if (flags.json) {
-        const { dryRun: _, mismatches, ...rest } = report
-        yield* printJson({ ...rest, ...(mismatches.length > 0 ? { mismatches } : {}) })
+        const { deleted, dryRun: _, kept, mismatches, missing, plan: _plan, ...rest } = report
+        yield* printJson({
+          ...rest,
+          // Delta passes: present only when there is one (like import-csv's).
+          ...(missing > 0 ? { missing } : {}),
+          ...(deleted > 0 ? { deleted } : {}),
+          ...(kept.length > 0 ? { kept } : {}),
+          ...(mismatches.length > 0 ? { mismatches } : {})
+        })
       }
       for (const n of report.notCarried) yield* logLine(verbosity, `migrate: not carried: ${n.what}${n.count > 0 ? ` (${n.count})` : ""}: ${n.why}`)
       if (!flags.dryRun) yield* logLine(verbosity, `migrate: record order: ${orderLine(report)}`)
       for (const r of report.roles.refused) yield* logLine(verbosity, `migrate: refused: role "${r.name}": ${r.code}`)
       for (const r of report.people.refused) yield* logLine(verbosity, `migrate: refused: ${r.email}: ${r.code}${r.limit !== undefined ? ` (${r.current} of ${r.limit} seats)` : ""}`)
       for (const m of report.mismatches) yield* logLine(verbosity, `migrate: verification: ${m}`)
+      if (report.missing > 0) {
+        yield* logLine(verbosity, `migrate: ${report.missing} record${report.missing === 1 ? "" : "s"} gone from the source; their records stay on the target (--delete-missing deletes them)`)
+      }
+      for (const k of report.kept) yield* logLine(verbosity, `migrate: kept ${k.what} of source record ${k.item}: ${k.why}`)
       if (flags.dryRun) {
         yield* logLine(verbosity, `migrate (dry run): ${summary(report)}; nothing was sent`)
         return

@@ -15,6 +15,13 @@
  *    service shows one, opened by an attribution line unless turned off;
  * 7. file custom field values (custom-field-files.ts);
  * then a verification pass compares source and target (verify.ts).
+ *
+ * A rerun with the same journal is the next pass (contract: "Delta passes and plans"):
+ * the source read again carries what changed since the last pass. A record field edited
+ * on the target since then is kept and reported unless `overwriteTargetEdits` (each
+ * version's marker keeps what it wrote: restore-plan.ts `delta`); a record gone from the
+ * source is deleted on the target only with `deleteMissing` (gone.ts), else counted.
+ * `plan` is a dry run that also says what the run would do (the shared `PlanReport`).
  * Each step's ops live in the journal under keys of their own, so a rerun finds done what
  * is done, settles what a killed run left in flight, and sends the rest.
  *
@@ -59,7 +66,9 @@ import {
   targetFileFields
 } from "./custom-field-files.ts"
 import { createInSourceOrder } from "./ordered-creates.ts"
-import { customRolesNotCarried, type InviteOutcome, makePeopleExecutors, PEOPLE_KINDS, planPeople, planRoles } from "./people.ts"
+import { customRolesNotCarried, type InviteOutcome, type InvitePayload, makePeopleExecutors, PEOPLE_KINDS, planPeople, planRoles } from "./people.ts"
+import { planGone } from "./gone.ts"
+import type { Kept, PlanReport } from "../pass-plan.ts"
 import { type MigrationReport, verify } from "./verify.ts"
 
 export class MigrateError extends Data.TaggedError("MigrateError")<{ readonly message: string }> {}
@@ -83,6 +92,12 @@ export interface MigrateOptions {
   /** Open each comment with a line naming its author and date (default true). */
   readonly attribution?: boolean
   readonly dryRun?: boolean
+  /** A dry run that also reports the plan (`MigrateResult.plan`); implies `dryRun`. */
+  readonly plan?: boolean
+  /** Delete on the target the records gone from the source since the last pass (default: count them). */
+  readonly deleteMissing?: boolean
+  /** Replace fields edited on the target since the last pass (default: keep and report them). */
+  readonly overwriteTargetEdits?: boolean
   readonly concurrency?: number
   /** One line per step, for progress. */
   readonly onStep?: (line: string) => void
@@ -110,6 +125,25 @@ export const fileCopyOf = (
 })
 
 export const JOURNAL_KIND = "migrate"
+
+/** Journal meta: how many passes of this migration have finished. */
+export const PASSES_META = "migrate.passes"
+
+/** The report with what a pass adds: the contract's `pass` and `updated`, and the delta's counts. */
+export interface MigrateResult extends MigrationReport {
+  /** Which pass of the journal this is: 1 for the first (a resumed pass keeps its number). */
+  readonly pass: number
+  /** Records of earlier passes this run updated (planned to, in a dry run). */
+  readonly updated: number
+  /** Records gone from the source whose target records stay (no `deleteMissing`). */
+  readonly missing: number
+  /** Target records of records gone from the source deleted by this run (planned to, in a dry run). */
+  readonly deleted: number
+  /** Fields edited on the target since the last pass and kept. */
+  readonly kept: ReadonlyArray<Kept>
+  /** `plan` only: what the run would do. */
+  readonly plan?: PlanReport
+}
 
 /** Ops in flight at once (files: at most 4, each a stream of bytes). */
 export const DEFAULT_MIGRATE_CONCURRENCY = 8
@@ -158,11 +192,12 @@ const firstMapped = (journal: JournalApi, store: SnapshotStoreService, runId: nu
 const EMPTY_REPORT: ReplayReport = { sent: 0, reconciled: 0, failed: 0, unknown: 0, deferred: 0, doneByKind: {} }
 
 /** Plans and (unless dry run) carries out a migration, then verifies it. */
-export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport, unknown, Scope.Scope> =>
+export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, unknown, Scope.Scope> =>
   Effect.gen(function*() {
     const { journal, source, target, store } = options
     const step = (line: string) => options.onStep?.(line)
-    const dryRun = options.dryRun === true
+    const dryRun = options.dryRun === true || options.plan === true
+    const delta = { overwriteTargetEdits: options.overwriteTargetEdits === true }
     const concurrency = options.concurrency ?? DEFAULT_MIGRATE_CONCURRENCY
     const kind = Option.getOrUndefined(yield* journal.getMeta("kind"))
     if (kind !== undefined && kind !== JOURNAL_KIND) {
@@ -172,7 +207,11 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
     if (owner !== undefined && owner !== target.workspaceId) {
       return yield* new MigrateError({ message: `journal ${journal.file} belongs to workspace ${owner}, not ${target.workspaceId}; use another journal file` })
     }
+    // A journal of a migration from before passes were counted has had one pass at least.
+    const passesMeta = Option.getOrUndefined(yield* journal.getMeta(PASSES_META))
+    const pass = 1 + (passesMeta !== undefined ? Number(passesMeta) || 0 : kind === JOURNAL_KIND ? 1 : 0)
     if (!dryRun) {
+      if (kind === undefined) yield* journal.setMeta(PASSES_META, "0")
       yield* journal.setMeta("kind", JOURNAL_KIND)
       yield* journal.setMeta("target.workspace", target.workspaceId)
     }
@@ -236,7 +275,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       store,
       runId: run.id,
       sourceWorkspaceId: source.workspaceId,
-      concurrency
+      concurrency,
+      delta
     })
     const restored = yield* restore(store, target.rest, journal, {
       run,
@@ -244,7 +284,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       targetWorkspaceId: target.workspaceId,
       journalKind: JOURNAL_KIND,
       concurrency,
-      dryRun
+      dryRun,
+      delta
     })
     // The restore found the records created just before unchanged: they count as created.
     const createdInOrder = ordered?.doneByKind[OP_KINDS.recordCreate] ?? 0
@@ -253,6 +294,18 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       created: restored.created + createdInOrder,
       unchanged: Math.max(0, restored.unchanged - createdInOrder)
     }
+
+    // Records gone from the source since the last pass: deleted with deleteMissing, else counted.
+    const gone = yield* planGone({
+      store,
+      run,
+      sourceWorkspaceId: source.workspaceId,
+      journal,
+      target: target.rest,
+      targetWorkspaceId: target.workspaceId,
+      deleteMissing: options.deleteMissing === true
+    })
+    const deletesReport = yield* run_(gone.ops, makeRecordExecutors(target.rest), [[OP_KINDS.recordDelete]])
 
     // Comments, re-linked to the target's files, planned a batch of records at a time.
     const uids = yield* fileUidLookup(journal)
@@ -302,9 +355,10 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
       return typeof result?.refused === "string" ? [{ name: (o as Option.Some<{ payload: { name: string } }>).value.payload.name, code: result.refused }] : []
     })
     step("verifying")
-    return yield* verify({
+    const report = yield* verify({
       ...options,
       dryRun,
+      keptRecords: records.keptRecords,
       run,
       lists: src.lists,
       sourceArchived: archived,
@@ -327,4 +381,44 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrationReport,
         }
       }
     })
+    const failed = report.lists.failed + report.records.failed + report.files.failed + report.comments.failed +
+      report.customFieldFiles.failed + report.roles.failed + deletesReport.failed + deletesReport.unknown
+    // A pass is finished when nothing of it is left: the next run is the next pass.
+    if (!dryRun && failed === 0) yield* journal.setMeta(PASSES_META, String(pass))
+    const result: MigrateResult = {
+      ...report,
+      // A deletion that failed is a record that failed.
+      records: { ...report.records, failed: report.records.failed + deletesReport.failed + deletesReport.unknown },
+      pass,
+      updated: records.updated,
+      missing: gone.missing,
+      deleted: dryRun ? gone.ops.length : deletesReport.doneByKind[OP_KINDS.recordDelete] ?? 0,
+      kept: records.kept
+    }
+    if (options.plan !== true) return result
+    const targetLists = new Set((yield* target.rest.listLists({ workspaceId: target.workspaceId })).map((l) => l.title))
+    const invite = people.ops.map((op) => {
+      const p = op.payload as InvitePayload
+      return { email: p.email, level: p.accessLevel }
+    })
+    const invited = new Set(invite.map((i) => i.email.toLowerCase()))
+    const planReport: PlanReport = {
+      create: records.planned.creates,
+      update: records.planned.updates,
+      unchanged: records.unchanged,
+      delete: gone.ops.length,
+      lists: [...new Set(src.lists.filter((t) => !targetLists.has(t)))],
+      tags: records.toMake.tags,
+      invite,
+      // Assignees the target does not know and the run does not invite: records are carried without them.
+      unresolved: records.unknownAssignees.filter((e) => !invited.has(e)),
+      notCarried: [
+        ...result.notCarried,
+        ...(gone.missing > 0
+          ? [{ what: "records gone from the source", count: gone.missing, why: "their records stay on the target (--delete-missing deletes them)" }]
+          : [])
+      ],
+      conflicts: records.kept
+    }
+    return { ...result, plan: planReport }
   })

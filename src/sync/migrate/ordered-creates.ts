@@ -58,6 +58,8 @@ export const createInSourceOrder = (options: {
   readonly runId: number
   readonly sourceWorkspaceId: string
   readonly concurrency: number
+  /** Delta passes (restore-plan.ts `delta`): each create's marker keeps what it wrote. */
+  readonly delta?: { readonly overwriteTargetEdits: boolean }
 }) =>
   Effect.gen(function*() {
     const { client, journal, target } = options
@@ -74,7 +76,7 @@ export const createInSourceOrder = (options: {
           if (planning === undefined) {
             const now = yield* readTarget(client, target)
             planning = {
-              planner: makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun: false }),
+              planner: makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun: false, delta: options.delta }),
               notMade: new Set(yield* listsNotMade(journal, target)),
               firstList: now.lists.values().next().value
             }

@@ -99,6 +99,8 @@ export interface VerifyInput {
   /** Records of the source run that are archived. */
   readonly sourceArchived: number
   readonly records: RestoreResult
+  /** Source records with a field edited on the target and kept (delta passes): not a difference. */
+  readonly keptRecords?: ReadonlySet<string>
   readonly files: CopySummary | undefined
   /** Files the source run holds (the count a dry run reports). */
   readonly sourceFiles: number
@@ -317,7 +319,7 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
           }
           const emails = r.emails.filter((e) => now.users.has(e))
           const diff = compareSummary(r, t, emails, archivedSettable, notMadeSet)
-          if (diff.fields || diff.list) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
+          if ((diff.fields || diff.list) && input.keptRecords?.has(r.id) !== true) miss(`record ${r.id} "${r.title}" differs on the target (record ${t.id})`)
           // Tags are carried on create; a record that existed before keeps its own (reported in notCarried).
           const want = comments.get(r.id)?.length ?? 0
           if (want > 0) commented.push({ sourceId: r.id, targetId: t.id, want })

@@ -1,0 +1,176 @@
+/**
+ * `worksync migrate` as delta passes (contract: "Delta passes and plans"): `--plan` reads
+ * the source, the target and the journal, writes none of them, and the run that follows
+ * does what it said; a rerun with the same journal carries what changed at the source
+ * (`pass`, `updated`), keeps and reports a field edited on the target since the last pass
+ * (unless `--overwrite-target-edits`), and deletes a record gone from the source only with
+ * `--delete-missing` (else `missing`). Two organizations of the emulator, the real CLI.
+ */
+import * as Effect from "effect/Effect"
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { expect, layer } from "@effect/vitest"
+import { insertList } from "../../src/emulator/core/lists.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
+import { runCli } from "../support/cli.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+
+let seq = 0
+const fresh = (name: string) => `${name}-${++seq}-${process.pid}`
+
+const call = async (handle: EmulatorHandle, auth: { token: string; org: string }, op: string, body: Record<string, unknown>): Promise<any> => {
+  const res = await fetch(`${handle.restUrl}/v1/${op}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${auth.token}`, "content-type": "application/json", "svc-org-id": auth.org },
+    body: JSON.stringify(body)
+  })
+  expect(res.status, `${op}: ${res.status}`).toBeLessThan(300)
+  return res.json()
+}
+
+const q = <A>(handle: EmulatorHandle, sql: string, ...args: Array<unknown>) => handle.ctx.db.prepare(sql).all(...args) as Array<A>
+
+/** The records of a workspace by title: id, done. */
+const records = (handle: EmulatorHandle, ws: string) =>
+  new Map(
+    q<{ id: string; title: string; done: number }>(handle, "SELECT id, title, done FROM records WHERE workspace_id = ? AND deleted_at IS NULL", ws)
+      .map((r) => [r.title, { id: r.id, done: r.done === 1 }] as const)
+  )
+
+const seed = async (handle: EmulatorHandle) => {
+  const source = { token: handle.token, org: handle.org }
+  const ws = handle.admin.createWorkspace({ name: fresh("source") }).id
+  // Made directly: the alt reading's list create makes no list (CREATE_LIST_READING).
+  const backlog = insertList(handle.ctx, ws, "Backlog")
+  const ids: Record<string, string> = {}
+  for (const title of ["Alpha", "Bravo", "Charlie", "Delta"]) {
+    ids[title] = (await call(handle, source, "create-record", { workspaceId: ws, title, listId: backlog.id })).id
+  }
+  const org = handle.admin.createOrganization({ name: "Target", slug: fresh("target") })
+  const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Owner", orgLevel: "OWNER", orgId: org })
+  const target = { ws: handle.admin.createWorkspace({ name: fresh("target"), orgId: org }).id, auth: { token: owner.token, org } }
+  const env = {
+    WORKSYNC_REST_URL: handle.restUrl,
+    WORKSYNC_BASE_URL: handle.baseUrl,
+    WORKSYNC_TOKEN: handle.token,
+    WORKSYNC_TOKEN_ID: handle.tokenId,
+    WORKSYNC_TOKEN_SECRET: handle.tokenSecret,
+    WORKSYNC_ORG: handle.org,
+    WORKSYNC_TARGET_TOKEN: owner.token,
+    WORKSYNC_TARGET_TOKEN_ID: owner.tokenId,
+    WORKSYNC_TARGET_TOKEN_SECRET: owner.tokenSecret,
+    WORKSYNC_TARGET_ORG: org
+  }
+  return { ws, ids, source, target, env }
+}
+
+/** What a file holds now (absent: null), to show a plan wrote nothing. */
+const fingerprint = (file: string) => (fs.existsSync(file) ? createHash("sha256").update(fs.readFileSync(file)).digest("hex") : null)
+
+/** The REST writes (GraphQL answers reads too: roles, members and comments are not compared by route). */
+const WRITES = ["create-record", "update-record", "move-record", "delete-record", "create-list", "/rest/uploads"]
+
+const PLAN_KEYS = ["create", "update", "unchanged", "delete", "lists", "tags", "invite", "unresolved", "notCarried", "conflicts"]
+
+layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("worksync migrate: delta passes and plans", (it) => {
+  it.effect("--plan writes nothing and the run that follows does what it said; a rerun carries source edits, keeps target edits, deletes only with --delete-missing", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const s = yield* Effect.promise(() => seed(handle))
+      const dir = yield* tempDir("ws-migrate-delta-")
+      const journal = path.join(dir, "m.sqlite")
+      const args = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${s.target.ws}`, "--journal", journal, "--people", "skip", "--json"]
+      const cli = (extra: ReadonlyArray<string> = []) => Effect.promise(() => runCli([...args, ...extra], { env: s.env }))
+      /** A plan: exactly the contract's shape; nothing written to the target, the journal or the source snapshot. */
+      const plan = (extra: ReadonlyArray<string> = []) =>
+        Effect.gen(function*() {
+          const files = [journal, journal.replace(/\.sqlite$/, "-source.sqlite")]
+          const before = files.map(fingerprint)
+          handle.resetStats()
+          const r = yield* cli(["--plan", ...extra])
+          expect(r.code, r.stderr).toBe(0)
+          const out = JSON.parse(r.stdout)
+          expect(Object.keys(out)).toEqual(["plan"])
+          expect(Object.keys(out.plan).sort()).toEqual([...PLAN_KEYS].sort())
+          expect(WRITES.map((w) => handle.stats().byRoute[w] ?? 0)).toEqual(WRITES.map(() => 0))
+          expect(files.map(fingerprint)).toEqual(before)
+          return out.plan
+        })
+
+      // The first pass: planned on no journal at all (none is made), then run.
+      const first = yield* plan()
+      expect(fs.existsSync(journal)).toBe(false)
+      expect(first).toMatchObject({ create: 4, update: 0, unchanged: 0, delete: 0, conflicts: [] })
+      const one = yield* cli()
+      expect(one.code, one.stderr).toBe(0)
+      const r1 = JSON.parse(one.stdout)
+      expect(r1).toMatchObject({ verified: true, pass: 1, updated: 0, records: { created: first.create, updated: first.update } })
+
+      // Between passes: the source renames Alpha, marks Bravo done, deletes Charlie and
+      // adds Echo; the target renames its Alpha and its Delta.
+      yield* Effect.promise(async () => {
+        await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Alpha, title: "Alpha at the source" })
+        await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Bravo, done: true })
+        await call(handle, s.source, "delete-record", { workspaceId: s.ws, recordId: s.ids.Charlie })
+        await call(handle, s.source, "create-record", { workspaceId: s.ws, title: "Echo" })
+        const t = records(handle, s.target.ws)
+        await call(handle, s.target.auth, "update-record", { workspaceId: s.target.ws, recordId: t.get("Alpha")!.id, title: "Alpha on the target" })
+        await call(handle, s.target.auth, "update-record", { workspaceId: s.target.ws, recordId: t.get("Delta")!.id, title: "Delta on the target" })
+      })
+
+      const second = yield* plan()
+      expect(second).toMatchObject({ create: 1, update: 1, unchanged: 2, delete: 0 })
+      expect(second.conflicts.map((c: { what: string; item: string }) => [c.what, c.item]).sort()).toEqual([["title", s.ids.Alpha], ["title", s.ids.Delta]].sort())
+      expect(second.notCarried).toContainEqual(expect.objectContaining({ what: "records gone from the source", count: 1 }))
+      const two = yield* cli()
+      expect(two.code, two.stderr).toBe(0)
+      const r2 = JSON.parse(two.stdout)
+      expect(r2).toMatchObject({ verified: true, pass: 2, updated: second.update, missing: 1, records: { created: second.create, updated: second.update } })
+      expect(r2.kept.map((k: { what: string; item: string }) => [k.what, k.item]).sort()).toEqual([["title", s.ids.Alpha], ["title", s.ids.Delta]].sort())
+      expect(r2.deleted).toBeUndefined()
+      let t = records(handle, s.target.ws)
+      // Kept: the target's own titles; carried: Bravo done, Echo; Charlie stays.
+      expect([...t.keys()].sort()).toEqual(["Alpha on the target", "Bravo", "Charlie", "Delta on the target", "Echo"])
+      expect(t.get("Bravo")!.done).toBe(true)
+
+      // --delete-missing: planned, then done.
+      const third = yield* plan(["--delete-missing"])
+      expect(third).toMatchObject({ create: 0, update: 0, delete: 1 })
+      const three = yield* cli(["--delete-missing"])
+      expect(three.code, three.stderr).toBe(0)
+      expect(JSON.parse(three.stdout)).toMatchObject({ verified: true, pass: 3, updated: 0, deleted: third.delete })
+      expect(records(handle, s.target.ws).has("Charlie")).toBe(false)
+
+      // --overwrite-target-edits: the source's values replace the target's edits.
+      const fourth = yield* plan(["--overwrite-target-edits"])
+      expect(fourth).toMatchObject({ create: 0, update: 2, delete: 0, conflicts: [] })
+      const four = yield* cli(["--overwrite-target-edits"])
+      expect(four.code, four.stderr).toBe(0)
+      const r4 = JSON.parse(four.stdout)
+      expect(r4).toMatchObject({ verified: true, pass: 4, updated: fourth.update })
+      expect(r4.kept).toBeUndefined()
+      t = records(handle, s.target.ws)
+      expect([...t.keys()].sort()).toEqual(["Alpha at the source", "Bravo", "Delta", "Echo"])
+
+      // Nothing left to do: the plan says so and the run sends nothing.
+      const fifth = yield* plan()
+      expect(fifth).toMatchObject({ create: 0, update: 0, unchanged: 4, delete: 0, conflicts: [] })
+    }), 180_000)
+
+  it.effect("--plan without --json: a short summary on stderr; with a PostgreSQL journal: refused in one line (exit 64)", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const s = yield* Effect.promise(() => seed(handle))
+      const dir = yield* tempDir("ws-migrate-delta-")
+      const base = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${s.target.ws}`, "--people", "skip", "--plan"]
+      const r = yield* Effect.promise(() => runCli([...base, "--journal", path.join(dir, "m.sqlite")], { env: s.env }))
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toBe("")
+      expect(r.stderr).toContain("migrate: plan: 4 to create, 0 to update, 0 unchanged, 0 to delete")
+      const pg = yield* Effect.promise(() => runCli([...base, "--journal", "postgres://user@db.example:5432/worksync"], { env: s.env }))
+      expect(pg.code, pg.stderr).toBe(64)
+      expect(pg.stderr.trim().split("\n")).toHaveLength(1)
+      expect(pg.stderr).toContain("--plan reads a SQLite journal file")
+    }), 120_000)
+})
