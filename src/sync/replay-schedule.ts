@@ -7,15 +7,19 @@
  * ended, parked time included); an op that ends unsettled holds its group back for the
  * next run.
  *
- * Ops are read from the journal in plan order a batch at a time, and read again whenever
- * nothing is ready and an op ended since (it may have made others runnable: dependants,
- * follow-ups) or the last read was full. The phase ends when nothing is ready, running,
- * parked or left to read.
+ * Ops are read from the journal in plan order a batch at a time, each past the last one
+ * read (a cursor), so an op is read and decoded once however long it queues behind its
+ * group. An op whose dependency is not done yet is kept by the key it waits for, and
+ * taken when that op ends done here; ops added past the cursor (follow-ups) are read when
+ * the op that added them ends. When nothing is ready, running, parked or left past the
+ * cursor, and an op ended since the pass began, the phase reads once more from the start
+ * (something may have become runnable behind the cursor that no end here announced:
+ * another session's work, a row committed late); it ends when such a pass takes nothing.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type { Op } from "../store/journal.ts"
+import type { Op, PendingOp } from "../store/journal.ts"
 
 /** What one step of an op came to: it ended, or it waits (holding no worker) until `untilMs`. */
 export type Step<End> =
@@ -30,10 +34,10 @@ export interface Deferred {
 
 export interface PhaseOptions<Task, End, E, R> {
   readonly concurrency: number
-  /** Ops read from the journal at a time (beyond those the phase already holds). */
+  /** Ops read from the journal at a time. */
   readonly batchSize: number
-  /** Up to `limit` runnable pending ops of the phase, in plan order. */
-  readonly read: (limit: number) => Effect.Effect<ReadonlyArray<Op>, E>
+  /** Up to `limit` pending ops of the phase after `afterSeq`, in plan order, with what each waits for. */
+  readonly read: (afterSeq: number, limit: number) => Effect.Effect<ReadonlyArray<PendingOp>, E>
   /** The op's group; undefined: none. */
   readonly groupOf: (op: Op) => string | undefined
   /** Where an op read from the journal starts. */
@@ -41,6 +45,10 @@ export interface PhaseOptions<Task, End, E, R> {
   readonly advance: (task: Task) => Effect.Effect<Step<End>, E, R>
   /** An op that ended so is unsettled: the later ops of its group wait for the next run. */
   readonly unsettled: (end: End) => boolean
+  /** An op that ended so is done: the ops waiting for it may run. */
+  readonly done: (end: End) => boolean
+  /** An op that ended so added ops to the journal (past the cursor): read on. */
+  readonly grew: (end: End) => boolean
   readonly deferred: Deferred
 }
 
@@ -60,12 +68,19 @@ export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>
     const groups = new Map<string, Array<Op>>()
     /** Keys of the ops the phase holds (ready, running, parked, queued behind their group). */
     const owned = new Set<string>()
+    /** Ops read whose dependency was not done, by the key they wait for (not owned). */
+    const waiting = new Map<string, Array<Op>>()
+    const waitingKeys = new Set<string>()
     let running = 0
     let parked = 0
-    /** While the journal is read: the ops that end meanwhile (the read may show them pending). */
-    let endedWhileReading: Set<string> | undefined
-    /** The journal may hold runnable ops not taken yet. */
-    let dirty = true
+    /** While the journal is read: the ops that end meanwhile, and whether done (the read may show them pending). */
+    let endedWhileReading: Map<string, boolean> | undefined
+    /** Seq of the last op read in this pass. */
+    let cursor = 0
+    /** The journal may hold ops of the phase past the cursor. */
+    let ahead = true
+    /** An op ended since this pass began. */
+    let endedInPass = false
 
     // Idle workers wait for a change; `epoch` counts changes, so none is missed between a
     // worker's look at the state and its wait.
@@ -89,8 +104,32 @@ export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>
 
     const entryOf = (op: Op, group: string | undefined): Entry<Task> => ({ key: op.key, group, task: options.start(op) })
 
-    const take = (op: Op, ended: ReadonlySet<string>) => {
+    const unwait = (op: Op, waitsFor: string) => {
+      waitingKeys.delete(op.key)
+      const list = waiting.get(waitsFor)
+      if (list === undefined) return
+      const rest = list.filter((o) => o.key !== op.key)
+      if (rest.length === 0) waiting.delete(waitsFor)
+      else waiting.set(waitsFor, rest)
+    }
+
+    /**
+     * Takes an op read (or released) as pending, unless the phase holds it already, it
+     * waits behind an unsettled group, or it ended while it was read. `waitsFor`: the key
+     * of its dependency while that is not done.
+     */
+    const take = (op: Op, waitsFor: string | null, ended: ReadonlyMap<string, boolean>) => {
       if (owned.has(op.key) || deferred.ops.has(op.key) || ended.has(op.key)) return
+      if (waitsFor !== null && ended.get(waitsFor) !== true) {
+        if (waitingKeys.has(op.key)) return
+        waitingKeys.add(op.key)
+        const list = waiting.get(waitsFor)
+        if (list === undefined) waiting.set(waitsFor, [op])
+        else list.push(op)
+        return
+      }
+      // Kept as waiting and now runnable (its dependency done elsewhere): taken here.
+      if (waitingKeys.has(op.key) && op.dependsOn !== null) unwait(op, op.dependsOn)
       const group = options.groupOf(op)
       if (group !== undefined && deferred.groups.has(group)) {
         deferred.ops.add(op.key)
@@ -104,25 +143,37 @@ export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>
       ready.push(entryOf(op, group))
     }
 
+    const none: ReadonlyMap<string, boolean> = new Map()
+
     const read = Effect.gen(function*() {
-      const ended = new Set<string>()
+      const ended = new Map<string, boolean>()
       endedWhileReading = ended
-      // Cleared before reading: an op ending meanwhile asks for another read.
-      dirty = false
-      const limit = options.batchSize + owned.size + deferred.ops.size
-      const ops = yield* options.read(limit)
+      // Cleared before reading: an op adding ops meanwhile asks for another read.
+      ahead = false
+      const page = yield* options.read(cursor, options.batchSize)
       endedWhileReading = undefined
-      for (const op of ops) take(op, ended)
-      // A full read may have left runnable ops behind: read on once these are taken,
-      // whether or not any op ends (they may all park).
-      if (ops.length >= limit) dirty = true
+      for (const p of page) take(p.op, p.waitsFor, ended)
+      if (page.length > 0) cursor = page[page.length - 1]!.op.seq
+      // A full page: read on once these are taken, whether or not any op ends (they may all park).
+      if (page.length >= options.batchSize) ahead = true
       changed()
     })
 
     const finish = (entry: Entry<Task>, end: End) => {
       owned.delete(entry.key)
-      endedWhileReading?.add(entry.key)
-      dirty = true
+      const done = options.done(end)
+      endedWhileReading?.set(entry.key, done)
+      endedInPass = true
+      if (options.grew(end)) ahead = true
+      const dependants = waiting.get(entry.key)
+      if (dependants !== undefined) {
+        // Not done: they stay pending (blocked) and this run forgets them.
+        waiting.delete(entry.key)
+        for (const op of dependants) {
+          waitingKeys.delete(op.key)
+          if (done) take(op, null, none)
+        }
+      }
       if (entry.group !== undefined) {
         const queue = groups.get(entry.group) ?? []
         if (options.unsettled(end)) {
@@ -174,9 +225,16 @@ export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>
         }
         if (endedWhileReading !== undefined) {
           yield* changeAfter(seen)
-        } else if (dirty) {
+        } else if (ahead) {
           yield* read
         } else if (running === 0 && parked === 0) {
+          if (endedInPass) {
+            // Another pass from the start, for what no end here announced.
+            endedInPass = false
+            cursor = 0
+            ahead = true
+            continue
+          }
           // Nothing ready, running, parked or left to read: wake the others to end too.
           changed()
           return

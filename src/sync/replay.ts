@@ -107,6 +107,12 @@ export interface ReplayOptions {
 
 export type OpEnd = "sent" | "reconciled" | "failed" | "unknown"
 
+/** How an op ended, for the phase's scheduler: and whether it added follow-ups. */
+interface Ended {
+  readonly end: OpEnd
+  readonly grew: boolean
+}
+
 export interface ReplayReport {
   /** Ops done by a request of this run. */
   readonly sent: number
@@ -175,7 +181,8 @@ export const replay = <R>(
     const windowMs = options.settleWindowMs ?? DEFAULT_REQUEST_TIMEOUT_MS
     const abortOn = new Set(options.abortOn ?? DEFAULT_ABORT)
     const report = { sent: 0, reconciled: 0, failed: 0, unknown: 0, deferred: 0, doneByKind: {} as Record<string, number> }
-    const ended = (op: Op, end: OpEnd) =>
+    /** `grew`: its completion added follow-ups to the journal. */
+    const ended = (op: Op, end: OpEnd, grew = false) =>
       Effect.suspend(() => {
         if (end === "sent") report.sent++
         else if (end === "reconciled") report.reconciled++
@@ -184,7 +191,7 @@ export const replay = <R>(
         if (end === "sent" || end === "reconciled") {
           report.doneByKind[op.kind] = (report.doneByKind[op.kind] ?? 0) + 1
         }
-        return Effect.as(options.onOpEnd ? options.onOpEnd(op, end) : Effect.void, { _tag: "ended", end } satisfies Step<OpEnd>)
+        return Effect.as(options.onOpEnd ? options.onOpEnd(op, end) : Effect.void, { _tag: "ended", end: { end, grew } } satisfies Step<Ended>)
       })
 
     // Ops a dead run left in flight may have been applied: reconcile before resending.
@@ -221,7 +228,7 @@ export const replay = <R>(
      * settleMs, 2 settleMs, ...; between looks it is parked. Not found by then, it is
      * sent again, at most `maxRounds` sends per run.
      */
-    const advance = (t: Task<R>): Effect.Effect<Step<OpEnd>, ReplayError, R> =>
+    const advance = (t: Task<R>): Effect.Effect<Step<Ended>, ReplayError, R> =>
       Effect.gen(function*() {
         const { executor } = t
         const key = t.op.key
@@ -236,7 +243,7 @@ export const replay = <R>(
             if (Option.isSome(found.success)) {
               const o = found.success.value
               yield* tx.complete(key, o.result, o.mappings, o.followUps)
-              return yield* ended(t.op, "reconciled")
+              return yield* ended(t.op, "reconciled", (o.followUps?.length ?? 0) > 0)
             }
             // Found and recorded as a first step (see `resumable`): nothing left to look for.
             const resumable = yield* isResumable(t.op, executor)
@@ -246,7 +253,7 @@ export const replay = <R>(
               if (left > 0) {
                 const wait = Math.min(t.gap, left)
                 t.gap *= 2
-                return { _tag: "parked", untilMs: now + wait } satisfies Step<OpEnd>
+                return { _tag: "parked", untilMs: now + wait } satisfies Step<Ended>
               }
             }
             if (t.applied && !resumable) {
@@ -264,7 +271,7 @@ export const replay = <R>(
           const exit = yield* Effect.result(executor.execute(t.op, executorJournal))
           if (exit._tag === "Success") {
             yield* tx.complete(key, exit.success.result, exit.success.mappings, exit.success.followUps)
-            return yield* ended(t.op, "sent")
+            return yield* ended(t.op, "sent", (exit.success.followUps?.length ?? 0) > 0)
           }
           const error = exit.failure
           if (abortOn.has(error._tag)) {
@@ -297,7 +304,7 @@ export const replay = <R>(
           t.sentAt = sentAt
           t.gap = settleMs
           t.op = { ...t.op, uncertain: true, sentAt: sentIso }
-          return { _tag: "parked", untilMs: now + settleMs } satisfies Step<OpEnd>
+          return { _tag: "parked", untilMs: now + settleMs } satisfies Step<Ended>
         }
       })
 
@@ -307,14 +314,16 @@ export const replay = <R>(
     for (const kinds of phases) {
       const known = kinds.filter((k) => byKind.has(k))
       if (known.length === 0) continue
-      yield* runPhase<Task<R>, OpEnd, ReplayError, R>({
+      yield* runPhase<Task<R>, Ended, ReplayError, R>({
         concurrency,
         batchSize,
-        read: (limit) => journal.pending({ kinds: known, limit }),
+        read: (afterSeq, limit) => journal.pendingPage({ kinds: known, afterSeq, limit }),
         groupOf: (op) => byKind.get(op.kind)!.group?.(op),
         start: (op) => taskOf(op, byKind.get(op.kind)!),
         advance,
-        unsettled: (end) => end === "unknown",
+        unsettled: (e) => e.end === "unknown",
+        done: (e) => e.end === "sent" || e.end === "reconciled",
+        grew: (e) => e.grew,
         deferred
       })
     }

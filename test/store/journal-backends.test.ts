@@ -271,7 +271,7 @@ for (const backend of BACKENDS) {
         expect((yield* op(j, "k0")).uncertain).toBe(false)
       }))
 
-    it.live("pending pages in plan order, by kind, holding back ops whose dependency is not done; blocked lists them", () =>
+    it.live("pending pages in plan order, by kind, holding back ops whose dependency is not done (pendingPage: with what they wait for); blocked lists them", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         yield* j.addOps([
@@ -287,6 +287,10 @@ for (const backend of BACKENDS) {
         expect(keys(next)).toEqual(["z8", "z7", "z6"])
         expect(keys(yield* j.pending({ limit: 100, kinds: ["list.ensure"] }))).toEqual(["list"])
         expect(keys(yield* j.pending({ limit: 2, kinds: ["record.create", "tag.ensure"] }))).toEqual(["b", "z9"])
+        // The page replay reads: every pending op, with the key it still waits for.
+        const page = yield* j.pendingPage({ limit: 4, kinds: ["record.create", "list.ensure"] })
+        expect(page.map((p) => [p.op.key, p.waitsFor])).toEqual([["list", null], ["a", "list"], ["b", null], ["orphan", "never-planned"]])
+        expect((yield* j.pendingPage({ limit: 2, afterSeq: page[3]!.op.seq })).map((p) => p.op.key)).toEqual(["z9", "z8"])
         yield* j.claim("list")
         yield* j.fail("list", "403")
         expect(keys(yield* j.blocked())).toEqual(["a", "orphan"])
@@ -295,6 +299,7 @@ for (const backend of BACKENDS) {
         yield* j.claim("list")
         yield* j.complete("list", { id: "L" })
         expect(keys(yield* j.pending({ limit: 3 }))).toEqual(["a", "b", "z9"])
+        expect((yield* j.pendingPage({ limit: 1 })).map((p) => [p.op.key, p.waitsFor])).toEqual([["a", null]])
         expect(keys(yield* j.blocked())).toEqual(["orphan"])
       }))
 

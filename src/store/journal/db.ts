@@ -7,7 +7,7 @@
 import type Database from "better-sqlite3"
 import { JournalStateError } from "./errors.ts"
 import { Planning } from "./planning.ts"
-import { json, openJournalDatabase, type OpRow, toOp } from "./schema.ts"
+import { json, openJournalDatabase, type OpRow, toOp, WAITS_FOR } from "./schema.ts"
 import {
   type Adoption,
   type ClaimNextOptions,
@@ -20,6 +20,8 @@ import {
   type NewOp,
   type Op,
   type OpState,
+  type PendingOp,
+  type PendingPageOptions,
   type PlannedOp,
   type PlanOp,
   type StoredAdoption
@@ -374,6 +376,23 @@ export class JournalDb {
       )
       .all(options.afterSeq ?? 0, ...kinds, options.limit)
     return rows.map(toOp)
+  }
+
+  /**
+   * Pending ops in plan order after `afterSeq`, those whose dependency is not done
+   * included, each with the key it waits for (see PendingOp).
+   */
+  pendingPage(options: PendingPageOptions): Array<PendingOp> {
+    const kinds = options.kinds ?? []
+    const kindClause = kinds.length > 0 ? `AND o.kind IN (${kinds.map(() => "?").join(",")})` : ""
+    const rows = this.db
+      .prepare<Array<unknown>, OpRow & { waits_for: string | null }>(
+        `SELECT o.*, ${WAITS_FOR} AS waits_for FROM ops o
+         WHERE o.state = 'pending' AND o.seq > ? ${kindClause}
+         ORDER BY o.seq LIMIT ?`
+      )
+      .all(options.afterSeq ?? 0, ...kinds, options.limit)
+    return rows.map((r) => ({ op: toOp(r), waitsFor: r.waits_for }))
   }
 
   /** Pending ops that cannot run because their dependency is not done (failed or missing). */

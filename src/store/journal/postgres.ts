@@ -34,7 +34,7 @@ import { dollarParams, lockPostgresWriter, openPostgres, pgErrorDetail, type Pos
 import type { StoreOpenError } from "../sqlite.ts"
 import type { BatchedTransitions } from "./batch.ts"
 import { JournalError, JournalStateError } from "./errors.ts"
-import { INSERT_CHUNK, json, type OpRow, toOp } from "./schema.ts"
+import { INSERT_CHUNK, json, type OpRow, toOp, WAITS_FOR } from "./schema.ts"
 import { JOURNAL_PG_MIGRATIONS, JOURNAL_PG_VERSION } from "./schema-postgres.ts"
 import type { JournalApi, OpenJournalOptions, Planner } from "./service.ts"
 import {
@@ -659,6 +659,21 @@ export const makePostgresJournalApi = (
          ORDER BY o.seq LIMIT ?`,
         kinds.length > 0 ? [options.afterSeq ?? 0, kinds, options.limit] : [options.afterSeq ?? 0, options.limit]
       )
+    },
+    pendingPage: (options) => {
+      const kinds = options.kinds ?? []
+      return plain(run(
+        "pendingPage",
+        Effect.map(
+          q<OpRow & { waits_for: string | null }>(
+            `SELECT o.*, ${WAITS_FOR} AS waits_for FROM ops o
+             WHERE o.state = 'pending' AND o.seq > ? ${kinds.length > 0 ? "AND o.kind = ANY(?::text[])" : ""}
+             ORDER BY o.seq LIMIT ?`,
+            kinds.length > 0 ? [options.afterSeq ?? 0, kinds, options.limit] : [options.afterSeq ?? 0, options.limit]
+          ),
+          (rows) => rows.map((r) => ({ op: toOp(r), waitsFor: r.waits_for }))
+        )
+      ))
     },
     blocked: (limit = 100) =>
       ops(

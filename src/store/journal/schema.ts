@@ -62,6 +62,13 @@ export interface OpRow {
   before?: string | null
 }
 
+/**
+ * The key a pending op `o` still waits for: its dependency while that op is not done,
+ * else NULL (it may run). The same SQL on both backends.
+ */
+export const WAITS_FOR = `CASE WHEN o.depends_on IS NULL
+    OR EXISTS (SELECT 1 FROM ops d WHERE d.key = o.depends_on AND d.state = 'done') THEN NULL ELSE o.depends_on END`
+
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text))
 
 export const toOp = (r: OpRow): Op => ({

@@ -20,6 +20,8 @@ import type {
   MarkUncertainOptions,
   NewOp,
   Op,
+  PendingOp,
+  PendingPageOptions,
   PlannedOp,
   PlanOp,
   StoredAdoption
@@ -134,6 +136,11 @@ export interface JournalApi {
     readonly limit: number
     readonly afterSeq?: number
   }) => Effect.Effect<Array<Op>, JournalError>
+  /**
+   * Pending ops in plan order after `afterSeq`, those waiting for a dependency included,
+   * with what each waits for: replay reads a phase's ops once with it.
+   */
+  readonly pendingPage: (options: PendingPageOptions) => Effect.Effect<Array<PendingOp>, JournalError>
   readonly blocked: (limit?: number) => Effect.Effect<Array<Op>, JournalError>
   readonly failed: (limit?: number) => Effect.Effect<Array<Op>, JournalError>
   readonly setMapping: (mapping: Mapping) => Effect.Effect<void, JournalError>
@@ -236,6 +243,7 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
     resetInFlight: () => lift(file, "resetInFlight", () => core.resetInFlight()),
     retryFailed: (kinds) => lift(file, "retryFailed", () => core.retryFailed(kinds)),
     pending: (options) => lift(file, "pending", () => core.pending(options)),
+    pendingPage: (options) => lift(file, "pendingPage", () => core.pendingPage(options)),
     blocked: (limit) => lift(file, "blocked", () => core.blocked(limit)),
     failed: (limit) => lift(file, "failed", () => core.failed(limit)),
     setMapping: (mapping) => lift(file, "setMapping", () => core.setMapping(mapping)),

@@ -46,6 +46,16 @@ export interface Op {
 }
 
 /**
+ * A pending op as replay reads a phase: with the dependency it still waits for, so one
+ * read tells what may run now and what must wait, and each op is read once.
+ */
+export interface PendingOp {
+  readonly op: Op
+  /** Its dependency's key while that op is not done (it may not run yet); null: it may run. */
+  readonly waitsFor: string | null
+}
+
+/**
  * A reconciliation took an item found on the service as what an op of unknown outcome
  * made (found by content: it may be someone else's; docs/journal.md, "Limits"). Kept in
  * the journal (table `adoptions`, created in files of any earlier version when opened)
@@ -131,6 +141,14 @@ export interface ListOptions {
   readonly kinds?: ReadonlyArray<string>
   /** Only these states (all when omitted). */
   readonly states?: ReadonlyArray<OpState>
+}
+
+/** Which pending ops `pendingPage` reads: in plan order (seq) after `afterSeq`, at most `limit`. */
+export interface PendingPageOptions {
+  readonly afterSeq?: number
+  readonly limit: number
+  /** Only these kinds (all when omitted). */
+  readonly kinds?: ReadonlyArray<string>
 }
 
 /** Which op `claimNext` takes: the first pending one (by seq) of these kinds and key prefix. */
