@@ -107,11 +107,12 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       const r1 = JSON.parse(one.stdout)
       expect(r1).toMatchObject({ verified: true, pass: 1, updated: 0, records: { created: first.create, updated: first.update } })
 
-      // Between passes: the source renames Alpha, marks Bravo done, deletes Charlie and
-      // adds Echo; the target renames its Alpha and its Delta.
+      // Between passes: the source renames Alpha, marks Bravo done, describes Delta, deletes
+      // Charlie and adds Echo; the target renames its Alpha and its Delta.
       yield* Effect.promise(async () => {
         await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Alpha, title: "Alpha at the source" })
         await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Bravo, done: true })
+        await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Delta, descriptionHtml: "<p>Described at the source</p>" })
         await call(handle, s.source, "delete-record", { workspaceId: s.ws, recordId: s.ids.Charlie })
         await call(handle, s.source, "create-record", { workspaceId: s.ws, title: "Echo" })
         const t = records(handle, s.target.ws)
@@ -120,19 +121,28 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       })
 
       const second = yield* plan()
-      expect(second).toMatchObject({ create: 1, update: 1, unchanged: 2, delete: 0 })
+      // Bravo and Delta updated (Delta's description only: its title is the target's), Alpha left.
+      expect(second).toMatchObject({ create: 1, update: 2, unchanged: 1, delete: 0 })
       expect(second.conflicts.map((c: { what: string; item: string }) => [c.what, c.item]).sort()).toEqual([["title", s.ids.Alpha], ["title", s.ids.Delta]].sort())
       expect(second.notCarried).toContainEqual(expect.objectContaining({ what: "records gone from the source", count: 1 }))
       const two = yield* cli()
       expect(two.code, two.stderr).toBe(0)
       const r2 = JSON.parse(two.stdout)
-      expect(r2).toMatchObject({ verified: true, pass: 2, updated: second.update, missing: 1, records: { created: second.create, updated: second.update } })
+      expect(r2).toMatchObject({
+        verified: true,
+        pass: 2,
+        updated: second.update,
+        missing: 1,
+        records: { created: second.create, updated: second.update, skipped: second.unchanged }
+      })
       expect(r2.kept.map((k: { what: string; item: string }) => [k.what, k.item]).sort()).toEqual([["title", s.ids.Alpha], ["title", s.ids.Delta]].sort())
       expect(r2.deleted).toBeUndefined()
       let t = records(handle, s.target.ws)
       // Kept: the target's own titles; carried: Bravo done, Echo; Charlie stays.
       expect([...t.keys()].sort()).toEqual(["Alpha on the target", "Bravo", "Charlie", "Delta on the target", "Echo"])
       expect(t.get("Bravo")!.done).toBe(true)
+      const described = q<{ html: string }>(handle, "SELECT html FROM records WHERE id = ?", t.get("Delta on the target")!.id)[0]!
+      expect(described.html).toContain("Described at the source")
 
       // --delete-missing: planned, then done.
       const third = yield* plan(["--delete-missing"])
