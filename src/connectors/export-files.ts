@@ -30,21 +30,6 @@ export interface FilesExport {
   readonly failed: ReadonlyArray<string>
 }
 
-interface RunFileObject {
-  readonly id: string
-  readonly workspaceId: string
-  readonly item: string
-  readonly sha256: string | null
-}
-
-const RUN_FILE_OBJECTS = `
-SELECT rf.id AS id, f.workspace_id AS "workspaceId", f.item AS item, o.sha256 AS sha256
-FROM run_files AS rf
-JOIN files AS f ON f.vid = rf.vid
-LEFT JOIN run_file_objects AS o ON o.run_id = rf.run_id AND o.file_id = rf.id
-WHERE rf.run_id = ?
-ORDER BY f.workspace_id, rf.id`
-
 /** The directory `export --files` writes under OUT. */
 export const FILES_DIR = "files"
 
@@ -76,7 +61,7 @@ export const exportFiles = (
       let written = 0
       let bytes = 0
       const failed: Array<string> = []
-      yield* store.stream<RunFileObject>("read the run's file objects", { sql: RUN_FILE_OBJECTS, params: [runId] }).pipe(
+      yield* store.runFileObjects(runId, "workspace").pipe(
         Stream.runForEach((row) =>
           Effect.gen(function*() {
             const item = JSON.parse(row.item) as { uid?: unknown; name?: unknown; size?: unknown; status?: unknown }

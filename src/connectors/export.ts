@@ -62,32 +62,16 @@ export class NothingToExport extends Data.TaggedError("NothingToExport")<{
 
 interface Source {
   readonly name: "records" | "activity" | "files" | "workspaces"
-  readonly sql: string
+  /** The stored objects (JSON text) the file holds, in its order. */
+  readonly read: (store: SnapshotStoreService, runId: number) => Stream.Stream<string, SnapshotError>
   readonly columns: ReadonlyArray<Column>
 }
 
 const SOURCES: ReadonlyArray<Source> = [
-  {
-    name: "records",
-    sql: "SELECT r.detail AS json FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? ORDER BY rr.id",
-    columns: RECORD_COLUMNS
-  },
-  {
-    name: "activity",
-    sql:
-      "SELECT a.item AS json FROM run_records rr JOIN activity a ON a.vid = rr.vid WHERE rr.run_id = ? ORDER BY rr.id, a.seq",
-    columns: ACTIVITY_COLUMNS
-  },
-  {
-    name: "files",
-    sql: "SELECT f.item AS json FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? ORDER BY rf.id",
-    columns: FILE_COLUMNS
-  },
-  {
-    name: "workspaces",
-    sql: "SELECT w.item AS json FROM run_workspaces rw JOIN workspaces w ON w.vid = rw.vid WHERE rw.run_id = ? ORDER BY rw.id",
-    columns: WORKSPACE_COLUMNS
-  }
+  { name: "records", read: (store, runId) => store.runItems("records", runId), columns: RECORD_COLUMNS },
+  { name: "activity", read: (store, runId) => store.runActivity(runId), columns: ACTIVITY_COLUMNS },
+  { name: "files", read: (store, runId) => store.runItems("files", runId), columns: FILE_COLUMNS },
+  { name: "workspaces", read: (store, runId) => store.runItems("workspaces", runId), columns: WORKSPACE_COLUMNS }
 ]
 
 /** Rows per batch between writes (and between interruption points). */
@@ -126,15 +110,15 @@ const writeOne = (
       }
       return Effect.gen(function*() {
         if (format === "csv") add(stringify([source.columns.map((c) => c.name)]))
-        yield* store.stream<{ json: string }>(`export ${source.name}`, { sql: source.sql, params: [runId] }).pipe(
+        yield* source.read(store, runId).pipe(
           Stream.grouped(BATCH),
           // One bounded batch per step: the fiber can be interrupted between batches.
           Stream.runForEach((batch) =>
             wrap(() => {
               const rows = batch
               count += rows.length
-              if (format === "ndjson") for (const row of rows) add(`${row.json}\n`)
-              else add(stringify(rows.map((row) => toCells(source.columns, JSON.parse(row.json) as Record<string, unknown>, guard))))
+              if (format === "ndjson") for (const json of rows) add(`${json}\n`)
+              else add(stringify(rows.map((json) => toCells(source.columns, JSON.parse(json) as Record<string, unknown>, guard))))
               onProgress?.(source.name, count)
             })
           )

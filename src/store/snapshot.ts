@@ -16,6 +16,8 @@ import { RunNotFound, type RunRow, type SnapshotError, type SnapshotStoreService
 import { StoreOpenError } from "./sqlite.ts"
 
 export { StoreOpenError }
+export type { ChangeCounts, ChangeRow, DiffEntity, IdChanges } from "./snapshot-diff.ts"
+export type { RunEntity, RunFileKnownObject, RunFileObject, WorkspaceEntity } from "./snapshot-reads.ts"
 export {
   type FileObjectRef,
   type ForgetResult,

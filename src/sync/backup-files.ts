@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import { isAbort, isTransient } from "../client/predicates.ts"
 import { ObjectSizeMismatch, type ObjectStoreApi, ObjectStoreError } from "../store/object-store.ts"
-import type { SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
+import type { RunFileKnownObject, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
 
 /** The bytes of a CONFIRMED file (the service's download flow, with no credential sent to storage). */
 export type DownloadFile = (file: { readonly uid: string; readonly name: string }) => Stream.Stream<Uint8Array, unknown>
@@ -56,34 +56,6 @@ export const DEFAULT_FILE_CONCURRENCY = 4
 /** Download attempts per file for a failure worth trying again. */
 const MAX_ATTEMPTS = 3
 
-interface RunFile {
-  readonly id: string
-  readonly workspaceId: string
-  readonly item: string
-  /** The object an earlier run recorded for this very version of the file, if any. */
-  readonly known: string | null
-  readonly knownSize: number | null
-}
-
-/**
- * The run's files, each with the object an earlier run recorded for the same file id and
- * the same stored version (the same metadata hash). Indexed lookups per file: the
- * (file_id, run_id) index of run_file_objects, then run_files' primary key.
- */
-const RUN_FILES = `
-SELECT x.id AS id, x.workspace_id AS "workspaceId", x.item AS item, x.known AS known, fo.size AS "knownSize"
-FROM (
-  SELECT rf.id AS id, f.workspace_id AS workspace_id, f.item AS item,
-    (SELECT o.sha256 FROM run_file_objects AS o
-     JOIN run_files AS p ON p.run_id = o.run_id AND p.id = o.file_id
-     WHERE o.file_id = rf.id AND p.vid = rf.vid AND o.run_id <> rf.run_id
-     ORDER BY o.run_id DESC LIMIT 1) AS known
-  FROM run_files AS rf JOIN files AS f ON f.vid = rf.vid
-  WHERE rf.run_id = ?
-) AS x
-LEFT JOIN file_objects AS fo ON fo.sha256 = x.known
-ORDER BY x.workspace_id, x.id`
-
 const messageOf = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
 
@@ -97,14 +69,15 @@ export const backupFileBytes = (
     const { objects } = options
     // Writes a killed process left behind; no one else writes here while we hold the locks.
     yield* objects.clearTemp
-    const rows = yield* store.select<RunFile>("read the run's files", { sql: RUN_FILES, params: [runId] })
+    // Each file with the object an earlier run recorded for its very version, if any.
+    const rows = yield* store.runFilesKnownObjects(runId)
     let stored = 0
     let reused = 0
     let bytes = 0
     const skipped: Array<FileSkipped> = []
     let stop: string | undefined
 
-    const one = (row: RunFile) =>
+    const one = (row: RunFileKnownObject) =>
       Effect.gen(function*() {
         const item = JSON.parse(row.item) as { uid?: unknown; name?: unknown; size?: unknown; status?: unknown }
         // Only CONFIRMED files are served (R-FILE-STATUS-07).

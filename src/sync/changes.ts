@@ -7,8 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import type { ChangeRow } from "../store/snapshot-diff.ts"
-import { type RunNotFound, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
+import { type ChangeRow, type RunNotFound, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
 import { type DiffEntity, selectRuns } from "./diff.ts"
 
 export type ChangeKind = "created" | "updated" | "deleted"

@@ -4,8 +4,9 @@
  * the answer. Which runs a diff compares is decided here.
  */
 import * as Effect from "effect/Effect"
-import type { DiffEntity, IdChanges } from "../store/snapshot-diff.ts"
 import {
+  type DiffEntity,
+  type IdChanges,
   type RunNotFound,
   resolveRun,
   type RunRow,
@@ -14,9 +15,9 @@ import {
   type SnapshotStoreService
 } from "../store/snapshot.ts"
 
-/** The contract's `worksync diff --json` object. */
-export type { ChangeCounts, DiffEntity, IdChanges } from "../store/snapshot-diff.ts"
+export type { ChangeCounts, DiffEntity, IdChanges } from "../store/snapshot.ts"
 
+/** The contract's `worksync diff --json` object. */
 export interface DiffResult {
   readonly records: IdChanges
   readonly files: IdChanges

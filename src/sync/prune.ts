@@ -64,11 +64,7 @@ const objectBytes = (files: ObjectStoreApi | undefined) =>
 const sweepObjects = (files: ObjectStoreApi) =>
   Effect.gen(function*() {
     const store = yield* SnapshotStore
-    const referenced = new Set(
-      (yield* store.select<{ sha256: string }>("read the objects runs hold", {
-        sql: "SELECT DISTINCT sha256 FROM run_file_objects"
-      })).map((r) => r.sha256)
-    )
+    const referenced = new Set(yield* store.heldObjects)
     let removed = 0
     for (const object of yield* files.list) {
       if (referenced.has(object.sha256)) continue

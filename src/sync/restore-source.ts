@@ -13,9 +13,6 @@ import type { SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
 /** A record detail as the snapshot stores it (JSON, parsed). */
 export type StoredDetail = Record<string, unknown>
 
-/** The run's records of one workspace, joined to their stored versions. */
-const RUN_RECORDS = `FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND r.workspace_id = ?`
-
 /**
  * Every record detail run `runId` holds of the workspace, as a stream in list order (each
  * list's records by position: the store's `runRecordDetails`), so a restore plans, and
@@ -30,39 +27,21 @@ export const runDetails = (
 ): Stream.Stream<StoredDetail, SnapshotError> =>
   store.runRecordDetails(runId, workspaceId).pipe(Stream.map((detail) => JSON.parse(detail) as StoredDetail))
 
-/** Ids asked for per read of `namedDetails` (well under every backend's parameter limit). */
-const NAMED_PER_READ = 500
-
 /** The details of the named records that run `runId` holds of the workspace (those it lacks are left out). */
 export const namedDetails = (
   store: SnapshotStoreService,
   runId: number,
   workspaceId: string,
   ids: ReadonlyArray<string>
-): Effect.Effect<Array<StoredDetail>, SnapshotError> => {
-  const unique = [...new Set(ids)]
-  const reads: Array<ReadonlyArray<string>> = []
-  for (let i = 0; i < unique.length; i += NAMED_PER_READ) reads.push(unique.slice(i, i + NAMED_PER_READ))
-  return Effect.map(
-    Effect.forEach(reads, (chunk) =>
-      store.select<{ detail: string }>("read the run's records", {
-        sql: `SELECT r.detail AS detail ${RUN_RECORDS} AND r.id IN (${chunk.map(() => "?").join(", ")}) ORDER BY r.id`,
-        params: [runId, workspaceId, ...chunk]
-      })),
-    (pages) => pages.flat().map((row) => JSON.parse(row.detail) as StoredDetail)
-  )
-}
+): Effect.Effect<Array<StoredDetail>, SnapshotError> =>
+  Effect.map(store.namedRecordDetails(runId, workspaceId, ids), (details) => details.map((d) => JSON.parse(d) as StoredDetail))
 
 /** Whether run `runId` holds any record of the workspace. */
 export const holdsRecords = (
   store: SnapshotStoreService,
   runId: number,
   workspaceId: string
-): Effect.Effect<boolean, SnapshotError> =>
-  Effect.map(
-    store.select("read the run's records", { sql: `SELECT r.id AS id ${RUN_RECORDS} LIMIT 1`, params: [runId, workspaceId] }),
-    (rows) => rows.length > 0
-  )
+): Effect.Effect<boolean, SnapshotError> => store.holdsRecords(runId, workspaceId)
 
 /** The restorable part of a stored record detail. */
 export interface SourceRecord {

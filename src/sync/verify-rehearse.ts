@@ -80,36 +80,24 @@ interface WorkspacePlan {
   readonly files: ReadonlyArray<Record<string, unknown>>
 }
 
+/** Every stored item (JSON text) of a read, parsed: the comparison holds them all. */
+const objectsOf = (items: Stream.Stream<string, SnapshotError>) =>
+  Effect.map(Stream.runCollect(items), (texts) => Array.from(texts, (t) => JSON.parse(t) as Record<string, unknown>))
+
 /** The run's workspaces with what a comparison needs: record details, list titles, confirmed files. */
 const readRun = (store: SnapshotStoreService, runId: number) =>
   Effect.gen(function*() {
-    const workspaces = (yield* store.select<{ id: string }>("read the run's workspaces", {
-      sql: "SELECT id FROM run_workspaces WHERE run_id = ? ORDER BY id",
-      params: [runId]
-    })).map((r) => r.id)
+    const workspaces = yield* store.runMemberIds("workspaces", runId)
     const plans: Array<WorkspacePlan> = []
     for (const ws of workspaces) {
-      const records = (yield* store.select<{ detail: string }>("read the run's records", {
-        sql: `SELECT r.detail AS detail FROM run_records rr JOIN records r ON r.vid = rr.vid
-              WHERE rr.run_id = ? AND r.workspace_id = ? ORDER BY r.id`,
-        params: [runId, ws]
-      })).map((r) => JSON.parse(r.detail) as Record<string, unknown>)
-      const lists = (yield* store.select<{ item: string }>("read the run's lists", {
-        sql: `SELECT l.item AS item FROM run_lists rl JOIN lists l ON l.vid = rl.vid
-              WHERE rl.run_id = ? AND l.workspace_id = ? ORDER BY l.id`,
-        params: [runId, ws]
-      })).map((r) => (JSON.parse(r.item) as { title?: unknown }).title).filter((t): t is string => typeof t === "string")
-      const files = (yield* store.select<{ item: string }>("read the run's files", {
-        sql: `SELECT f.item AS item FROM run_files rf JOIN files f ON f.vid = rf.vid
-              WHERE rf.run_id = ? AND f.workspace_id = ? ORDER BY f.id`,
-        params: [runId, ws]
-      })).map((r) => JSON.parse(r.item) as Record<string, unknown>).filter((f) => f.status === undefined || f.status === "CONFIRMED")
+      const records = yield* objectsOf(store.runItems("records", runId, ws))
+      const lists = (yield* objectsOf(store.runItems("lists", runId, ws)))
+        .map((l) => l.title).filter((t): t is string => typeof t === "string")
+      const files = (yield* objectsOf(store.runItems("files", runId, ws)))
+        .filter((f) => f.status === undefined || f.status === "CONFIRMED")
       plans.push({ sourceId: ws, records, lists, files })
     }
-    const users = (yield* store.select<{ item: string }>("read the run's users", {
-      sql: "SELECT u.item AS item FROM run_users ru JOIN users u ON u.vid = ru.vid WHERE ru.run_id = ? ORDER BY u.id",
-      params: [runId]
-    })).map((r) => JSON.parse(r.item) as Record<string, unknown>)
+    const users = yield* objectsOf(store.runItems("users", runId))
     return { plans, users }
   })
 
