@@ -5,7 +5,6 @@
  * the store lock itself (file-lock.ts), without waiting: the operating system drops it
  * with its holder, so a lock that is held is held by a live process.
  */
-import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { lockStore } from "../../store/file-lock.ts"
@@ -13,6 +12,7 @@ import { JOURNAL_MIGRATIONS } from "../../store/journal/schema.ts"
 import { isPostgresUrl, redactUrl } from "../../store/postgres-url.ts"
 import { SNAPSHOT_MIGRATIONS } from "../../store/snapshot-schema.ts"
 import type { Migration } from "../../store/sqlite.ts"
+import { openStoreFileView, type StoreFileView } from "../../store/sqlite-inspect.ts"
 import { type Check, fail, pass } from "./check.ts"
 
 export type StoreKind = "snapshot" | "journal"
@@ -22,7 +22,7 @@ interface Kind {
   /** A table only this kind of store has. */
   readonly table: string
   /** What the store holds, for the line. */
-  readonly summary: (db: Database.Database) => string
+  readonly summary: (view: StoreFileView) => string
   readonly createdBy: string
 }
 
@@ -30,21 +30,18 @@ const KINDS: Readonly<Record<StoreKind, Kind>> = {
   snapshot: {
     migrations: SNAPSHOT_MIGRATIONS,
     table: "runs",
-    summary: (db) => {
-      const row = db.prepare("SELECT count(*) AS n, max(id) AS latest FROM runs WHERE status = 'complete'").get() as {
-        n: number
-        latest: number | null
-      }
-      return row.latest === null ? "no complete run yet" : `${row.n} complete run(s), the latest ${row.latest}`
+    summary: (view) => {
+      const runs = view.completeRuns()
+      return runs.latest === null ? "no complete run yet" : `${runs.count} complete run(s), the latest ${runs.latest}`
     },
     createdBy: "worksync backup"
   },
   journal: {
     migrations: JOURNAL_MIGRATIONS,
     table: "ops",
-    summary: (db) => {
-      const row = db.prepare("SELECT count(*) AS n, coalesce(sum(state <> 'done'), 0) AS open FROM ops").get() as { n: number; open: number }
-      return `${row.n} operation(s), ${row.open} not done`
+    summary: (view) => {
+      const ops = view.journalOps()
+      return `${ops.count} operation(s), ${ops.open} not done`
     },
     createdBy: "the first import-csv, copy-files, restore or migrate run with it"
   }
@@ -58,14 +55,14 @@ const messageOf = (e: unknown): string => (e instanceof Error ? e.message : Stri
 const health = (what: StoreKind, file: string): Check => {
   const kind = KINDS[what]
   const other: StoreKind = what === "snapshot" ? "journal" : "snapshot"
-  let db: Database.Database
+  let view: StoreFileView
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true })
+    view = openStoreFileView(file)
   } catch (e) {
     return fail(what, `${file} cannot be opened (${messageOf(e)}): check its path and permissions`)
   }
   try {
-    const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as Array<string>))
+    const tables = view.tables()
     if (!tables.has(kind.table)) {
       return fail(
         what,
@@ -74,21 +71,21 @@ const health = (what: StoreKind, file: string): Check => {
           : `${file} is not a worksync ${what}: check --${what}`
       )
     }
-    const version = db.pragma("user_version", { simple: true }) as number
+    const version = view.schemaVersion()
     const known = newest(kind.migrations)
     if (version > known) {
       return fail(what, `${file} was written by a newer worksync (schema ${version}; this one reads up to ${known}): upgrade worksync`)
     }
-    const problems = (db.pragma("quick_check") as Array<Record<string, string>>).map((r) => Object.values(r)[0] ?? "")
+    const problems = view.quickCheck()
     if (problems.length !== 1 || problems[0] !== "ok") {
       return fail(what, `${file} is damaged (SQLite quick check: ${problems[0]}${problems.length > 1 ? `, and ${problems.length - 1} more` : ""}): ${mend(what)}`)
     }
     const upgrade = version < known ? ` (the next run upgrades it to ${known})` : ""
-    return pass(what, `${file}: schema ${version}${upgrade}, quick check ok, ${kind.summary(db)}`)
+    return pass(what, `${file}: schema ${version}${upgrade}, quick check ok, ${kind.summary(view)}`)
   } catch (e) {
     return fail(what, `${file} is damaged or not a SQLite file (${messageOf(e)}): ${mend(what)}`)
   } finally {
-    db.close()
+    view.close()
   }
 }
 
