@@ -125,6 +125,10 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(second).toMatchObject({ create: 1, update: 2, unchanged: 1, delete: 0 })
       expect(second.conflicts.map((c: { what: string; item: string }) => [c.what, c.item]).sort()).toEqual([["title", s.ids.Alpha], ["title", s.ids.Delta]].sort())
       expect(second.notCarried).toContainEqual(expect.objectContaining({ what: "records gone from the source", count: 1 }))
+      // A dry run counts the same updates and names the same pass.
+      const dry = yield* cli(["--dry-run"])
+      expect(dry.code, dry.stderr).toBe(0)
+      expect(JSON.parse(dry.stdout)).toMatchObject({ pass: 2, updated: second.update })
       const two = yield* cli()
       expect(two.code, two.stderr).toBe(0)
       const r2 = JSON.parse(two.stdout)

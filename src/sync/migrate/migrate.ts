@@ -390,7 +390,7 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
       // A deletion that failed is a record that failed.
       records: { ...report.records, failed: report.records.failed + deletesReport.failed + deletesReport.unknown },
       pass,
-      updated: records.updated,
+      updated: dryRun ? records.planned.updates : records.updated,
       missing: gone.missing,
       deleted: dryRun ? gone.ops.length : deletesReport.doneByKind[OP_KINDS.recordDelete] ?? 0,
       kept: records.kept
