@@ -7,7 +7,7 @@
  * replay's wall time and the process's CPU time (the emulator's included); asserts
  * nothing.
  *
- *   npm run bench -- replay-lists          (RECORDS=5000 LISTS=3 to vary)
+ *   npm run bench -- queued-creates        (RECORDS=5000 LISTS=3 to vary)
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -27,7 +27,7 @@ const LISTS = Number(process.env.LISTS ?? 3)
 
 const main = async () => {
   const emulator = await startEmulator({ seed: "empty" })
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-replay-lists-"))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-queued-creates-"))
   try {
     const ws = emulator.workspaces[0]!
     const layer = Layer.merge(
