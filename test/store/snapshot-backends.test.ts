@@ -313,6 +313,56 @@ for (const backend of BACKENDS) {
         expect(summary).toEqual([{ run_id: 1, records: 2, files: 1, activities: 2 }])
       }))
 
+    it.live("the named reads: a run's items, records, files and their objects, versions page by page, consistency", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        const r1 = yield* completeRun(store, [version("b", 0, 2), version("a", 0, 1)], [fileOf("f2"), fileOf("f1")])
+        yield* store.putLists(r1, "w1", [{ id: "l1", title: "Inbox" } as { id: string }])
+        yield* store.putUsers(r1, [{ id: "u1" }])
+        const sha = "1".repeat(64)
+        yield* store.putFileObjects(r1, [{ fileId: "f1", sha256: sha, size: 10 }])
+        // The next run holds f1's same version (its object is known) and f2's next one (not known).
+        const r2 = yield* completeRun(store, [version("a", 0, 1)], [fileOf("f1"), fileOf("f2", 1)])
+        const texts = (s: Stream.Stream<string, unknown>) =>
+          Effect.map(Stream.runCollect(s), (c) => Array.from(c, (t) => JSON.parse(t) as Record<string, unknown>))
+
+        expect(yield* store.runMemberIds("records", r1)).toEqual(["a", "b"])
+        expect((yield* texts(store.runItems("records", r1))).map((d) => [d.id, d.workspaceId])).toEqual([["a", "w1"], ["b", "w1"]])
+        expect((yield* texts(store.runItems("files", r1, "w1"))).map((f) => f.id)).toEqual(["f1", "f2"])
+        expect(yield* texts(store.runItems("records", r1, "w2"))).toEqual([])
+        expect((yield* texts(store.runItems("lists", r1, "w1"))).map((l) => l.title)).toEqual(["Inbox"])
+        expect((yield* texts(store.runItems("users", r1))).map((u) => u.id)).toEqual(["u1"])
+        expect((yield* texts(store.runActivity(r1))).map((a) => a.recordId)).toEqual(["a", "b", "b"])
+        expect(JSON.parse((yield* store.namedRecordDetails(r1, "w1", ["b", "zz", "b"])).join(""))).toMatchObject({ id: "b" })
+        expect([yield* store.holdsRecords(r1, "w1"), yield* store.holdsRecords(r1, "w2")]).toEqual([true, false])
+        expect(JSON.parse((yield* store.memberDetail(r1, "a"))!)).toMatchObject({ id: "a" })
+        expect(yield* store.memberDetail(r2, "b")).toBeUndefined()
+        expect(yield* store.recordsPerWorkspace(r1)).toEqual([{ id: "w1", n: 2 }])
+        expect(yield* store.runRecordRefs(r1)).toEqual([{ id: "a", workspaceId: "w1" }, { id: "b", workspaceId: "w1" }])
+
+        const objects = Array.from(yield* Stream.runCollect(store.runFileObjects(r1, "id")), ({ item, ...rest }) => rest)
+        expect(objects).toEqual([
+          { id: "f1", workspaceId: "w1", sha256: sha, size: 10 },
+          { id: "f2", workspaceId: "w1", sha256: null, size: null }
+        ])
+        const known = (yield* store.runFilesKnownObjects(r2)).map(({ item, ...rest }) => rest)
+        expect(known).toEqual([
+          { id: "f1", workspaceId: "w1", known: sha, knownSize: 10 },
+          { id: "f2", workspaceId: "w1", known: null, knownSize: null }
+        ])
+        expect(yield* store.storedObjects).toEqual([{ sha256: sha, size: 10 }])
+        expect(yield* store.heldObjects).toEqual([sha])
+
+        const first = yield* store.recordVersionsAfter(0, 1)
+        expect(first.map((v) => v.id)).toEqual(["b"])
+        expect((yield* store.recordVersionsAfter(first[0]!.vid, 10)).map((v) => v.id)).toEqual(["a"])
+        expect((yield* store.activityOfVersions(0, first[0]!.vid)).map((a) => a.vid)).toEqual([first[0]!.vid, first[0]!.vid])
+        expect((yield* store.plainVersionsAfter("files", 0, 10)).map((v) => v.id)).toEqual(["f2", "f1", "f2"])
+        const rules = Array.from(yield* Stream.runCollect(store.consistencyProblems))
+        expect(rules.length).toBeGreaterThan(10)
+        expect(rules.flat()).toEqual([])
+      }))
+
     it.live("one writer at a time: a second writer is told the store is busy", () =>
       Effect.gen(function*() {
         const { location, store } = yield* open()
