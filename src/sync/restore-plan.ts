@@ -236,8 +236,11 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
     Effect.gen(function*() {
       const { base, hash } = version
       const { key, resume } = yield* createKey(base)
-      // A create planned earlier and not finished: the replay resumes it.
-      if (resume) return
+      // A create planned earlier and not finished: the replay resumes it (a create all the same).
+      if (resume) {
+        counts.creates++
+        return
+      }
       const versionKey = yield* freshVersion(r, version)
       const tags = tagRefs(r)
       const startedAt = restoreDate(r.startedAt)

@@ -7,6 +7,7 @@
  * `--delete-missing` (else `missing`). Two organizations of the emulator, the real CLI.
  */
 import * as Effect from "effect/Effect"
+import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -15,6 +16,13 @@ import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+
+const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
+const until = (condition: () => boolean) =>
+  new Promise<void>((resolve) => {
+    const check = () => (condition() ? resolve() : setTimeout(check, 5))
+    check()
+  })
 
 let seq = 0
 const fresh = (name: string) => `${name}-${++seq}-${process.pid}`
@@ -171,6 +179,34 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       const fifth = yield* plan()
       expect(fifth).toMatchObject({ create: 0, update: 0, unchanged: 4, delete: 0, conflicts: [] })
     }), 180_000)
+
+  it.effect("--plan after a migrate killed while a create was in flight: the resumed creates are planned, and the run that follows makes that many", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const s = yield* Effect.promise(() => seed(handle))
+      const dir = yield* tempDir("ws-migrate-delta-")
+      const args = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${s.target.ws}`, "--journal", path.join(dir, "m.sqlite"), "--people", "skip", "--json"]
+      handle.faults.inject({ route: "create-record", kind: "latency", latencyMs: 2000 })
+      const before = handle.stats().byRoute["create-record"] ?? 0
+      const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...s.env }, stdio: ["ignore", "pipe", "pipe"] })
+      const closed = new Promise<NodeJS.Signals | null>((resolve) => child.on("close", (_code, signal) => resolve(signal)))
+      yield* Effect.promise(() => until(() => (handle.stats().byRoute["create-record"] ?? 0) > before))
+      child.kill("SIGKILL")
+      expect(yield* Effect.promise(() => closed)).toBe("SIGKILL")
+      handle.faults.reset()
+      // The create in flight (landed or not) is planned as a create, like those not sent
+      // yet; one the killed run finished (the kill may come just after) is unchanged.
+      const planned = yield* Effect.promise(() => runCli([...args, "--plan"], { env: s.env }))
+      expect(planned.code, planned.stderr).toBe(0)
+      const plan = JSON.parse(planned.stdout).plan
+      expect(plan).toMatchObject({ update: 0, delete: 0 })
+      expect(plan.create).toBeGreaterThanOrEqual(3)
+      expect(plan.create + plan.unchanged).toBe(4)
+      const run = yield* Effect.promise(() => runCli(args, { env: s.env }))
+      expect(run.code, run.stderr).toBe(0)
+      expect(JSON.parse(run.stdout)).toMatchObject({ verified: true, pass: 1, records: { created: plan.create } })
+      expect(records(handle, s.target.ws).size).toBe(4)
+    }), 120_000)
 
   it.effect("--plan without --json: a short summary on stderr; with a PostgreSQL journal: refused in one line (exit 64)", () =>
     Effect.gen(function*() {
