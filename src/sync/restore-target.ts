@@ -4,7 +4,8 @@
  *
  * A restore makes the target hold the run's records, so "unchanged" is judged against the
  * target as it is, not against what an earlier restore sent: an edit made on the target
- * since is undone by the next restore.
+ * since is undone by the next restore. (A migration's next pass keeps it instead, judged
+ * against what its last pass wrote: restore-plan.ts `delta`.)
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
