@@ -193,7 +193,7 @@ describe("journal", () => {
   it("a plan run keeps a small page cache (8 MB) and gives the store's back when it ends, also when a claim ends it", () => {
     const j = new JournalDb(tmpFile())
     const store = j.db.pragma("cache_size", { simple: true })
-    expect(store).toBe(-65536)
+    expect(store).toBe(-16384)
     const run = j.beginPlanRun()
     expect(j.db.pragma("cache_size", { simple: true })).toBe(-8192)
     j.endPlanRun(run)
