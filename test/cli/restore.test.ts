@@ -105,6 +105,10 @@ const expectSameRecords = (handle: EmulatorHandle, target: string, source: strin
 }
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
+// Each test runs the CLI several times (a bundle start each): a loaded machine needs a
+// while, and no assertion is on time.
+const CLI_TEST_TIMEOUT = 120_000
+
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })((it) => {
   describe("worksync restore", () => {
     it.effect("R-REST-RECORD-29: in place: a deleted record comes back once, edits are undone, the rest untouched; a rerun sends nothing", () =>
@@ -155,7 +159,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(rows(handle, ws).map((r) => r.id)).not.toContain(echo)
         expect(shape(handle, ws)).toEqual(before)
         // Six runs of the binary: a loaded machine makes them slow, not failed (no assertion is on time).
-      }), 60_000)
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("--record: only the named records are restored; an id not in the run is exit 64", () =>
       Effect.gen(function*() {
@@ -178,7 +182,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(unknown.stderr).toMatch(/record no-such-record is not in run \d+ of workspace/)
         const both = yield* Effect.promise(() => runCli([...args, "--record", ids.Alpha!, "--delete-missing"], { env: env(handle) }))
         expect(both.code).toBe(64)
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("into another account (WORKSYNC_TARGET_*): created once, then updated; the source is untouched", () =>
       Effect.gen(function*() {
@@ -208,7 +212,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expectSameRecords(handle, target, ws)
         // The target's own token did the writes: the wrong account would have been refused.
         expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("bad invocations are one line and exit 64: --to without workspace:, an unknown target, a run holding several workspaces", () =>
       Effect.gen(function*() {
@@ -231,7 +235,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
           expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1)
           expect(r.stderr).toMatch(message)
         }
-      }))
+      }), CLI_TEST_TIMEOUT)
   })
 
   describe("worksync restore --files", () => {
@@ -285,7 +289,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(lines[0]).toMatch(new RegExp(`file notes\\.txt not restored: .*object ${sha(notes)} is missing`))
         const restored = confirmedIn(handle, ws).find((f) => f.name === "report.bin")!
         expect(sha(yield* Effect.promise(() => storedBytes(handle, restored.uid)))).toBe(sha(report))
-      }), 90_000)
+      }), CLI_TEST_TIMEOUT)
   })
 
   describe("worksync restore, killed and resumed", () => {
@@ -317,6 +321,6 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const again = yield* Effect.promise(() => runCli(args, { env: env(handle) }))
         expect(JSON.parse(again.stdout)).toMatchObject({ records: 4, created: 0, updated: 0, unchanged: 4 })
         expect(writesSent(handle)).toBe(0)
-      }), 60_000)
+      }), CLI_TEST_TIMEOUT)
   })
 })
