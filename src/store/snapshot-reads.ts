@@ -12,7 +12,7 @@ import * as Stream from "effect/Stream"
 import { type SnapshotConsistency, snapshotConsistency } from "./snapshot-consistency.ts"
 import { type SnapshotDiff, snapshotDiff } from "./snapshot-diff.ts"
 import type { PlainEntity } from "./snapshot-schema.ts"
-import type { MEMBERSHIP, SnapshotError, SnapshotStoreService } from "./snapshot-types.ts"
+import type { MEMBERSHIP, SnapshotError, SnapshotQuery, SnapshotStoreService } from "./snapshot-types.ts"
 
 /** The reads every named read is made of. */
 export type SnapshotQueries = Pick<SnapshotStoreService, "select" | "stream">
@@ -87,6 +87,11 @@ export interface SnapshotReads {
   readonly memberDetail: (runId: number, id: string) => Effect.Effect<string | undefined, SnapshotError>
   /** Each workspace of the run with how many records the run holds of it, by workspace id. */
   readonly recordsPerWorkspace: (runId: number) => Effect.Effect<Array<{ id: string; n: number }>, SnapshotError>
+  /**
+   * The workspaces whose records the run holds, by id: a workspace the run holds without
+   * any record of it is left out (restore picks its source among these).
+   */
+  readonly recordWorkspaces: (runId: number) => Effect.Effect<Array<string>, SnapshotError>
   /** The run's records as id and workspace, by id. */
   readonly runRecordRefs: (runId: number) => Effect.Effect<Array<{ id: string; workspaceId: string }>, SnapshotError>
   /**
@@ -94,6 +99,11 @@ export interface SnapshotReads {
    * by file id, or by workspace and then file id.
    */
   readonly runFileObjects: (runId: number, order: "id" | "workspace") => Stream.Stream<RunFileObject, SnapshotError>
+  /**
+   * The same of one workspace, by file id, read at once, not streamed: restore reads on
+   * while it uploads them, and an open SQLite cursor would hold the connection meanwhile.
+   */
+  readonly workspaceFileObjects: (runId: number, workspaceId: string) => Effect.Effect<Array<RunFileObject>, SnapshotError>
   /**
    * The run's files, by workspace and id, each with the object an earlier run (complete
    * or not) recorded for the same file id and the same stored version, the latest such
@@ -124,6 +134,18 @@ const contentColumn = (entity: RunEntity) => (entity === "records" ? "detail" : 
 
 /** A run's members of an entity joined to their stored versions (`m` and `v`), of one run (the first `?`). */
 const membersOf = (entity: RunEntity) => `FROM run_${entity} m JOIN ${entity} v ON v.vid = m.vid WHERE m.run_id = ?`
+
+/** The run's files with the object the run holds each one's bytes in (of one workspace when `workspaceId` is given). */
+const runFileObjectsQuery = (runId: number, order: "id" | "workspace", workspaceId?: string): SnapshotQuery => ({
+  sql: `SELECT rf.id AS id, f.workspace_id AS "workspaceId", f.item AS item, o.sha256 AS sha256, fo.size AS size
+        FROM run_files AS rf
+        JOIN files AS f ON f.vid = rf.vid
+        LEFT JOIN run_file_objects AS o ON o.run_id = rf.run_id AND o.file_id = rf.id
+        LEFT JOIN file_objects AS fo ON fo.sha256 = o.sha256
+        WHERE rf.run_id = ?${workspaceId === undefined ? "" : " AND f.workspace_id = ?"}
+        ORDER BY ${order === "id" ? "rf.id" : "f.workspace_id, rf.id"}`,
+  params: workspaceId === undefined ? [runId] : [runId, workspaceId]
+})
 
 /** Ids asked for per read of `namedRecordDetails` (well under every backend's parameter limit). */
 const NAMED_PER_READ = 500
@@ -192,21 +214,22 @@ export const snapshotReads = ({ select, stream }: SnapshotQueries): SnapshotRead
               FROM run_workspaces rw WHERE rw.run_id = ? ORDER BY rw.id`,
         params: [runId]
       }),
+    recordWorkspaces: (runId) =>
+      Effect.map(
+        select<{ id: string }>("read the run's workspaces", {
+          sql: `SELECT DISTINCT v.workspace_id AS id ${membersOf("records")} ORDER BY v.workspace_id`,
+          params: [runId]
+        }),
+        (rows) => rows.map((row) => row.id)
+      ),
     runRecordRefs: (runId) =>
       select<{ id: string; workspaceId: string }>("read the run's record ids", {
         sql: `SELECT m.id AS id, v.workspace_id AS "workspaceId" ${membersOf("records")} ORDER BY m.id`,
         params: [runId]
       }),
-    runFileObjects: (runId, order) =>
-      stream<RunFileObject>("read the run's file objects", {
-        sql: `SELECT rf.id AS id, f.workspace_id AS "workspaceId", f.item AS item, o.sha256 AS sha256, fo.size AS size
-              FROM run_files AS rf
-              JOIN files AS f ON f.vid = rf.vid
-              LEFT JOIN run_file_objects AS o ON o.run_id = rf.run_id AND o.file_id = rf.id
-              LEFT JOIN file_objects AS fo ON fo.sha256 = o.sha256
-              WHERE rf.run_id = ? ORDER BY ${order === "id" ? "rf.id" : "f.workspace_id, rf.id"}`,
-        params: [runId]
-      }),
+    runFileObjects: (runId, order) => stream<RunFileObject>("read the run's file objects", runFileObjectsQuery(runId, order)),
+    workspaceFileObjects: (runId, workspaceId) =>
+      select<RunFileObject>("read the run's file objects", runFileObjectsQuery(runId, "id", workspaceId)),
     // Indexed lookups per file: the (file_id, run_id) index of run_file_objects, then
     // run_files' primary key.
     runFilesKnownObjects: (runId) =>

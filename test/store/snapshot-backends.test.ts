@@ -363,6 +363,37 @@ for (const backend of BACKENDS) {
         expect(rules.flat()).toEqual([])
       }))
 
+    it.live("the named reads of one workspace: the workspaces whose records a run holds, a workspace's files with their objects", () =>
+      Effect.gen(function*() {
+        const { store } = yield* open()
+        const run = yield* store.beginRun(scopeOf([]), true)
+        // w3 is held without records; w2's records come after w1's in id order but not in insertion order.
+        yield* store.putWorkspaces(run, [{ id: "w3" }, { id: "w2" }, { id: "w1" }])
+        yield* store.putRecords(run, [version("b", 0, 0, "w2"), version("a", 0, 0, "w2"), version("c", 0, 0, "w1")])
+        yield* store.putFiles(run, "w2", [fileOf("f3"), fileOf("f1")])
+        yield* store.putFiles(run, "w1", [fileOf("f2")])
+        const sha = "2".repeat(64)
+        yield* store.putFileObjects(run, [{ fileId: "f3", sha256: sha, size: 10 }])
+        yield* store.completeRun(run, { records: 3 })
+
+        expect(yield* store.recordWorkspaces(run)).toEqual(["w1", "w2"])
+        const empty = yield* store.beginRun(scopeOf([]), true)
+        yield* store.putWorkspaces(empty, [{ id: "w1" }])
+        expect(yield* store.recordWorkspaces(empty)).toEqual([])
+
+        const filesOf = (workspaceId: string) =>
+          Effect.map(
+            store.workspaceFileObjects(run, workspaceId),
+            (rows) => rows.map(({ item, ...rest }) => ({ ...rest, name: (JSON.parse(item) as { name: string }).name }))
+          )
+        expect(yield* filesOf("w2")).toEqual([
+          { id: "f1", workspaceId: "w2", sha256: null, size: null, name: "f1.txt" },
+          { id: "f3", workspaceId: "w2", sha256: sha, size: 10, name: "f3.txt" }
+        ])
+        expect((yield* filesOf("w1")).map((f) => f.id)).toEqual(["f2"])
+        expect(yield* filesOf("w3")).toEqual([])
+      }))
+
     it.live("one writer at a time: a second writer is told the store is busy", () =>
       Effect.gen(function*() {
         const { location, store } = yield* open()
