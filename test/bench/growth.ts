@@ -9,7 +9,8 @@
  * Per size, in this order, on one snapshot and one source workspace:
  *   backup (first), backup (incremental, after 1% of the records changed), diff,
  *   export ndjson, export csv, restore in place (1% deleted at the source first),
- *   restore --delete-missing in place, migrate (into another organization), import-csv
+ *   restore --delete-missing in place, restore into a new workspace (every record
+ *   created, in list order), migrate (into another organization), import-csv
  *   (generic mapping, one row per record) and import-csv --preset jira (a Jira export of
  *   the same size), prune (keeps the newest run), verify (integrity).
  * Not here: copy-files (bench copy-small, copy-large), the mirror (bench mirror), verify
@@ -154,6 +155,13 @@ const measureSize = async (size: number): Promise<Array<Row>> => {
     await step("restore --delete-missing", size, [
       "restore", "--snapshot", snapshot, "--to", `workspace:${ws}`, "--journal", path.join(dir, "restore-dm.sqlite"), "--delete-missing"
     ])
+    if (wanted("restore (into a new workspace)")) {
+      // Every record created, in list order: the replay's creates queue per list.
+      const fresh = emu.admin.createWorkspace({ name: "Restored" }).id
+      await step("restore (into a new workspace)", size, [
+        "restore", "--snapshot", snapshot, "--to", `workspace:${fresh}`, "--journal", path.join(dir, "restore-new.sqlite")
+      ])
+    }
     if (wanted("migrate")) {
       const to = emu.admin.createWorkspace({ name: "Migrated", orgId: target.org }).id
       await step("migrate", size, [
