@@ -29,3 +29,7 @@ export interface PlanReport {
 /** Why a field edited on the target since the last pass was kept (`--overwrite-target-edits` replaces it). */
 export const keptEditWhy = (where: string): string =>
   `edited on the target (${where}) since the last pass; kept (--overwrite-target-edits replaces it)`
+
+/** Why a record deleted on the target since the last pass stays deleted (`--overwrite-target-edits` makes it again). */
+export const keptDeletionWhy = (recordId: string): string =>
+  `record ${recordId} was deleted on the target since the last pass; kept deleted (--overwrite-target-edits makes it again)`

@@ -11,6 +11,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { isNotFound } from "../client/errors.ts"
 import type { RestClientApi, RestError } from "../client/rest-client.ts"
 import type { JournalApi, JournalError, Mapping, PlanOp } from "../store/journal.ts"
 import {
@@ -27,7 +28,7 @@ import type { RecordSummary } from "../schema/records.ts"
 import { CAPABILITY, listsNotMade, missingCapabilities } from "./capabilities.ts"
 import { contentHash, restoreDate, type SourceRecord } from "./restore-source.ts"
 import { compareSummary, type TargetState } from "./restore-target.ts"
-import { type Kept, keptEditWhy } from "./pass-plan.ts"
+import { type Kept, keptDeletionWhy, keptEditWhy } from "./pass-plan.ts"
 import {
   descriptionHash,
   type RecordField,
@@ -117,6 +118,8 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
   /** Delta passes: target edits kept (the plan's conflicts, the run's kept), and the source records they are of. */
   const kept: Array<Kept> = []
   const keptRecords = new Set<string>()
+  /** Delta passes: source records whose target record was deleted there since the last pass (kept deleted). */
+  const deletedOnTarget = new Set<string>()
   /** Titles of the lists and tags this restore plans to make, in plan order. */
   const toMake = { lists: [] as Array<string>, tags: [] as Array<string> }
 
@@ -404,6 +407,30 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
       ? Effect.succeed(undefined)
       : Effect.map(journal.get(latest), (op) => (Option.isSome(op) && op.value.state === "done" ? writtenOfMarker(op.value.payload) : undefined))
 
+  /**
+   * Delta passes: whether the target record an earlier pass made for `r` (`mapped`, not in
+   * the target's listing) was deleted on the target since: get-record says it is not
+   * found (the listing alone is not proof), and no pass of this journal deleted it. Then
+   * the deletion, the strongest edit on the target, is kept and reported, unless
+   * `overwriteTargetEdits` (the record is made again, as a restore does).
+   */
+  const keptDeleted = (r: SourceRecord, mapped: string) =>
+    Effect.gen(function*() {
+      if (options.delta === undefined || options.delta.overwriteTargetEdits) return false
+      const byJournal = yield* journal.get(deleteKey(target, mapped))
+      if (Option.isSome(byJournal) && byJournal.value.state === "done") return false
+      const there = yield* client.getRecord({ workspaceId: target, recordId: mapped }).pipe(
+        Effect.as(true),
+        Effect.catchIf(isNotFound, () => Effect.succeed(false))
+      )
+      if (there) return false
+      kept.push({ what: "record", item: r.id, why: keptDeletionWhy(mapped) })
+      keptRecords.add(r.id)
+      deletedOnTarget.add(r.id)
+      counts.unchanged++
+      return true
+    })
+
   /** Plans one source record. */
   const plan = (r: SourceRecord): Effect.Effect<void, JournalError | RestError> =>
     Effect.gen(function*() {
@@ -420,7 +447,10 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
         hash: contentHash(r),
         latest: Option.getOrUndefined(yield* journal.lookup(versionNs, r.id))
       }
-      if (current === undefined) return yield* planCreate(r, version, assigneeIds)
+      if (current === undefined) {
+        if (mapped !== undefined && (yield* keptDeleted(r, mapped))) return
+        return yield* planCreate(r, version, assigneeIds)
+      }
       const assigneeEmails = r.emails.filter((e) => now.users.has(e))
       const cannot = yield* targetCannot()
       const difference = compareSummary(r, current, assigneeEmails, options.archivedSettable && cannot.archivedSettable, cannot.listsNotMade)
@@ -459,6 +489,8 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
     /** Delta passes: target edits kept, and the source records they are of. */
     kept: (): ReadonlyArray<Kept> => kept,
     keptRecords: (): ReadonlySet<string> => keptRecords,
+    /** Delta passes: source records whose target record was deleted there since the last pass (kept deleted). */
+    deletedOnTarget: (): ReadonlySet<string> => deletedOnTarget,
     /** Titles of the lists and tags this restore plans to make (the target lacks them). */
     toMake: (): { readonly lists: ReadonlyArray<string>; readonly tags: ReadonlyArray<string> } => toMake
   }

@@ -130,6 +130,8 @@ export interface RestoreResult {
   readonly kept: ReadonlyArray<Kept>
   /** Delta passes: the source records of `kept`. */
   readonly keptRecords: ReadonlySet<string>
+  /** Delta passes: source records whose target record was deleted there since the last pass (kept deleted). */
+  readonly deletedOnTarget: ReadonlySet<string>
   /** Titles of the lists and tags planned to be made (the target lacked them). */
   readonly toMake: { readonly lists: ReadonlyArray<string>; readonly tags: ReadonlyArray<string> }
 }
@@ -378,6 +380,7 @@ export const restore = (
         adopted: [],
         kept: planner.kept(),
         keptRecords: planner.keptRecords(),
+        deletedOnTarget: planner.deletedOnTarget(),
         toMake: planner.toMake(),
         ...(files.files !== undefined ? { files: files.files } : {})
       }
@@ -399,6 +402,7 @@ export const restore = (
       adopted,
       kept: planner.kept(),
       keptRecords: planner.keptRecords(),
+      deletedOnTarget: planner.deletedOnTarget(),
       toMake: planner.toMake(),
       ...(files.files !== undefined ? { files: files.files } : {})
     }

@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import { insertList } from "../../src/emulator/core/lists.ts"
+import { insertComment } from "../../src/emulator/core/writes.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
@@ -178,6 +179,52 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       // Nothing left to do: the plan says so and the run sends nothing.
       const fifth = yield* plan()
       expect(fifth).toMatchObject({ create: 0, update: 0, unchanged: 4, delete: 0, conflicts: [] })
+    }), 180_000)
+
+  it.effect("a record deleted on the target since the last pass stays deleted and is reported (plan: a conflict); --overwrite-target-edits makes it again", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const s = yield* Effect.promise(() => seed(handle))
+      const dir = yield* tempDir("ws-migrate-delta-")
+      const args = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${s.target.ws}`, "--journal", path.join(dir, "m.sqlite"), "--people", "skip", "--json"]
+      const cli = (extra: ReadonlyArray<string> = []) => Effect.promise(() => runCli([...args, ...extra], { env: s.env }))
+      const json = (extra: ReadonlyArray<string> = []) =>
+        Effect.map(cli(extra), (r) => {
+          expect(r.code, r.stderr).toBe(0)
+          return JSON.parse(r.stdout)
+        })
+      expect(yield* json()).toMatchObject({ verified: true, pass: 1, records: { created: 4 } })
+
+      // The target deletes its Alpha; the source then renames Alpha and comments on it.
+      const deleted = records(handle, s.target.ws).get("Alpha")!.id
+      handle.admin.deleteRecords([deleted], s.target.ws)
+      yield* Effect.promise(() => call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Alpha, title: "Alpha at the source" }))
+      insertComment(handle.ctx, { workspaceId: s.ws, recordId: s.ids.Alpha!, userId: handle.ownerUserId, html: "<p>Still needed?</p>", text: "Still needed?" })
+
+      const isDeletion = (k: { what: string; item: string; why: string }) => k.what === "record" && k.item === s.ids.Alpha && k.why.includes("deleted on the target")
+      const plan = (yield* json(["--plan"])).plan
+      expect(plan).toMatchObject({ create: 0, update: 0, unchanged: 4, delete: 0 })
+      expect(plan.conflicts).toHaveLength(1)
+      expect(isDeletion(plan.conflicts[0])).toBe(true)
+      expect(plan.notCarried).toContainEqual(expect.objectContaining({ what: "comments", count: 1 }))
+
+      // The pass keeps it deleted, says so, skips its new comment, and verifies.
+      const two = yield* json()
+      expect(two).toMatchObject({ verified: true, pass: 2, updated: 0, records: { created: 0, failed: 0 }, comments: { failed: 0 } })
+      expect(two.kept).toHaveLength(1)
+      expect(isDeletion(two.kept[0])).toBe(true)
+      expect(two.notCarried).toContainEqual(expect.objectContaining({ what: "comments", count: 1 }))
+      expect([...records(handle, s.target.ws).keys()].sort()).toEqual(["Bravo", "Charlie", "Delta"])
+
+      // --overwrite-target-edits: planned as a create, then made again with its comment.
+      const again = (yield* json(["--plan", "--overwrite-target-edits"])).plan
+      expect(again).toMatchObject({ create: 1, update: 0, conflicts: [] })
+      const three = yield* json(["--overwrite-target-edits"])
+      expect(three).toMatchObject({ verified: true, pass: 3, records: { created: 1, failed: 0 }, comments: { failed: 0 } })
+      expect(three.kept).toBeUndefined()
+      const made = records(handle, s.target.ws).get("Alpha at the source")
+      expect(made).toBeDefined()
+      expect(q<{ n: number }>(handle, "SELECT count(*) AS n FROM activity WHERE record_id = ? AND kind = 'COMMENT'", made!.id)[0]!.n).toBe(1)
     }), 180_000)
 
   it.effect("--plan after a migrate killed while a create was in flight: the resumed creates are planned, and the run that follows makes that many", () =>

@@ -19,8 +19,10 @@
  * A rerun with the same journal is the next pass (contract: "Delta passes and plans"):
  * the source read again carries what changed since the last pass. A record field edited
  * on the target since then is kept and reported unless `overwriteTargetEdits` (each
- * version's marker keeps what it wrote: restore-plan.ts `delta`); a record gone from the
- * source is deleted on the target only with `deleteMissing` (gone.ts), else counted.
+ * version's marker keeps what it wrote: restore-plan.ts `delta`), and so is a record
+ * deleted on the target since (it stays deleted; its new comments and file values are
+ * counted, not sent); a record gone from the source is deleted on the target only with
+ * `deleteMissing` (gone.ts), else counted.
  * `plan` is a dry run that also says what the run would do (the shared `PlanReport`).
  * Each step's ops live in the journal under keys of their own, so a rerun finds done what
  * is done, settles what a killed run left in flight, and sends the rest.
@@ -126,6 +128,9 @@ export const fileCopyOf = (
 
 export const JOURNAL_KIND = "migrate"
 
+/** Why new comments and file values of a record deleted on the target (and kept deleted) are not carried. */
+const DELETED_ON_TARGET = "their record was deleted on the target since the last pass and is kept deleted (see kept)"
+
 /** Journal meta: how many passes of this migration have finished. */
 export const PASSES_META = "migrate.passes"
 
@@ -139,7 +144,7 @@ export interface MigrateResult extends MigrationReport {
   readonly missing: number
   /** Target records of records gone from the source deleted by this run (planned to, in a dry run). */
   readonly deleted: number
-  /** Fields edited on the target since the last pass and kept. */
+  /** Fields edited on the target since the last pass and kept, and records deleted there since and kept deleted. */
   readonly kept: ReadonlyArray<Kept>
   /** `plan` only: what the run would do. */
   readonly plan?: PlanReport
@@ -179,9 +184,10 @@ const readRun = (store: SnapshotStoreService, runId: number, workspaceId: string
  * order), looked up one at a time: where the target's FILE fields are read from when the
  * service cannot list them (custom-field-files.ts `targetFileFields`).
  */
-const firstMapped = (journal: JournalApi, store: SnapshotStoreService, runId: number, source: string, target: string) => (atMost: number) =>
+const firstMapped = (journal: JournalApi, store: SnapshotStoreService, runId: number, source: string, target: string, deleted: ReadonlySet<string>) => (atMost: number) =>
   recordIdBatches(store, runId, source).pipe(
     Stream.flattenIterable,
+    Stream.filter((id) => !deleted.has(id)),
     Stream.mapEffect((id) => journal.lookup(recordNamespace(target), id)),
     Stream.filter(Option.isSome),
     Stream.map((o) => o.value),
@@ -308,6 +314,13 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
     const deletesReport = yield* run_(gone.ops, makeRecordExecutors(target.rest), [[OP_KINDS.recordDelete]])
 
     // Comments, re-linked to the target's files, planned a batch of records at a time.
+    // A record deleted on the target and kept deleted gets none of its new comments.
+    const deletedOnTarget = records.deletedOnTarget
+    /** Ops new to the journal (not planned by an earlier pass), counted as skipped for a record deleted on the target. */
+    const notNew = (ops: ReadonlyArray<PlanOp>) =>
+      Effect.map(Effect.forEach(ops, (op) => journal.get(op.key)), (found) => found.filter(Option.isNone).length)
+    let skippedComments = 0
+    let skippedFileValues = 0
     const uids = yield* fileUidLookup(journal)
     let unlinked = 0
     let comments = 0
@@ -320,30 +333,40 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
           const ofRecord = byRecord.get(id)
           if (ofRecord === undefined) continue
           const planned = planRecordComments(ofRecord, { target: target.workspaceId, attribution, uids })
+          if (deletedOnTarget.has(id)) {
+            skippedComments += yield* notNew(planned.ops)
+            continue
+          }
           unlinked += planned.unlinked
           for (const op of planned.ops) ops.push(op)
         }
         comments += ops.length
         yield* plan(ops)
       }))
+    if (skippedComments > 0) notCarried.push({ what: "comments", count: skippedComments, why: DELETED_ON_TARGET })
     if (unlinked > 0) notCarried.push({ what: "comment attachments", count: unlinked, why: "the attached file was not copied (see files); the element keeps the source uid" })
     step(`comments: ${comments}`)
     // Replies after their parents: one comment at a time per record (the executor's group) in creation order.
     const commentsReport = yield* replay_(makeExtraExecutors(target.rest, target.graphql), [[EXTRA_KINDS.commentCreate]])
 
     // File custom field values, planned a batch of records at a time (archived records counted on the way).
-    const fields = yield* targetFileFields(target.rest, target.workspaceId, firstMapped(journal, store, run.id, source.workspaceId, target.workspaceId))
+    const fields = yield* targetFileFields(target.rest, target.workspaceId, firstMapped(journal, store, run.id, source.workspaceId, target.workspaceId, deletedOnTarget))
     let cf = NO_COUNTS
     let cfPlanned = 0
     let archived = 0
-    yield* Stream.runForEach(detailBatches(store, run.id, source.workspaceId), (batch) => {
-      for (const d of batch) if (d.archived === true) archived++
-      const planned = planCustomFieldFiles(batch, target.workspaceId, fields, uids)
-      cf = addCounts(cf, planned.counts)
-      cfPlanned += planned.ops.length
-      return plan(planned.ops)
-    })
+    yield* Stream.runForEach(detailBatches(store, run.id, source.workspaceId), (batch) =>
+      Effect.gen(function*() {
+        for (const d of batch) if (d.archived === true) archived++
+        const planned = planCustomFieldFiles(batch, target.workspaceId, fields, uids)
+        const ofDeleted = (op: PlanOp) => deletedOnTarget.has((op.payload as { recordRef: string }).recordRef)
+        skippedFileValues += yield* notNew(planned.ops.filter(ofDeleted))
+        const ops = planned.ops.filter((op) => !ofDeleted(op))
+        cf = addCounts(cf, planned.counts)
+        cfPlanned += ops.length
+        yield* plan(ops)
+      }))
     notCarried.push(...notCarriedOf(cf))
+    if (skippedFileValues > 0) notCarried.push({ what: "file custom field values", count: skippedFileValues, why: DELETED_ON_TARGET })
     const cfReport = yield* replay_([makeCustomFieldFileExecutor(target.rest, target.graphql)], [[CF_FILE_KIND]])
 
     const invites = dryRun ? [] : yield* Effect.forEach(people.ops, (op) => Effect.map(journal.get(op.key), (o) => ({ op, o })))

@@ -71,7 +71,7 @@ export const createInSourceOrder = (options: {
     yield* Stream.runForEach(detailBatches(options.store, options.runId, options.sourceWorkspaceId), (batch) =>
       Effect.gen(function*() {
         for (const d of batch) {
-          // Mapped by an earlier run: the restore compares it (and makes it again if it is gone).
+          // Mapped by an earlier run: the restore compares it (and, if it is gone, keeps it deleted or makes it again: restore-plan.ts).
           if (Option.isSome(yield* journal.lookup(namespace, String(d.id)))) continue
           if (planning === undefined) {
             const now = yield* readTarget(client, target)

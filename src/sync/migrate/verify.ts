@@ -172,6 +172,8 @@ const checkFileValues = (
     const byRecord = new Map<string, Array<{ customFieldId: string; fileUid: string }>>()
     for (const op of ops) {
       const v = op.payload as { recordRef: string; customFieldId: string; fileUid: string }
+      // Kept deleted on the target (a delta pass): its values were not carried.
+      if (input.records.deletedOnTarget.has(v.recordRef)) continue
       byRecord.set(v.recordRef, [...(byRecord.get(v.recordRef) ?? []), v])
     }
     yield* Effect.forEach(byRecord, ([recordRef, values]) =>
@@ -308,6 +310,8 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
           const id = yield* mappedOf(r.id)
           const t = id === undefined ? undefined : now.records.get(id)
           if (t === undefined) {
+            // Deleted on the target since the last pass and kept deleted: reported in kept, not a difference.
+            if (input.records.deletedOnTarget.has(r.id)) continue
             miss(`record ${r.id} "${r.title}" is missing on the target`)
             continue
           }
