@@ -30,18 +30,6 @@ const summary = (r: RestoreResult, dryRun: boolean): string =>
     : `restore: ${r.records} record(s): ${r.created} created, ${r.updated} updated, ${r.unchanged} unchanged, ` +
       `${r.deleted} deleted, ${r.failed + r.unknown} failed`
 
-/** The workspaces whose records a run holds. */
-const workspacesOfRun = (runId: number) =>
-  Effect.flatMap(SnapshotStore, (store) =>
-    Effect.map(
-      store.select<{ id: string }>("read the run's workspaces", {
-        sql: `SELECT DISTINCT r.workspace_id AS id FROM run_records rr JOIN records r ON r.vid = rr.vid
-              WHERE rr.run_id = ? ORDER BY r.workspace_id`,
-        params: [runId]
-      }),
-      (rows) => rows.map((row) => row.id)
-    ))
-
 export const restoreRun = (flags: RestoreFlags) =>
   Effect.scoped(
     Effect.gen(function*() {
@@ -62,7 +50,7 @@ export const restoreRun = (flags: RestoreFlags) =>
         if (run === undefined) {
           return yield* Effect.fail(usageError(`--snapshot ${shownLocation(flags.snapshot)}: no complete run to restore; run worksync backup first`))
         }
-        const held = yield* workspacesOfRun(run.id)
+        const held = yield* store.recordWorkspaces(run.id)
         const named = Option.getOrUndefined(flags.fromWorkspace)
         if (named === undefined && held.length !== 1) {
           return yield* Effect.fail(
