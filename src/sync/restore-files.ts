@@ -63,23 +63,6 @@ export interface FilesRestored {
 /** Uploads at once unless told. */
 const DEFAULT_CONCURRENCY = 4
 
-interface RunFileRow {
-  readonly id: string
-  readonly item: string
-  readonly sha256: string | null
-  readonly size: number | null
-}
-
-/** The run's files of one workspace, each with the object that holds its bytes (if the run has it). */
-const RUN_FILES = `
-SELECT f.id AS id, f.item AS item, o.sha256 AS sha256, fo.size AS size
-FROM run_files AS rf
-JOIN files AS f ON f.vid = rf.vid
-LEFT JOIN run_file_objects AS o ON o.run_id = rf.run_id AND o.file_id = rf.id
-LEFT JOIN file_objects AS fo ON fo.sha256 = o.sha256
-WHERE rf.run_id = ? AND f.workspace_id = ?
-ORDER BY f.id`
-
 export interface RunFile {
   readonly id: string
   readonly uid: string
@@ -93,7 +76,7 @@ export interface RunFile {
 /** The run's CONFIRMED files of the workspace (only those are served, R-FILE-STATUS-07). */
 export const runFiles = (store: SnapshotStoreService, runId: number, workspaceId: string) =>
   Effect.map(
-    store.select<RunFileRow>("read the run's files", { sql: RUN_FILES, params: [runId, workspaceId] }),
+    store.workspaceFileObjects(runId, workspaceId),
     (rows) =>
       rows.flatMap((row): Array<RunFile> => {
         const item = JSON.parse(row.item) as { uid?: unknown; name?: unknown; size?: unknown; status?: unknown; todo?: { id?: unknown } | null }
