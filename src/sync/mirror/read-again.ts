@@ -41,12 +41,9 @@ export const readAgain = (ctx: ReadAgainContext, recordId: string, activityOnly:
       const now = yield* ctx.run
       const stored = yield* store.memberVersion(now, recordId)
       if (stored === undefined) return
-      const [row] = yield* store.select<{ detail: string }>("read a stored detail", {
-        sql: "SELECT detail FROM records WHERE vid = ?",
-        params: [stored.vid]
-      })
-      if (row === undefined) return
-      const detail = JSON.parse(row.detail) as Record<string, unknown>
+      const text = yield* store.memberDetail(now, recordId)
+      if (text === undefined) return
+      const detail = JSON.parse(text) as Record<string, unknown>
       return yield* writeVersion(store, now, stored.workspaceId, detail, activity.value)
     }
     const candidates = known !== undefined

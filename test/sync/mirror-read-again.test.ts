@@ -1,0 +1,40 @@
+/**
+ * The mirror's read of a record again (sync/mirror/read-again.ts) after a delivery that
+ * carried the whole record: only the activity is read from the service, the record's
+ * detail is the one the mirror's run holds.
+ */
+import { expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as path from "node:path"
+import { RestClient } from "../../src/client/rest-client.ts"
+import { openSnapshot, scopeOf } from "../../src/store/snapshot.ts"
+import { readAgain } from "../../src/sync/mirror/read-again.ts"
+import { writeVersion } from "../../src/sync/mirror/run.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { testClient } from "./replay-helpers.ts"
+
+// No TestClock: the client runs on real time against a real server.
+layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })("mirror: reading a record again", (it) => {
+  it.effect("activity only: the stored detail is kept, the service's activity is read", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      yield* Effect.gen(function*() {
+        const rest = yield* RestClient
+        const store = yield* openSnapshot(path.join(yield* tempDir("ws-read-again-"), "snap.sqlite"))
+        const workspaceId = handle.admin.createWorkspace({ name: "read-again" }).id
+        const record = yield* rest.createRecord({ workspaceId, title: "v1" })
+        const run = yield* store.beginRun(scopeOf([workspaceId]), true)
+        yield* store.putWorkspaces(run, [{ id: workspaceId }])
+        yield* writeVersion(store, run, workspaceId, yield* rest.getRecord({ workspaceId, recordId: record.id }), [])
+        // The service's record moves on; an activity-only read does not take its detail.
+        yield* rest.updateRecord({ workspaceId, recordId: record.id, title: "v2" })
+
+        yield* readAgain({ store, rest, run: Effect.succeed(run), workspaces: [workspaceId] }, record.id, true)
+
+        expect(JSON.parse((yield* store.memberDetail(run, record.id))!)).toMatchObject({ id: record.id, title: "v1" })
+        const activity = Array.from(yield* Stream.runCollect(store.runActivity(run)), (a) => JSON.parse(a) as { recordId?: string })
+        expect(activity.length).toBeGreaterThan(0)
+      }).pipe(Effect.provide(testClient(handle)))
+    }))
+})
