@@ -72,6 +72,10 @@ const listsNotMade = (handle: EmulatorHandle, titles: ReadonlyArray<string>) =>
     : {}
 
 // The CLI runs as a child process against the emulator: real time (`excludeTestServices`).
+// Each test runs the CLI several times (a bundle start each): a loaded machine needs a
+// while, and no assertion is on time.
+const CLI_TEST_TIMEOUT = 120_000
+
 layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })((it) => {
   describe("worksync import-csv", () => {
     it.effect("R-REST-RECORD-30 R-REST-RECORD-34 R-REST-RECORD-35: a nasty CSV imports its valid rows; bad rows go to the rejects file with their line", () =>
@@ -120,7 +124,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(comma.html).toMatch(/<p>first para<\/p>\s*<p>second &quot;quoted&quot; para<\/p>/)
         expect(comma.text).toContain("second \"quoted\" para")
         expect((rec.get(ws, "Last") as { done: number }).done).toBe(1)
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("R-REST-CALL-15: a tool's export where the list create makes no list (the alt reading): exit 0, the lists named on stderr and in --json, and the rerun sends nothing", () =>
       Effect.gen(function*() {
@@ -145,7 +149,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(again.code, again.stderr).toBe(0)
         expect(JSON.parse(again.stdout)).toMatchObject({ rows: 3, created: 0, skipped: 3, ...listsNotMade(handle, lists) })
         expect(["create-list", "create-record", "update-record"].map((w) => handle.stats().byRoute[w] ?? 0)).toEqual([0, 0, 0])
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("a Jira export: --plan --json prints the plan alone and writes nothing; the run does what it said; a later export is a delta pass (updated, pass 2)", () =>
       Effect.gen(function*() {
@@ -192,7 +196,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const titles = liveTitles(handle, ws)
         expect(titles.has("Upgrade the database to 17")).toBe(true)
         expect(titles.has("Upgrade the database")).toBe(false)
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("an unknown column in the mapping is an error before any row is read (exit 64)", () =>
       Effect.gen(function*() {
@@ -207,7 +211,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(r.stderr).toMatch(/unknown column in the mapping: --map title=Nmae; the CSV header has "Name", "Notes"/)
         expect(r.stderr.trim().split("\n")).toHaveLength(1)
         expect(handle.stats().byRoute["create-record"] ?? 0).toBe(0)
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("R-REST-ERR-04: an unknown workspace, or a journal of another workspace, is a usage error naming the flag", () =>
       Effect.gen(function*() {
@@ -237,7 +241,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const foreign = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", restoreJournal])
         expect(foreign.code).toBe(64)
         expect(foreign.stderr).toBe(`worksync: --journal ${restoreJournal} was planned by restore, not by import-csv; use another journal file\n`)
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("R-REST-ERR-03: writes the service refuses end the run with exit 1 and one line naming the row and status; a rerun resumes", () =>
       Effect.gen(function*() {
@@ -265,7 +269,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const resumed = yield* run(handle, args)
         expect(resumed.code).toBe(0)
         expect(JSON.parse(resumed.stdout)).toEqual({ rows: 2, created: 2, skipped: 0, rejected: 0, updated: 0, pass: 1 })
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("progress without a terminal: each phase ends with one line, the rows read are not reported twice", () =>
       Effect.gen(function*() {
@@ -283,7 +287,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const dry = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", csv, "--journal", path.join(dir, "dry.sqlite"), "--dry-run"])
         expect(dry.code).toBe(0)
         expect(dry.stderr.split("\n").filter((l) => l.startsWith("rows read:"))).toHaveLength(1)
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("--dry-run prints the plan and sends nothing", () =>
       Effect.gen(function*() {
@@ -304,7 +308,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const writes = Object.entries(handle.stats().byRoute).filter(([route]) => /create|update|move|delete/.test(route))
         expect(writes).toEqual([])
         expect(fs.existsSync(journal)).toBe(false)
-      }))
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("SIGKILL at random points of the replay, then resume: every row exists exactly once, none lost", () =>
       Effect.gen(function*() {
@@ -409,7 +413,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const rejects = parse(fs.readFileSync(path.join(dir, "rejects.csv"))) as Array<Array<string>>
         expect(rejects).toHaveLength(1 + 10_497)
         expect(rejects[1]).toEqual(["k0", "Big 0", filler, "5", "key k0 repeats an earlier row of this file"])
-      }), 60_000)
+      }), CLI_TEST_TIMEOUT)
 
     it.effect("SIGINT while a large file is planned: exit 130 with one line, the journal holds a planned prefix with its run ended, and nothing of it is planned again", () =>
       Effect.gen(function*() {
@@ -453,6 +457,6 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const dry = yield* run(handle, [...args, "--dry-run", "--json"])
         expect(dry.code).toBe(0)
         expect(JSON.parse(dry.stdout).plan.ops["record.create"]).toBe(total - planned.length)
-      }), 60_000)
+      }), CLI_TEST_TIMEOUT)
   })
 })
