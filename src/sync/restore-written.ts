@@ -13,18 +13,12 @@ import { sameDate, type SourceRecord } from "./restore-source.ts"
 /** A field a restore writes (update-record, or move-record for the list). */
 export type RecordField = "title" | "description" | "list" | "startedAt" | "duedAt" | "done" | "archived" | "color" | "assignees"
 
-export interface Written {
-  readonly title: string
+/** The source's fields as written; `emails`: only the assignees the target knew. */
+export interface Written
+  extends Pick<SourceRecord, "title" | "listTitle" | "startedAt" | "duedAt" | "done" | "archived" | "color" | "emails">
+{
   /** `descriptionHash` of what was written. */
   readonly description: string
-  readonly listTitle: string | null
-  readonly startedAt: string | null
-  readonly duedAt: string | null
-  readonly done: boolean
-  readonly archived: boolean
-  readonly color: string | null
-  /** Assignee e-mails written (those the target knew), lower case, sorted. */
-  readonly emails: ReadonlyArray<string>
 }
 
 /** A description as written: HTML when there is some, else the text. */
