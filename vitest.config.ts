@@ -4,12 +4,15 @@ import { defineConfig } from "vitest/config"
  * The suites that run a whole job against the emulator. They run twice: against the
  * emulator's reference reading of the service's documents, and against its `alt` variant
  * (the other plausible reading of every choice, only documented fields in every shape),
- * so nothing the jobs do depends on a choice the documents do not make.
+ * so nothing the jobs do depends on a choice the documents do not make. Not here: the
+ * CLI suites of what runs on local files alone (prune, the store lock, the config file's
+ * profiles, the PostgreSQL snapshot against its SQLite twin): the backups they start from
+ * are the backup suites' subject, which run in both readings.
  */
 const INTEGRATION = [
   "test/sync/**/*.test.ts",
   "test/streams/**/*.test.ts",
-  "test/cli/{backup,backup-files,prune,verify,verify-files,notify,copy-files,import-csv,restore,migrate,migrate-delta,mirror,mirror-stop,webhooks,exit-codes,store-lock,config-file,progress,postgres-snapshot,doctor,undo}.test.ts",
+  "test/cli/{backup,backup-files,verify,verify-files,notify,copy-files,import-csv,restore,migrate,migrate-delta,mirror,mirror-stop,webhooks,exit-codes,progress,doctor,undo}.test.ts",
   "test/connectors/{export,csv-plan-thread,csv-dry-run,csv-presets}.test.ts",
   "test/connectors/files/**/*.test.ts",
   "test/connectors/presets/import-*.test.ts",
