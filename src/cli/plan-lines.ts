@@ -10,5 +10,8 @@ export const planLines = (p: PlanReport): Array<string> => [
   ...(p.invite.length > 0 ? [`plan: people to invite: ${p.invite.map((i) => `${i.email} (${i.level})`).join(", ")}`] : []),
   ...(p.unresolved.length > 0 ? [`plan: people not found (records created without them): ${p.unresolved.join(", ")}`] : []),
   ...p.notCarried.map((n) => `plan: not carried: ${n.what} (${n.count}): ${n.why}`),
+  ...(p.references !== undefined && p.references.rewritten + p.references.outside > 0
+    ? [`plan: references: ${p.references.rewritten} to rewrite to name the target record, ${p.references.outside} to items outside the migration (left as written)`]
+    : []),
   ...p.conflicts.map((c) => `plan: conflict: ${c.what} ${JSON.stringify(c.item)}: ${c.why}`)
 ]

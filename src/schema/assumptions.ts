@@ -477,6 +477,26 @@ export const COMMENT_PARENT_SHOWN = "replies carry parentId in activity items" a
 export const WORKSPACE_MIGRATION_READINGS = "attribution line; parent where shown; OWNER as ADMIN; file fields by name" as const
 
 /**
+ * How a reference between records is carried (import-csv presets and migrate; src/sync/
+ * references.ts). The documents show no form for one record to name another (no record
+ * URL, no mention element in a description or comment), so the reference stays text: its
+ * token as the source wrote it, then the target record's id, `ABC-12 (record ID)`. What
+ * counts as a reference: a Jira issue key, a Trello card URL (with or without the card's
+ * name), an Asana task URL, a ClickUp task URL, of an item of the same export; in
+ * `migrate`, a source record's id (as the record detail's `id` gives it; neither its
+ * `uid` nor any URL, which the documents do not show for a record), of a record of the
+ * same source workspace. A token of the same kind that names no item of the migration
+ * (for migrate: of the shape of the source's record ids) is left as written and counted.
+ * A description is rewritten by a second update once every record it names exists; a
+ * comment is written with its references resolved; the marks are read as the text
+ * written when a later pass tells a target edit from it.
+ * Alternative: none to serve: how the client writes a reference (other choices would be to
+ * replace the token by "record ID", to write an HTML link once the documents show a
+ * record URL, or to leave references as the source wrote them).
+ */
+export const RECORD_REFERENCE_FORM = "token kept, then (record TARGET_ID)" as const
+
+/**
  * How `mirror` reads webhook deliveries, whose value shapes are not shown: a record
  * event's `currentValue` is written as it is only when it holds every field of a record
  * detail (documented names), and only when newer (`updatedAt`) than the stored state; any
@@ -1028,6 +1048,11 @@ export const CHOICES = {
     kind: "client",
     alternative:
       "none to serve: how the client carries a workspace (other choices would be comments posted bare, owners invited as OWNER and refused, or fields created by name)."
+  },
+  RECORD_REFERENCE_FORM: {
+    kind: "client",
+    alternative:
+      "none to serve: how the client writes a reference (other choices would be to replace the token by \"record ID\", to write an HTML link once the documents show a record URL, or to leave references as the source wrote them)."
   },
   MIRROR_READINGS: {
     kind: "client",

@@ -4,6 +4,7 @@
  * target since the last pass, a record gone from it), and what `--plan` reports
  * (`PlanReport`: the run that follows does what it says).
  */
+import type { ReferenceCounts } from "./references.ts"
 
 /** One thing a pass did not write, or would not: as the plan's `conflicts` and the run's `kept`. */
 export interface Kept {
@@ -24,6 +25,8 @@ export interface PlanReport {
   readonly unresolved: ReadonlyArray<string>
   readonly notCarried: ReadonlyArray<{ readonly what: string; readonly count: number; readonly why: string }>
   readonly conflicts: ReadonlyArray<Kept>
+  /** References between records (references.ts): to rewrite to name target records, and naming items outside the migration. */
+  readonly references?: ReferenceCounts
 }
 
 /** Why a field edited on the target since the last pass was kept (`--overwrite-target-edits` replaces it). */

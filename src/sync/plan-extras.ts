@@ -10,6 +10,7 @@
  */
 import { Schema } from "effect"
 import type { SourceAttachment, SourceComment } from "../connectors/presets/model.ts"
+import { Reference, REFERENCES_KIND } from "./references.ts"
 
 export const EXTRA_KINDS = {
   fileUpload: "file.upload",
@@ -20,11 +21,12 @@ export const EXTRA_KINDS = {
 } as const
 
 /**
- * After the records: uploads and checklists, then what embeds or fills them, then the
- * archive, last, since a service may refuse writes to an archived record.
+ * After the records: uploads, checklists and the descriptions' references (every record
+ * they may name exists by then), then what embeds or fills them, then the archive, last,
+ * since a service may refuse writes to an archived record.
  */
 export const EXTRA_PHASES: ReadonlyArray<ReadonlyArray<string>> = [
-  [EXTRA_KINDS.fileUpload, EXTRA_KINDS.checklistCreate],
+  [EXTRA_KINDS.fileUpload, EXTRA_KINDS.checklistCreate, REFERENCES_KIND],
   [EXTRA_KINDS.commentCreate, EXTRA_KINDS.checklistItemCreate],
   [EXTRA_KINDS.recordArchive]
 ]
@@ -44,7 +46,8 @@ const Target = { workspaceId: Str, recordRef: Str, origin: opt(Str) }
  * A comment; `fileRef` names the `file.upload` op whose file it embeds. A comment moved
  * from another workspace carries its body as `html` (attachment elements already pointing
  * at the target's files; `text` is then the attribution line sent before it), its own id
- * as `sourceKey` (mapped in `commentNamespace`) and its parent's as `parentRef`.
+ * as `sourceKey` (mapped in `commentNamespace`) and its parent's as `parentRef`. `refs`:
+ * the records its text names (references.ts), resolved as it is sent.
  */
 export const CommentCreatePayload = Schema.Struct({
   ...Target,
@@ -52,7 +55,8 @@ export const CommentCreatePayload = Schema.Struct({
   fileRef: opt(Str),
   html: opt(Str),
   sourceKey: opt(Str),
-  parentRef: opt(Str)
+  parentRef: opt(Str),
+  refs: opt(Schema.Array(Reference))
 })
 export type CommentCreatePayload = typeof CommentCreatePayload.Type
 

@@ -42,6 +42,8 @@ import {
   RecordArchivePayload
 } from "./plan-extras.ts"
 import type { ExecFailure, Executor, OpOutcome } from "./replay.ts"
+import { rewriteHtml, rewriteText } from "./references.ts"
+import { referenceTargets } from "./replay-references.ts"
 import { capabilityMemory } from "./capabilities.ts"
 import { type ArchivedWrites, archivedWrites, decode, isNotAvailable, journalFailure, lookupOrFail, noticeOnce, unresolved } from "./replay-records.ts"
 
@@ -52,6 +54,8 @@ export interface ExtraExecutorOptions {
   readonly onNotice?: (line: string) => void
   /** Told of each attachment this run: uploaded, or not fetched and why. */
   readonly onAttachment?: (a: { readonly name: string; readonly reason: string | undefined }) => void
+  /** Told of the references a comment carried this run rewrote (references.ts). */
+  readonly onReferences?: (n: number) => void
 }
 
 const recordOf = (p: { readonly workspaceId: string; readonly recordRef: string }, journal: JournalApi) =>
@@ -93,10 +97,20 @@ const bodyOf = (p: CommentCreatePayload, text: string): { readonly html: string;
     ? { html: p.html, text: commentVisibleText(p.html) }
     : { html: `${textToHtml(p.text)}${p.html}`, text: `${p.text}\n${commentVisibleText(p.html)}` }
 
-const commentExecutor = (client: RestClientApi, graphql: GraphqlClientApi): Executor => {
+/** The comment with the records its text names written in (references.ts); fails while one is not created yet. */
+const withReferences = (p: CommentCreatePayload, journal: JournalApi) =>
+  p.refs === undefined || p.refs.length === 0
+    ? Effect.succeed(p)
+    : Effect.map(referenceTargets(journal, p.workspaceId, p.refs), (targets) => ({
+      ...p,
+      text: rewriteText(p.text, targets),
+      ...(p.html !== undefined ? { html: rewriteHtml(p.html, targets) } : {})
+    }))
+
+const commentExecutor = (client: RestClientApi, graphql: GraphqlClientApi, options: ExtraExecutorOptions): Executor => {
   const prepare = (op: Op, journal: JournalApi) =>
     Effect.gen(function*() {
-      const p = yield* decode(CommentCreatePayload, op)
+      const p = yield* withReferences(yield* decode(CommentCreatePayload, op), journal)
       const recordId = yield* recordOf(p, journal)
       const file = p.fileRef === undefined ? undefined : yield* uploadedFile(journal, p.fileRef)
       const parentId = p.parentRef === undefined
@@ -104,8 +118,10 @@ const commentExecutor = (client: RestClientApi, graphql: GraphqlClientApi): Exec
         : yield* lookupOrFail(journal, commentNamespace(p.workspaceId), p.parentRef, `the comment ${p.parentRef} replied to was not created`)
       return { p, recordId, file, parentId, body: bodyOf(p, commentTextOf(p, file)) }
     })
-  const outcome = (p: CommentCreatePayload, id: string, recordId: string) =>
-    done({ id, recordId }, p.sourceKey === undefined ? [] : [{ namespace: commentNamespace(p.workspaceId), sourceKey: p.sourceKey, targetId: id }])
+  const outcome = (p: CommentCreatePayload, id: string, recordId: string) => {
+    if (p.refs !== undefined && p.refs.length > 0) options.onReferences?.(p.refs.length)
+    return done({ id, recordId }, p.sourceKey === undefined ? [] : [{ namespace: commentNamespace(p.workspaceId), sourceKey: p.sourceKey, targetId: id }])
+  }
   return {
     kind: EXTRA_KINDS.commentCreate,
     // Comments of one record one at a time: they keep the export's order, and a
@@ -299,7 +315,7 @@ export const makeExtraExecutors = (
 ): Array<Executor> => {
   const notice = noticeOnce(options.onNotice)
   return [
-    ...(graphql !== undefined ? [commentExecutor(client, graphql), fileExecutor(graphql, options)] : []),
+    ...(graphql !== undefined ? [commentExecutor(client, graphql, options), fileExecutor(graphql, options)] : []),
     checklistExecutor(client, notice),
     checklistItemExecutor(client),
     archiveExecutor(client, archivedWrites(client, capabilityMemory(), notice, "archived items are imported live"))

@@ -38,6 +38,7 @@ import {
   writtenOf,
   writtenOfMarker
 } from "./restore-written.ts"
+import { withoutReferenceMarks } from "./references.ts"
 
 /** id_map namespace: source record id -> the version key of its latest planned restore. */
 export const versionNamespace = (target: string) => `restore.version:${target}`
@@ -354,7 +355,9 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
         ;(edited.has(f) && !overwrite ? keep : write).push(f)
       }
       if (source.description !== was.description) {
-        const d = yield* client.getRecord({ workspaceId: target, recordId: current.id })
+        const got = yield* client.getRecord({ workspaceId: target, recordId: current.id })
+        // References a pass rewrote to name target records are read as the source wrote them (references.ts).
+        const d = { html: withoutReferenceMarks(got.html), text: withoutReferenceMarks(got.text) }
         if (source.description !== descriptionHash(d.html, d.text) && source.description !== descriptionHash("", d.text)) {
           const editedThere = was.description !== descriptionHash(d.html, d.text) && was.description !== descriptionHash("", d.text)
           ;(editedThere && !overwrite ? keep : write).push("description")

@@ -53,6 +53,7 @@ import type { RestClientApi, RestError } from "../client/rest-client.ts"
 import type { FilePortError } from "../connectors/files/ports.ts"
 import type { StoreBusy, StoreLockError } from "../store/file-lock.ts"
 import type { ObjectStoreError } from "../store/object-store.ts"
+import type { StoreOpenError } from "../store/sqlite.ts"
 import type { PageError } from "../streams/paging.ts"
 import type { ScanUnstable } from "../streams/stable-scan.ts"
 import type { RunRow, SnapshotError, SnapshotStoreService } from "../store/snapshot.ts"
@@ -339,8 +340,10 @@ export const restore = (
   | ObjectStoreError
   | StoreBusy
   | StoreLockError
+  | StoreOpenError
 > =>
-  Effect.gen(function*() {
+  // Scoped: the target's records are read into a scratch file for the plan (restore-target.ts).
+  Effect.scoped(Effect.gen(function*() {
     const target = options.targetWorkspaceId
     const journalKind = options.journalKind ?? "restore"
     const dryRun = options.dryRun === true
@@ -406,4 +409,4 @@ export const restore = (
       toMake: planner.toMake(),
       ...(files.files !== undefined ? { files: files.files } : {})
     }
-  })
+  }))

@@ -194,6 +194,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
             unmapped: result.census.notCarried.map((c) => c.column),
             notCarried: Object.fromEntries(result.census.notCarried.map((c) => [c.column, { count: c.count, reason: c.reason }])),
             people: { unresolved: result.people?.unresolved ?? [] },
+            references: result.references ?? { rewritten: 0, outside: 0 },
             ...(result.attachmentsNotFetched !== undefined && result.attachmentsNotFetched.length > 0
               ? { attachmentsNotFetched: result.attachmentsNotFetched }
               : {}),
@@ -215,6 +216,9 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       yield* logLine(verbosity, `import: not in the workspace, records created without them (map them with --people): ${result.people.unresolved.join(", ")}`)
     }
     for (const a of result.attachmentsNotFetched ?? []) yield* logLine(verbosity, `import: attachment ${a.name} not fetched: ${a.reason}`)
+    if (result.references !== undefined && result.references.outside > 0) {
+      yield* logLine(verbosity, `import: ${result.references.outside} reference${result.references.outside === 1 ? "" : "s"} to items not in the export left as written`)
+    }
     for (const p of result.problems ?? []) yield* logLine(verbosity, `import: ${p}`, "detail")
     if (result.missing > 0) {
       yield* logLine(verbosity, `import: ${result.missing} row${result.missing === 1 ? "" : "s"} gone from the export; their records stay on the target (--delete-missing deletes them)`)

@@ -22,6 +22,7 @@ import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import type { RecordDetail } from "../../schema/records.ts"
 import type { Op, PlanOp } from "../../store/journal.ts"
 import { OP_KINDS, type RecordMovePayload, type RecordUpdatePayload, unpackRecordCreate } from "../../sync/plan.ts"
+import { comparableText } from "../../sync/references.ts"
 import { sameDate } from "../../sync/restore-source.ts"
 import type { JournalView } from "../../store/journal/read-only.ts"
 import { type Kept, keptEditWhy } from "../../sync/pass-plan.ts"
@@ -150,18 +151,11 @@ export const readHistories = (view: JournalView, rowKeys: ReadonlyArray<string>)
 
 const sortedJoin = (xs: ReadonlyArray<string>) => [...xs].sort().join("\u0000")
 
-/** Text for comparing descriptions: tags dropped, a few entities read, blanks collapsed. */
-const plainText = (s: string): string =>
-  s
-    .replace(/<[^>]*>/g, " ")
-    .replace(/&nbsp;/g, " ")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&quot;/g, "\"")
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ")
-    .trim()
+/**
+ * Text for comparing descriptions: tags dropped, a few entities read, blanks collapsed,
+ * and the references rewritten to name target records read as written (references.ts).
+ */
+const plainText = comparableText
 
 const writtenText = (w: Written): string =>
   w.description !== undefined ? plainText(w.description) : w.descriptionHtml !== undefined ? plainText(w.descriptionHtml) : ""

@@ -74,6 +74,8 @@ import { openPlanWriter } from "../../store/plan-writer.ts"
 import { isPostgresUrl } from "../../store/postgres.ts"
 import { type OpEnd, replay, type ReplayAborted, type ReplayReport } from "../../sync/replay.ts"
 import { makeRecordExecutors } from "../../sync/replay-records.ts"
+import { type ReferenceCounts, referencesOf } from "../../sync/references.ts"
+import { makeReferencesExecutor } from "../../sync/replay-references.ts"
 import {
   type DeltaBatch,
   deltaKey,
@@ -229,6 +231,8 @@ export interface ImportResult {
   readonly kept: ReadonlyArray<Kept>
   /** `planReport` only: what the run would do. */
   readonly planReport?: PlanReport
+  /** Tool presets: references between rows rewritten to name target records, and those naming items outside the export. */
+  readonly references?: ReferenceCounts
 }
 
 interface Directory {
@@ -721,6 +725,7 @@ export const planCsvImport = (
       ? makePresetPlanner({
         workspaceId: ws,
         label: TOOL_PRESETS[toolName!].label,
+        tool: toolName!,
         reader: toolReader,
         people: { byEmail: dir.users, byName: dir.names, file: options.people ?? new Map() }
       })
@@ -872,6 +877,8 @@ export const planCsvImport = (
             }
           })
           if (versioned !== undefined && changes !== undefined) countNew(changes.ops, versioned)
+          // A row's references are written after this pass's last write of it.
+          if (changes !== undefined) for (const op of changes.ops) lastWrite.set((op.payload as { recordRef: string }).recordRef, op.key)
           results.forEach((p, i) => {
             const e = createRows[i]!
             const row = createValid[i]!
@@ -928,6 +935,25 @@ export const planCsvImport = (
       })
     let missing = 0
     let deletes = 0
+    /** Rows updated (or moved) by this pass: their last op, which their references op follows. */
+    const lastWrite = new Map<string, string>()
+    let references: ReferenceCounts | undefined
+    /** References between rows: resolved once every row is read (presets/references.ts). */
+    const planReferences = async () => {
+      if (tool === undefined) return
+      const left = new Set(kept.filter((k) => k.what === "record" || k.what === "description").map((k) => k.item))
+      const refs = tool.referenceOps({ after: (k) => lastWrite.get(k) ?? k, skip: (k) => left.has(itemOf(k)) })
+      let rewritten = 0
+      if (refs.ops.length > 0) {
+        const planned = await assigner.plan(refs.ops)
+        countNew(refs.ops, planned)
+        planned.forEach((p, i) => {
+          if (p.state !== "done" && !p.duplicate) rewritten += referencesOf(refs.ops[i]!.payload)
+        })
+      }
+      // Present only when there are references: the plan's shape is the contract's otherwise.
+      if (rewritten + refs.outside > 0) references = { rewritten, outside: refs.outside }
+    }
     /** Delta passes: the rows an earlier pass created that this export no longer has. */
     const planGone = async () => {
       if (!delta) return
@@ -979,6 +1005,7 @@ export const planCsvImport = (
         // Sub-tasks link to parents anywhere in the file: planned once every row is read.
         const links = stop || tool === undefined ? [] : tool.subtaskOps()
         if (links.length > 0) countNew(links, await assigner.plan(links))
+        if (!stop) await planReferences()
         // Rows gone from the export: known only once every row is read.
         if (!stop) await planGone()
       } finally {
@@ -1012,6 +1039,7 @@ export const planCsvImport = (
       // import-csv invites nobody: people the workspace does not know are reported.
       invite: [],
       unresolved: report?.people.unresolved ?? [],
+      ...(references !== undefined ? { references } : {}),
       notCarried: [
         ...(report?.census.notCarried ?? []).map((c) => ({ what: `column ${c.column}`, count: c.count, why: c.reason })),
         ...(rejected > 0 ? [{ what: "rows", count: rejected, why: "rejected: they fail validation (the run writes them to the rejects file)" }] : []),
@@ -1051,7 +1079,8 @@ export const planCsvImport = (
       missing,
       deleted: deletes,
       kept,
-      ...(planReport !== undefined ? { planReport } : {})
+      ...(planReport !== undefined ? { planReport } : {}),
+      ...(references !== undefined ? { references } : {})
     } satisfies ImportResult
   }).pipe(Effect.scoped)
 
@@ -1085,12 +1114,19 @@ export const importCsv = (
     }
     const notFetched: Array<{ name: string; reason: string }> = [...refusedBefore]
     let attachments = 0
+    /** References this run wrote into descriptions and comments. */
+    let rewritten = 0
+    const onRewritten = (n: number) => {
+      rewritten += n
+    }
     const executors = [
       ...makeRecordExecutors(client, { ...(options.skewMs !== undefined ? { skewMs: options.skewMs } : {}), onNotice }),
+      makeReferencesExecutor(client, { onNotice, onRewritten }),
       ...(options.graphql !== undefined
         ? makeExtraExecutors(client, options.graphql, {
           attachmentsDir: options.attachmentsDir,
           onNotice,
+          onReferences: onRewritten,
           onAttachment: (a) => {
             if (a.reason === undefined) attachments++
             else notFetched.push({ name: a.name, reason: a.reason })
@@ -1151,7 +1187,8 @@ export const importCsv = (
         targetId,
         detail
       })),
-      ...(planned.census !== undefined ? { comments, attachments, attachmentsNotFetched: notFetched } : {})
+      ...(planned.census !== undefined ? { comments, attachments, attachmentsNotFetched: notFetched } : {}),
+      ...(planned.census !== undefined ? { references: { rewritten, outside: planned.references?.outside ?? 0 } } : {})
     } satisfies ImportResult
   })
 

@@ -2,12 +2,17 @@
  * A row of another tool's export (src/connectors/presets) on its way into the journal:
  * the record's cells (validated like any CSV row), the people resolved, and the
  * follow-up ops its create is followed by (plan-extras.ts). Sub-tasks are linked to their
- * parent at the end of the file, when every parent has been seen.
+ * parent at the end of the file, when every parent has been seen, and so are references
+ * between rows (presets/references.ts): a description naming another row gets a references
+ * op, and a row's comments, when one of them names another row, are planned then too.
  */
 import { makeCensus } from "../presets/census.ts"
 import type { PresetReader, PresetRow } from "../presets/model.ts"
 import { type PeopleDirectory, personLabel, resolvePerson } from "../presets/people.ts"
 import type { PlanOp } from "../../store/journal.ts"
+import { findReferences, type FoundReference, namesOf } from "../presets/references.ts"
+import type { ToolPresetName } from "../presets/index.ts"
+import { distinctReferences, type Reference, REFERENCES_KIND, referencesKey } from "../../sync/references.ts"
 import {
   attachmentText,
   commentText,
@@ -34,6 +39,8 @@ export const makePresetPlanner = (options: {
   readonly workspaceId: string
   /** The tool's name for attribution lines ("Jira"). */
   readonly label: string
+  /** Which tool's references its texts hold (presets/references.ts). */
+  readonly tool: ToolPresetName
   readonly reader: PresetReader
   readonly people: PeopleDirectory
 }) => {
@@ -47,6 +54,16 @@ export const makePresetPlanner = (options: {
   const keyById = new Map<string, string>()
   const keyByTitle = new Map<string, string | null>()
   const cells: Cells = new Array<string | undefined>(CELL_FIELDS.length).fill(undefined)
+  /** Every row's names (presets/references.ts) -> its key: what references resolve to. */
+  const keyByName = new Map<string, string>()
+  /** Rows whose texts name other items, kept until every row is read (references are few). */
+  const withReferences: Array<{
+    readonly key: string
+    readonly line: number
+    readonly description: { readonly text: string; readonly found: ReadonlyArray<FoundReference> } | undefined
+    /** The row's comments, when one of them names an item: planned at the end, in order. */
+    readonly comments: ReadonlyArray<{ readonly text: string; readonly found: ReadonlyArray<FoundReference> }> | undefined
+  }> = []
 
   /** Reads a record: the extracted row (as the plain CSV path makes it) and the tool's row. */
   const extract = (record: CsvRecord): { readonly e: ExtractedRow; readonly row: PresetRow } => {
@@ -87,9 +104,26 @@ export const makePresetPlanner = (options: {
     const origin = `line ${line}`
     const base = { workspaceId, recordRef: key, origin }
     const ops: Array<PlanOp> = []
-    row.comments.forEach((c, i) =>
-      ops.push({ key: extraKey.comment(key, i), kind: EXTRA_KINDS.commentCreate, payload: { ...base, text: commentText(label, c) }, dependsOn: key })
-    )
+    const names = namesOf(row)
+    for (const n of names) if (!keyByName.has(n)) keyByName.set(n, key)
+    // A row naming itself (Jira's attribution line holds its own key) is no reference.
+    const found = (text: string | undefined) => findReferences(options.tool, text).filter((r) => !names.includes(r.name))
+    const inDescription = found(row.description)
+    const inComments = row.comments.map((c) => found(c.body))
+    const commentsWait = inComments.some((f) => f.length > 0)
+    if (inDescription.length > 0 || commentsWait) {
+      withReferences.push({
+        key,
+        line,
+        description: inDescription.length > 0 ? { text: row.description!.replace(/\r\n?/g, "\n"), found: inDescription } : undefined,
+        comments: commentsWait ? row.comments.map((c, i) => ({ text: commentText(label, c), found: inComments[i]! })) : undefined
+      })
+    }
+    if (!commentsWait) {
+      row.comments.forEach((c, i) =>
+        ops.push({ key: extraKey.comment(key, i), kind: EXTRA_KINDS.commentCreate, payload: { ...base, text: commentText(label, c) }, dependsOn: key })
+      )
+    }
     row.attachments.forEach((a, i) => {
       const fileKey = extraKey.file(key, i)
       const sources = [...(a.url !== undefined ? [{ url: a.url }] : []), { dirName: a.name }]
@@ -151,10 +185,57 @@ export const makePresetPlanner = (options: {
     return ops
   }
 
+  /**
+   * At the end of the file: the references of the rows whose texts name items, resolved
+   * against every row's names. A description naming rows of the export gets a references
+   * op (after `after(key)`, the row's last write of this pass), unless `skip(key)` (its
+   * record was kept deleted, or its description kept); comments waiting get their ops,
+   * with the rows they name. A name no row has is a reference outside the export: left as
+   * written and counted in `outside`.
+   */
+  const referenceOps = (o: { readonly after: (key: string) => string; readonly skip: (key: string) => boolean }) => {
+    const ops: Array<PlanOp> = []
+    let outside = 0
+    const resolve = (found: ReadonlyArray<FoundReference>): Array<Reference> => {
+      const refs: Array<Reference> = []
+      for (const f of found) {
+        const ref = keyByName.get(f.name)
+        if (ref === undefined) outside++
+        else refs.push({ token: f.token, ref })
+      }
+      return distinctReferences(refs)
+    }
+    for (const r of withReferences) {
+      const base = { workspaceId, recordRef: r.key, origin: `line ${r.line}` }
+      if (r.description !== undefined) {
+        const refs = resolve(r.description.found)
+        if (refs.length > 0 && !o.skip(r.key)) {
+          ops.push({
+            key: referencesKey(r.key, r.description.text, refs),
+            kind: REFERENCES_KIND,
+            payload: { ...base, text: r.description.text, refs },
+            dependsOn: o.after(r.key)
+          })
+        }
+      }
+      r.comments?.forEach((c, i) => {
+        const refs = resolve(c.found)
+        ops.push({
+          key: extraKey.comment(r.key, i),
+          kind: EXTRA_KINDS.commentCreate,
+          payload: { ...base, text: c.text, ...(refs.length > 0 ? { refs } : {}) },
+          dependsOn: r.key
+        })
+      })
+    }
+    return { ops, outside }
+  }
+
   return {
     extract,
     followUps,
     subtaskOps,
+    referenceOps,
     census: census.result,
     report: (): PresetPlanReport => ({ unresolved: [...unresolved], problems, problemCount })
   }

@@ -165,9 +165,11 @@ export const jira: Preset = {
         const description = head === undefined ? body && multiline(body) : body === undefined ? head : `${head}\n\n${multiline(body)}`
         const comments = allCells(values, cols.of("comment")).flatMap((c) => parseJiraComment(c) ?? [])
         const attachments = allCells(values, cols.of("attachment")).flatMap((c) => parseJiraAttachment(c) ?? [])
+        const key = cell("key")
         return {
           ...EMPTY_ROW,
-          id: cell("id") ?? cell("key"),
+          id: cell("id") ?? key,
+          ...(key !== undefined ? { names: [key] } : {}),
           title: (cell("title") ?? "").trim(),
           description,
           list: status,

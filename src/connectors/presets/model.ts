@@ -95,6 +95,11 @@ export interface PresetRow {
   readonly checklists: ReadonlyArray<SourceChecklist>
   /** The tool's id of the parent item (a sub-task), or undefined. */
   readonly parentId: string | undefined
+  /**
+   * Other names the export's texts give this item besides `id` (Jira's issue key, a
+   * Trello card's short link): a reference to one of them names this row (references.ts).
+   */
+  readonly names?: ReadonlyArray<string>
   /** Cells that could not be read, one line each naming the column: the row is imported without them. */
   readonly problems: ReadonlyArray<string>
 }

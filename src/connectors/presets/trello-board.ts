@@ -3,7 +3,7 @@
  * Trello export with comments and checklists, presented as the columns of the CSV
  * export plus three JSON cells, so the `trello` preset reads both the same way.
  *
- * - cards: id, name, desc, idList (a list's name), idLabels, idMembers (full names), due,
+ * - cards: id, url (or shortUrl), name, desc, idList (a list's name), idLabels, idMembers (full names), due,
  *   start, dueComplete, closed, attachments [{name, url}], idChecklists;
  * - a card of a closed (archived) list is archived too: Trello hides it with its list;
  * - comments: the `commentCard` actions (data.card.id, data.text, memberCreator.fullName,
@@ -14,6 +14,7 @@ import type { TabularExport } from "./model.ts"
 
 export const TRELLO_BOARD_COLUMNS = [
   "Card ID",
+  "Card URL",
   "Card Name",
   "Card Description",
   "Labels",
@@ -82,6 +83,7 @@ export const readTrelloBoard = (text: string): TabularExport | { readonly error:
     const attachments = arr(card.attachments).map((a) => ({ name: str(obj(a).name), url: str(obj(a).url) }))
     const values = [
       id,
+      str(card.url) || str(card.shortUrl),
       str(card.name),
       str(card.desc),
       labelNames.filter((l) => l !== "").join(", "),

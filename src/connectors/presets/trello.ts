@@ -9,7 +9,8 @@
  * Vote Count, Comment Count, Last Activity Date, List ID, List Name, Board ID,
  * Board Name, Archived`.
  *
- * Choices: list = `List Name`; done = `Due Complete`; archived = `Archived`; labels
+ * Choices: the `Card URL`'s short link names the card in other cards' texts (references.ts);
+ * list = `List Name`; done = `Due Complete`; archived = `Archived`; labels
  * `Name (color)` become tags by name (a label without a name by its colour); members are
  * display names, resolved through `--people`; attachment links are attachments named by
  * the URL's last segment.
@@ -17,10 +18,12 @@
 import { distinct, isHttpUrl, jsonCell, multiline, splitList, stringField, urlFileName } from "./cells.ts"
 import { classifyColumns, type ColumnRule, rowCells } from "./columns.ts"
 import { toolDate } from "./dates.ts"
+import { trelloShortLink } from "./references.ts"
 import { EMPTY_ROW, type Preset, type PresetRow, type SourceAttachment, type SourceChecklist, type SourceComment } from "./model.ts"
 
 type Role =
   | "id"
+  | "url"
   | "title"
   | "description"
   | "labels"
@@ -37,6 +40,8 @@ type Role =
 
 const RULES: ReadonlyArray<ColumnRule<Role>> = [
   { role: "id", names: ["Card ID"], field: "key" },
+  // The card's short link: what another card's text names it by (references.ts).
+  { role: "url", names: ["Card URL"], field: "key" },
   { role: "title", names: ["Card Name"], field: "title" },
   { role: "description", names: ["Card Description"], field: "description" },
   { role: "labels", names: ["Labels"], field: "tags" },
@@ -59,7 +64,7 @@ const RULES: ReadonlyArray<ColumnRule<Role>> = [
     names: ["Comment Count"],
     reason: "the CSV export holds only the count: import the board JSON export to carry the comments"
   },
-  { names: ["Card URL", "List ID", "Board ID"], reason: "Trello's own address or id" },
+  { names: ["List ID", "Board ID"], reason: "Trello's own address or id" },
   { names: ["Board Name"], reason: "the target is the workspace given by --workspace" },
   { names: ["Last Activity Date"], reason: "set by the service itself" }
 ]
@@ -120,9 +125,11 @@ export const trello: Preset = {
         const comments = cell("comments")
         const checklists = cell("checklists")
         const attachments = cell("attachments")
+        const shortLink = trelloShortLink(cell("url"))
         return {
           ...EMPTY_ROW,
           id: cell("id"),
+          ...(shortLink !== undefined ? { names: [shortLink] } : {}),
           title: cell("title") ?? "",
           description: description === undefined ? undefined : multiline(description),
           list: cell("list"),

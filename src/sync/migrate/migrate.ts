@@ -52,6 +52,9 @@ import { SnapshotStore, type SnapshotStoreService } from "../../store/snapshot.t
 import { backup } from "../backup.ts"
 import { listEnsureKey, OP_KINDS, recordNamespace } from "../plan.ts"
 import { EXTRA_KINDS } from "../plan-extras.ts"
+import { type ReferenceCounts, REFERENCES_KIND, referencesOf } from "../references.ts"
+import { makeReferencesExecutor } from "../replay-references.ts"
+import { planDescriptionReferences, referenceResolver } from "./references.ts"
 import { type Executor, replay, type ReplayReport } from "../replay.ts"
 import { makeExtraExecutors } from "../replay-extras.ts"
 import { makeRecordExecutors } from "../replay-records.ts"
@@ -148,6 +151,8 @@ export interface MigrateResult extends MigrationReport {
   readonly kept: ReadonlyArray<Kept>
   /** `plan` only: what the run would do. */
   readonly plan?: PlanReport
+  /** References between records rewritten to name target records (planned, in a dry run), and those naming records outside the source. */
+  readonly references: ReferenceCounts
 }
 
 /** Ops in flight at once (files: at most 4, each a stream of bytes). */
@@ -313,6 +318,23 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
     })
     const deletesReport = yield* run_(gone.ops, makeRecordExecutors(target.rest), [[OP_KINDS.recordDelete]])
 
+    // References between records (references.ts): each record exists by now, or its create failed.
+    let rewritten = 0
+    const onReferences = (n: number) => {
+      rewritten += n
+    }
+    const described = yield* planDescriptionReferences({
+      store,
+      runId: run.id,
+      sourceWorkspaceId: source.workspaceId,
+      target: target.workspaceId,
+      journal,
+      deletedOnTarget: records.deletedOnTarget,
+      plan
+    })
+    yield* replay_([makeReferencesExecutor(target.rest, { onRewritten: onReferences })], [[REFERENCES_KIND]])
+    let commentRefs = { planned: 0, outside: 0 }
+
     // Comments, re-linked to the target's files, planned a batch of records at a time.
     // A record deleted on the target and kept deleted gets none of its new comments.
     const deletedOnTarget = records.deletedOnTarget
@@ -328,11 +350,12 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
     yield* Stream.runForEach(recordIdBatches(store, run.id, source.workspaceId), (ids) =>
       Effect.gen(function*() {
         const byRecord = yield* commentsOf(store, run.id, source.workspaceId, ids)
+        const resolver = yield* referenceResolver(store, run.id, source.workspaceId, ids, [...byRecord.values()].flatMap((cs) => cs.map((c) => c.html)))
         const ops: Array<PlanOp> = []
         for (const id of ids) {
           const ofRecord = byRecord.get(id)
           if (ofRecord === undefined) continue
-          const planned = planRecordComments(ofRecord, { target: target.workspaceId, attribution, uids })
+          const planned = planRecordComments(ofRecord, { target: target.workspaceId, attribution, uids, refsOf: resolver.of })
           if (deletedOnTarget.has(id)) {
             skippedComments += yield* notNew(planned.ops)
             continue
@@ -341,13 +364,19 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
           for (const op of planned.ops) ops.push(op)
         }
         comments += ops.length
+        // A dry run counts the references of the comments still to be sent.
+        for (const op of dryRun ? ops : []) {
+          const n = referencesOf(op.payload)
+          if (n > 0 && !Option.exists(yield* journal.get(op.key), (o) => o.state === "done")) commentRefs.planned += n
+        }
+        commentRefs = { ...commentRefs, outside: commentRefs.outside + resolver.outside() }
         yield* plan(ops)
       }))
     if (skippedComments > 0) notCarried.push({ what: "comments", count: skippedComments, why: DELETED_ON_TARGET })
     if (unlinked > 0) notCarried.push({ what: "comment attachments", count: unlinked, why: "the attached file was not copied (see files); the element keeps the source uid" })
     step(`comments: ${comments}`)
     // Replies after their parents: one comment at a time per record (the executor's group) in creation order.
-    const commentsReport = yield* replay_(makeExtraExecutors(target.rest, target.graphql), [[EXTRA_KINDS.commentCreate]])
+    const commentsReport = yield* replay_(makeExtraExecutors(target.rest, target.graphql, { onReferences }), [[EXTRA_KINDS.commentCreate]])
 
     // File custom field values, planned a batch of records at a time (archived records counted on the way).
     const fields = yield* targetFileFields(target.rest, target.workspaceId, firstMapped(journal, store, run.id, source.workspaceId, target.workspaceId, deletedOnTarget))
@@ -404,6 +433,10 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
         }
       }
     })
+    const references: ReferenceCounts = {
+      rewritten: dryRun ? described.rewritten + commentRefs.planned : rewritten,
+      outside: described.outside + commentRefs.outside
+    }
     const failed = report.lists.failed + report.records.failed + report.files.failed + report.comments.failed +
       report.customFieldFiles.failed + report.roles.failed + deletesReport.failed + deletesReport.unknown
     // A pass is finished when nothing of it is left: the next run is the next pass.
@@ -412,6 +445,7 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
       ...report,
       // A deletion that failed is a record that failed.
       records: { ...report.records, failed: report.records.failed + deletesReport.failed + deletesReport.unknown },
+      references,
       pass,
       updated: dryRun ? records.planned.updates : records.updated,
       missing: gone.missing,
@@ -435,6 +469,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
       invite,
       // Assignees the target does not know and the run does not invite: records are carried without them.
       unresolved: records.unknownAssignees.filter((e) => !invited.has(e)),
+      // Present only when there are references: the plan's shape is the contract's otherwise.
+      ...(references.rewritten + references.outside > 0 ? { references } : {}),
       notCarried: [
         ...result.notCarried,
         ...(gone.missing > 0

@@ -16,6 +16,7 @@ import { relinkCommentHtml } from "../../connectors/files/relink.ts"
 import type { PlanOp } from "../../store/journal.ts"
 import type { SnapshotError, SnapshotStoreService } from "../../store/snapshot.ts"
 import { EXTRA_KINDS } from "../plan-extras.ts"
+import type { Reference } from "../references.ts"
 import { runDetails, type StoredDetail } from "../restore-source.ts"
 
 export interface SourceComment {
@@ -118,13 +119,20 @@ export const commentsOf = (
  */
 export const planRecordComments = (
   comments: ReadonlyArray<SourceComment>,
-  options: { readonly target: string; readonly attribution: boolean; readonly uids: UidLookup }
+  options: {
+    readonly target: string
+    readonly attribution: boolean
+    readonly uids: UidLookup
+    /** The other source records a comment names (references.ts), resolved as it is sent. */
+    readonly refsOf?: (html: string, recordId: string) => ReadonlyArray<Reference>
+  }
 ): { readonly ops: Array<PlanOp>; readonly unlinked: number } => {
   const carried = new Set(comments.map((c) => c.id))
   let unlinked = 0
   const ops = comments.map((c): PlanOp => {
     const relinked = relinkCommentHtml(c.html, options.uids)
     unlinked += relinked.missing.length
+    const refs = options.refsOf?.(c.html, c.recordId) ?? []
     return {
       key: `migrate:${options.target}:comment:${c.id}`,
       kind: EXTRA_KINDS.commentCreate,
@@ -134,7 +142,8 @@ export const planRecordComments = (
         text: options.attribution ? attributionOf(c.author, c.createdAt) : "",
         html: relinked.value,
         sourceKey: c.id,
-        ...(c.parentId !== undefined && carried.has(c.parentId) ? { parentRef: c.parentId } : {})
+        ...(c.parentId !== undefined && carried.has(c.parentId) ? { parentRef: c.parentId } : {}),
+        ...(refs.length > 0 ? { refs } : {})
       }
     }
   })

@@ -188,7 +188,8 @@ const checkFileValues = (
   })
 
 export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unknown> =>
-  Effect.gen(function*() {
+  // Scoped: the target's records are read into a scratch file for the comparison (restore-target.ts).
+  Effect.scoped(Effect.gen(function*() {
     const { counts, dryRun, journal, records, source, target } = input
     const mismatches: Array<string> = []
     const miss = (line: string) => {
@@ -380,4 +381,4 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
     const r = report(false)
     const failed = r.lists.failed + r.records.failed + r.comments.failed + r.files.failed + r.customFieldFiles.failed + r.roles.failed
     return { ...r, verified: failed === 0 && mismatches.length === 0 }
-  })
+  }))

@@ -1,0 +1,53 @@
+/**
+ * Scratch SQLite files: data a command needs only while it runs, too large to hold in the
+ * heap at a million items (the keys a dry run has seen, the target's records a restore
+ * compares with). Each lives in a directory of its own under the system's temporary
+ * directory and is removed when its user is done; nothing in it is ever read again, so it
+ * keeps no rollback journal and never waits for the disk.
+ */
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { StoreOpenError } from "./sqlite.ts"
+
+export interface Scratch {
+  readonly db: Database.Database
+  /** Closes the database and removes its directory; safe to call twice. */
+  readonly remove: () => void
+}
+
+/** A new scratch database; `name` names its directory (`worksync-NAME-...`). */
+export const openScratch = (name: string): Scratch => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `worksync-${name}-`))
+  try {
+    const db = new Database(path.join(dir, "scratch.sqlite"))
+    db.pragma("journal_mode = OFF")
+    db.pragma("synchronous = OFF")
+    return {
+      db,
+      remove: () => {
+        if (db.open) db.close()
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  } catch (e) {
+    fs.rmSync(dir, { recursive: true, force: true })
+    throw e
+  }
+}
+
+/** A scratch database for the scope, removed when the scope closes (on failure and interruption too). */
+export const scratchDatabase = (name: string): Effect.Effect<Database.Database, StoreOpenError, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.try({
+        try: () => openScratch(name),
+        catch: (e) => new StoreOpenError({ file: `a scratch file in ${os.tmpdir()}`, reason: "io", detail: e instanceof Error ? e.message : String(e) })
+      }),
+      (s) => Effect.sync(s.remove)
+    ),
+    (s) => s.db
+  )

@@ -1,0 +1,197 @@
+/**
+ * References between records carried (import-csv presets, migrate): a description or
+ * comment naming another item of the migration names its target record afterwards, with
+ * the token kept and the target id appended (assumptions.ts RECORD_REFERENCE_FORM);
+ * references to items outside the migration are left as written and counted. Exactly
+ * once: a rerun sends nothing. The CLI runs against the emulator over HTTP, with real
+ * SQLite journals.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { insertList } from "../../src/emulator/core/lists.ts"
+import { insertComment } from "../../src/emulator/core/writes.ts"
+import type { EmulatorHandle } from "../../src/emulator/index.ts"
+import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+
+const BIN = "bin/worksync.js"
+
+interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const run = (handle: EmulatorHandle, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) =>
+  Effect.promise(() =>
+    new Promise<Ran>((resolve) => {
+      const child: ChildProcess = spawn(process.execPath, [BIN, ...args], {
+        env: {
+          ...process.env,
+          WORKSYNC_REST_URL: handle.restUrl,
+          WORKSYNC_BASE_URL: handle.baseUrl,
+          WORKSYNC_TOKEN: handle.token,
+          WORKSYNC_ORG: handle.org,
+          WORKSYNC_TOKEN_ID: handle.tokenId,
+          WORKSYNC_TOKEN_SECRET: handle.tokenSecret,
+          ...extraEnv
+        },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let stdout = ""
+      let stderr = ""
+      child.stdout!.on("data", (d) => (stdout += d))
+      child.stderr!.on("data", (d) => (stderr += d))
+      child.on("close", (code) => resolve({ code, stdout, stderr }))
+    })
+  )
+
+const recordByTitle = (handle: EmulatorHandle, ws: string, title: string) =>
+  handle.ctx.db.prepare("SELECT id, text, html FROM records WHERE workspace_id = ? AND title = ? AND deleted_at IS NULL").get(ws, title) as
+    | { id: string; text: string; html: string }
+    | undefined
+
+const commentsOf = (handle: EmulatorHandle, recordId: string): Array<string> =>
+  (handle.ctx.db.prepare("SELECT text FROM activity WHERE record_id = ? AND kind = 'COMMENT' AND deleted_at IS NULL ORDER BY created_at").all(recordId) as Array<{ text: string }>)
+    .map((c) => c.text)
+
+/** REST writes the service has seen. */
+const writes = (handle: EmulatorHandle) =>
+  ["create-list", "create-record", "update-record", "move-record", "delete-record"].map((w) => handle.stats().byRoute[w] ?? 0)
+
+const CLI_TEST_TIMEOUT = 120_000
+
+const call = async (handle: EmulatorHandle, op: string, body: Record<string, unknown>): Promise<any> => {
+  const res = await fetch(`${handle.restUrl}/v1/${op}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${handle.token}`, "content-type": "application/json", "svc-org-id": handle.org },
+    body: JSON.stringify(body)
+  })
+  expect(res.status, `${op}: ${res.status}`).toBeLessThan(300)
+  return res.json()
+}
+
+/** A source workspace of three records and a target workspace in another organization, with the CLI's environment. */
+const seedMigration = async (handle: EmulatorHandle, name: string) => {
+  const ws = handle.admin.createWorkspace({ name: `${name} source` }).id
+  // Made directly: the alt reading's list create makes no list (CREATE_LIST_READING).
+  const backlog = insertList(handle.ctx, ws, "Backlog")
+  const ids: Record<string, string> = {}
+  for (const title of ["Alpha", "Bravo", "Charlie"]) ids[title] = (await call(handle, "create-record", { workspaceId: ws, title, listId: backlog.id })).id
+  const org = handle.admin.createOrganization({ name: "Target", slug: `${name}-target` })
+  const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Owner", orgLevel: "OWNER", orgId: org })
+  const target = handle.admin.createWorkspace({ name: `${name} target`, orgId: org }).id
+  const env = {
+    WORKSYNC_TARGET_TOKEN: owner.token,
+    WORKSYNC_TARGET_TOKEN_ID: owner.tokenId,
+    WORKSYNC_TARGET_TOKEN_SECRET: owner.tokenSecret,
+    WORKSYNC_TARGET_ORG: org
+  }
+  return { ws, ids, target, env }
+}
+
+/**
+ * ABC-2's description names ABC-1; ABC-1's comment names ABC-2 (a cycle: whichever is
+ * created first, the other does not exist yet) and ABC-999, which is not in the export.
+ * ABC-12 and XABC-1 contain ABC-1 but are other keys (not in the export either): three
+ * references outside.
+ */
+const JIRA = [
+  "Summary,Issue key,Issue id,Status,Description,Comment",
+  "First issue,ABC-1,1001,To Do,Plain text,\"05/Nov/25 5:18 PM;Alice Example;Blocked by ABC-2, and see ABC-999\"",
+  "Second issue,ABC-2,1002,To Do,\"Follows ABC-1.\nNot ABC-12 or XABC-1.\","
+].join("\n")
+
+layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: true })((it) => {
+  describe("references between records", () => {
+    it.effect("import-csv --preset jira: a description and a comment name the target records (a cycle), one outside is counted; a rerun sends nothing", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "jira references" }).id
+        const dir = yield* tempDir("ws-references-")
+        const csv = path.join(dir, "jira.csv")
+        fs.writeFileSync(csv, JIRA)
+        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--preset", "jira", "--journal", path.join(dir, "j.sqlite")]
+
+        const plan = yield* run(handle, [...args, "--plan", "--json"])
+        expect(plan.code, plan.stderr).toBe(0)
+        expect(JSON.parse(plan.stdout).plan.references).toEqual({ rewritten: 2, outside: 3 })
+        const planText = yield* run(handle, [...args, "--plan"])
+        expect(planText.stderr).toContain("plan: references: 2 to rewrite to name the target record, 3 to items outside the migration (left as written)")
+
+        const first = yield* run(handle, [...args, "--json"])
+        expect(first.code, first.stderr).toBe(0)
+        expect(JSON.parse(first.stdout)).toMatchObject({ created: 2, comments: 1, references: { rewritten: 2, outside: 3 } })
+        const one = recordByTitle(handle, ws, "First issue")!
+        const two = recordByTitle(handle, ws, "Second issue")!
+        // The token is kept and the target id appended; its own key (the attribution line) and
+        // tokens that only contain it are left alone.
+        expect(two.text).toContain(`Follows ABC-1 (record ${one.id}).`)
+        expect(two.text).toContain("Jira ABC-2\n")
+        expect(two.text).toContain("Not ABC-12 or XABC-1.")
+        expect(two.text.match(/\(record /g)).toHaveLength(1)
+        const comments = commentsOf(handle, one.id)
+        expect(comments).toHaveLength(1)
+        expect(comments[0]).toContain(`Blocked by ABC-2 (record ${two.id}), and see ABC-999`)
+        expect(comments[0]).not.toContain("ABC-999 (record")
+
+        // A rerun: everything is done, nothing is sent again.
+        handle.resetStats()
+        const again = yield* run(handle, [...args, "--json"])
+        expect(again.code, again.stderr).toBe(0)
+        expect(JSON.parse(again.stdout)).toMatchObject({ created: 0, comments: 0, references: { rewritten: 0, outside: 3 } })
+        expect(writes(handle)).toEqual([0, 0, 0, 0, 0])
+        expect(commentsOf(handle, one.id)).toEqual(comments)
+        expect(recordByTitle(handle, ws, "Second issue")!.text).toBe(two.text)
+      }), CLI_TEST_TIMEOUT)
+
+    it.effect("migrate: a description naming another source record by its id names the target record, a comment too; an id of no source record is counted; a rerun sends nothing; a changed description is rewritten", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const s = yield* Effect.promise(() => seedMigration(handle, "references"))
+        const { Alpha: alpha, Bravo: bravo, Charlie: charlie } = s.ids as Record<string, string>
+        // An id of the source's shape that names no record of it.
+        const stranger = bravo!.split("").reverse().join("")
+        yield* Effect.promise(() => call(handle, "update-record", { workspaceId: s.ws, recordId: alpha, description: `Depends on ${bravo} and ${stranger}.` }))
+        insertComment(handle.ctx, { workspaceId: s.ws, recordId: bravo!, userId: handle.ownerUserId, html: `<p>Needed by ${alpha}</p>`, text: `Needed by ${alpha}` })
+        const dir = yield* tempDir("ws-references-migrate-")
+        const args = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${s.target}`, "--journal", path.join(dir, "m.sqlite"), "--people", "skip", "--json"]
+
+        const plan = yield* run(handle, [...args, "--plan"], s.env)
+        expect(plan.code, plan.stderr).toBe(0)
+        expect(JSON.parse(plan.stdout).plan.references).toEqual({ rewritten: 2, outside: 1 })
+
+        const first = yield* run(handle, args, s.env)
+        expect(first.code, first.stderr).toBe(0)
+        expect(JSON.parse(first.stdout).references).toEqual({ rewritten: 2, outside: 1 })
+        const a = recordByTitle(handle, s.target, "Alpha")!
+        const b = recordByTitle(handle, s.target, "Bravo")!
+        const c = recordByTitle(handle, s.target, "Charlie")!
+        expect(a.text).toBe(`Depends on ${bravo} (record ${b.id}) and ${stranger}.`)
+        const comments = commentsOf(handle, b.id)
+        expect(comments).toHaveLength(1)
+        expect(comments[0]).toContain(`Needed by ${alpha} (record ${a.id})`)
+
+        // A rerun: nothing is sent again, and the rewritten description is no target edit.
+        handle.resetStats()
+        const again = yield* run(handle, args, s.env)
+        expect(again.code, again.stderr).toBe(0)
+        const rerun = JSON.parse(again.stdout)
+        expect(rerun.references).toEqual({ rewritten: 0, outside: 1 })
+        expect(rerun.kept).toBeUndefined()
+        expect(writes(handle)).toEqual([0, 0, 0, 0, 0])
+        expect(commentsOf(handle, b.id)).toEqual(comments)
+
+        // The source's description changes: the next pass writes it, and its reference.
+        yield* Effect.promise(() => call(handle, "update-record", { workspaceId: s.ws, recordId: alpha, description: `Now after ${charlie}.` }))
+        const delta = yield* run(handle, args, s.env)
+        expect(delta.code, delta.stderr).toBe(0)
+        const pass = JSON.parse(delta.stdout)
+        expect(pass).toMatchObject({ updated: 1, references: { rewritten: 1, outside: 0 } })
+        expect(pass.kept).toBeUndefined()
+        expect(recordByTitle(handle, s.target, "Alpha")!.text).toBe(`Now after ${charlie} (record ${c.id}).`)
+      }), CLI_TEST_TIMEOUT)
+  })
+})
