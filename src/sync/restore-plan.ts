@@ -517,7 +517,7 @@ export const planDeletes = (
 ): Effect.Effect<Array<PlanOp>, JournalError> =>
   Effect.gen(function*() {
     const ops: Array<PlanOp> = []
-    for (const id of now.records.keys()) {
+    for (const id of now.records.ids()) {
       if (matched.has(id)) continue
       const key = deleteKey(target, id)
       if (Option.isSome(yield* journal.get(key))) continue
