@@ -2,7 +2,8 @@
  * Delta passes and their plans, as import-csv and migrate share them (contract: "Delta
  * passes and plans"): what a pass did not write and why (`Kept`: a field edited on the
  * target since the last pass, a record gone from it), and what `--plan` reports
- * (`PlanReport`: the run that follows does what it says).
+ * (`PlanReport`: the run that follows does what it says), and which entries of the
+ * mapping files given a pass uses (`Mappings`).
  */
 import type { ReferenceCounts } from "./references.ts"
 
@@ -27,6 +28,27 @@ export interface PlanReport {
   readonly conflicts: ReadonlyArray<Kept>
   /** References between records (references.ts): to rewrite to name target records, and naming items outside the migration. */
   readonly references?: ReferenceCounts
+  /** Only with a mapping file (`--people FILE`, `--title-map`): which of its entries the run uses. */
+  readonly mappings?: Mappings
+}
+
+/** An entry of a mapping file (mapping-files.ts): a person, or a list or tag title. */
+export interface MappingEntry {
+  readonly kind: "person" | "list" | "tag"
+  readonly from: string
+  readonly to: string
+}
+
+/** A mapping file's entries, by whether the run met what they name. */
+export interface MappingUse {
+  readonly used: ReadonlyArray<MappingEntry>
+  readonly unused: ReadonlyArray<MappingEntry>
+}
+
+/** As the plan and the run's report give it: a key for each mapping file given. */
+export interface Mappings {
+  readonly people?: MappingUse
+  readonly titles?: MappingUse
 }
 
 /** Why a field edited on the target since the last pass was kept (`--overwrite-target-edits` replaces it). */

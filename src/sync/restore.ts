@@ -72,6 +72,7 @@ import {
   type NotRestored,
   readSource,
   runDetails,
+  type SourceRecord,
   type StoredDetail
 } from "./restore-source.ts"
 import { type FilesRestored, filesNotRestored, restoreFiles, type RestoreFilesOptions, runFiles } from "./restore-files.ts"
@@ -104,6 +105,8 @@ export interface RestoreOptions {
   readonly files?: RestoreFilesOptions | undefined
   /** Delta passes of a migration (restore-plan.ts `delta`): fields edited on the target since the last pass are kept. */
   readonly delta?: { readonly overwriteTargetEdits: boolean } | undefined
+  /** A migration's mapping files: each source record as the target is to have it (migrate/mapped-source.ts). */
+  readonly mapSource?: ((r: SourceRecord) => SourceRecord) | undefined
 }
 
 export interface RestoreResult {
@@ -209,7 +212,8 @@ const planAll = (
   details: Stream.Stream<StoredDetail, SnapshotError>,
   planner: RecordPlanner,
   census: Census,
-  write: (batch: PlanBatch) => Effect.Effect<void, JournalError>
+  write: (batch: PlanBatch) => Effect.Effect<void, JournalError>,
+  mapSource: (r: SourceRecord) => SourceRecord = (r) => r
 ): Effect.Effect<number, SnapshotError | JournalError | RestError> =>
   Effect.gen(function*() {
     let records = 0
@@ -217,7 +221,7 @@ const planAll = (
       Effect.gen(function*() {
         for (const detail of batch) {
           census.add(detail)
-          yield* planner.plan(readSource(detail))
+          yield* planner.plan(mapSource(readSource(detail)))
         }
         records += batch.length
         yield* write(planner.takeBatch())
@@ -360,7 +364,7 @@ export const restore = (
     const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun, delta: options.delta })
     const census = makeCensus()
     const write = (batch: PlanBatch) => (dryRun || batch.ops.length + batch.mappings.length === 0 ? Effect.void : Effect.asVoid(journal.addPlan(batch)))
-    const records = yield* planAll(details, planner, census, write)
+    const records = yield* planAll(details, planner, census, write, options.mapSource)
     const deletes = options.deleteMissing === true ? yield* planDeletes(journal, target, now, planner.matched(), options.run.id) : []
     yield* write({ ops: deletes, supersede: [], mappings: [] })
     const planned = { ...planner.counts(), deletes: deletes.length }

@@ -4,6 +4,7 @@
  *  record per valid row, exactly once across reruns. A rerun on a newer export with the
  *  same journal is a delta pass: new rows created, changed ones updated, gone ones
  *  reported (connectors/csv/delta.ts).
+ *  `--title-map FILE.json` puts rows' lists and tags under other titles.
  *  With `--preset` of another tool, `--attachment-hosts HOST[:PORT][,...]` names the only
  *  hosts its attachment URLs are fetched from (connectors/presets/attachment-hosts.ts).
  *
@@ -60,7 +61,11 @@ export const options = {
     Flag.optional
   ),
   people: Flag.String("people").pipe(
-    Flag.withDescription("CSV file with columns name,email: people the export names by display name"),
+    Flag.withDescription("CSV file with columns name,email: people the export names by display name or e-mail, each to a user's e-mail or to skip (left out)"),
+    Flag.optional
+  ),
+  titleMap: Flag.String("title-map").pipe(
+    Flag.withDescription("JSON file {\"lists\": {\"SOURCE\": \"TARGET\"}, \"tags\": {...}}: rows' lists and tags under other titles (two may map onto one)"),
     Flag.optional
   ),
   dryRun: booleanFlag("dry-run").pipe(Flag.withDescription("print the plan; send nothing, write no journal")),

@@ -1,9 +1,13 @@
 /**
  * `worksync migrate --from workspace:ID --to workspace:ID --journal FILE [--dry-run] [--plan]
- *  [--delete-missing] [--overwrite-target-edits] [--people invite|skip] [--no-attribution]
- *  [--json]`: a whole workspace into another one, usually of another account
+ *  [--delete-missing] [--overwrite-target-edits] [--people invite|skip|FILE]
+ *  [--title-map FILE.json] [--no-attribution] [--json]`: a whole workspace into another one, usually of another account
  * (`--to-rest-url`, `--to-token`, ...), exactly once and resumable, then verified. A rerun
  * with the same journal is a delta pass: it carries what changed at the source since.
+ *
+ * `--people FILE` (CSV `name,email`) invites a member it names under another e-mail, or
+ * leaves them out (`skip`), and maps assignees the same way; `--title-map` carries lists
+ * and tags under other titles (sync/mapping-files.ts).
  *
  * Exit: 0 everything that can move did and verification holds; 2 finished, but the
  * service refused some items (listed in the report); 1 could not finish (a rerun with
@@ -38,9 +42,15 @@ export const options = {
   overwriteTargetEdits: booleanFlag("overwrite-target-edits").pipe(
     Flag.withDescription("on a rerun with the same journal: replace fields edited on the target since the last pass (default: keep and report them)")
   ),
-  people: Flag.Literals("people", ["invite", "skip"] as const).pipe(
-    Flag.withDescription("invite the source's members to the target workspace at their level (default), or leave people out"),
-    Flag.withDefault("invite" as const)
+  people: Flag.String("people").pipe(
+    Flag.withDescription(
+      "invite the source's members to the target workspace at their level (invite, the default), leave people out (skip), or invite them through a CSV FILE with columns name,email mapping a member (display name or e-mail) to a target e-mail or to skip; assignees are mapped the same way"
+    ),
+    Flag.withDefault("invite")
+  ),
+  titleMap: Flag.String("title-map").pipe(
+    Flag.withDescription("JSON file {\"lists\": {\"SOURCE\": \"TARGET\"}, \"tags\": {...}}: lists and tags under other titles on the target (two may map onto one)"),
+    Flag.optional
   ),
   noAttribution: booleanFlag("no-attribution").pipe(
     Flag.withDescription("do not open each comment with a line naming its original author and date")
@@ -59,7 +69,8 @@ export const migrateCommand = Command.make("migrate", options, (flags) =>
         "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --dry-run",
         "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --json",
         "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --plan",
-        "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --delete-missing"
+        "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --delete-missing",
+        "worksync migrate --from workspace:website --to workspace:website --to-profile new-account --journal move.sqlite --people people.csv --title-map titles.json --plan"
       ], [
         "Rerun with the same --journal to resume: nothing is sent twice.",
         "A later rerun with the same --journal is the next pass: it carries what changed at the source since the last one."

@@ -12,7 +12,6 @@ import { type Field, MappingError, parseMapFlag, parseMappingFile } from "../../
 import type { PresetName } from "../../connectors/csv/presets.ts"
 import { censusLines } from "../../connectors/presets/census.ts"
 import { isToolPreset } from "../../connectors/presets/index.ts"
-import { readPeopleFile } from "../../connectors/presets/people.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, Journal } from "../../store/journal.ts"
 import { ReplayAborted } from "../../sync/replay.ts"
@@ -21,9 +20,10 @@ import { verbosityOf } from "../common-options.ts"
 import { clientLayerFromFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
-import { planLines } from "../plan-lines.ts"
+import { mappingLines, planLines } from "../plan-lines.ts"
 import { makeProgress } from "../progress.ts"
 import { attachmentFetchOptions } from "./attachment-flags.ts"
+import { peopleFile, titleMapFile } from "./mapping-flags.ts"
 
 registerDescriber(describeJournalError)
 
@@ -90,19 +90,8 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       return yield* Effect.fail(usageError("--attachments and --people go with --preset trello, asana, jira or clickup"))
     }
     const attachmentFetch = yield* attachmentFetchOptions(flags, tool)
-    let people: ReadonlyMap<string, string> | undefined
-    if (Option.isSome(flags.people)) {
-      const name = flags.people.value
-      let text: string
-      try {
-        text = fs.readFileSync(name, "utf8")
-      } catch {
-        return yield* Effect.fail(usageError(`--people ${name}: file not found`))
-      }
-      const read = readPeopleFile(name, text)
-      if ("error" in read) return yield* Effect.fail(usageError(read.error))
-      people = read
-    }
+    const people = Option.isSome(flags.people) ? yield* peopleFile(flags.people.value) : undefined
+    const titles = yield* titleMapFile(Option.getOrUndefined(flags.titleMap))
     const adoptionWindow = Option.getOrUndefined(flags.adoptionWindow)
     if (adoptionWindow !== undefined && adoptionWindow < 0) {
       return yield* Effect.fail(usageError(`--adoption-window ${adoptionWindow}: must be 0 or more seconds`))
@@ -127,6 +116,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       attachmentsDir,
       ...attachmentFetch,
       people,
+      titles,
       deleteMissing: flags.deleteMissing,
       overwriteTargetEdits: flags.overwriteTargetEdits,
       planReport: flags.plan,
@@ -202,6 +192,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
             carried: Object.fromEntries(result.census.carried.map((c) => [c.column, { field: c.field, count: c.count }]))
           }
           : {}),
+        ...(result.mappings !== undefined ? { mappings: result.mappings } : {}),
         ...(flags.dryRun ? { dryRun: true, plan: result.plan } : {})
       })
     }
@@ -224,6 +215,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
       yield* logLine(verbosity, `import: ${result.missing} row${result.missing === 1 ? "" : "s"} gone from the export; their records stay on the target (--delete-missing deletes them)`)
     }
     for (const k of result.kept) yield* logLine(verbosity, `import: kept ${k.what} of ${k.item}: ${k.why}`)
+    if (result.mappings !== undefined) for (const l of mappingLines(result.mappings)) yield* logLine(verbosity, `import: ${l}`)
     // Records taken as ours after an unknown outcome, found by title: possibly someone else's.
     for (const a of result.adopted) {
       yield* logLine(verbosity, `import: adopted record ${a.targetId} for ${a.opKey} (found by ${a.detail})`, "detail")

@@ -2,6 +2,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -23,8 +24,9 @@ import { type ConnectionFlags, verbosityOf } from "../common-options.ts"
 import { checkConfigFile, clientLayerFromFlags, nextStepSuffix, targetFlags } from "../connection.ts"
 import { CliExit, ExitCode, registerDescriber, usageError } from "../exit.ts"
 import { logLine, printJson } from "../output.ts"
-import { planLines } from "../plan-lines.ts"
+import { mappingLines, planLines } from "../plan-lines.ts"
 import { isHelper, runCopyHelper } from "./copy-helper.ts"
+import { peopleFile, titleMapFile } from "./mapping-flags.ts"
 import { hasOwnTarget, parseWorkspaceEnd, targetPrefix } from "./target.ts"
 
 registerDescriber(describeJournalError)
@@ -116,6 +118,9 @@ export const migrateRun = (flags: MigrateFlags) =>
     Effect.gen(function*() {
       const verbosity = verbosityOf(flags)
       yield* checkConfigFile
+      // `--people invite|skip`, or a file of people (which invites).
+      const peopleMap = flags.people === "invite" || flags.people === "skip" ? undefined : yield* peopleFile(flags.people)
+      const titles = yield* titleMapFile(Option.getOrUndefined(flags.titleMap))
       const from = yield* parseWorkspaceEnd("--from", flags.from)
       const to = yield* parseWorkspaceEnd("--to", flags.to)
       const sourceFlags: ConnectionFlags = flags
@@ -141,7 +146,9 @@ export const migrateRun = (flags: MigrateFlags) =>
         target,
         journal,
         store,
-        people: flags.people,
+        people: flags.people === "skip" ? "skip" : "invite",
+        peopleMap,
+        titles,
         attribution: !flags.noAttribution,
         dryRun: flags.dryRun,
         plan: flags.plan,
@@ -189,6 +196,7 @@ export const migrateRun = (flags: MigrateFlags) =>
         yield* logLine(verbosity, `migrate: ${report.missing} record${report.missing === 1 ? "" : "s"} gone from the source; their records stay on the target (--delete-missing deletes them)`)
       }
       for (const k of report.kept) yield* logLine(verbosity, `migrate: kept ${k.what} of source record ${k.item}: ${k.why}`)
+      if (report.mappings !== undefined) for (const l of mappingLines(report.mappings)) yield* logLine(verbosity, `migrate: ${l}`)
       if (flags.dryRun) {
         yield* logLine(verbosity, `migrate (dry run): ${summary(report)}; nothing was sent`)
         return

@@ -89,7 +89,8 @@ import {
 } from "./delta.ts"
 import { type JournalView, openJournalView } from "../../store/journal/read-only.ts"
 import { planAttachmentRetries } from "./attachment-retries.ts"
-import type { Kept, PlanReport } from "../../sync/pass-plan.ts"
+import { mappingsOf, type PeopleMap, type TitleMap } from "../../sync/mapping-files.ts"
+import type { Kept, Mappings, PlanReport } from "../../sync/pass-plan.ts"
 import { type MappingInput, resolveMapping } from "./mapping.ts"
 import { makePresetPlanner } from "./preset-plan.ts"
 import { type CsvSourceOptions, openCsv } from "./read.ts"
@@ -150,8 +151,10 @@ export interface ImportOptions {
   readonly attachmentHosts?: ReadonlyArray<string> | undefined
   /** Attachments larger than this many bytes are not fetched; default 25 MB. */
   readonly attachmentMaxBytes?: number | undefined
-  /** Display name (folded) -> e-mail, from `--people FILE`. */
-  readonly people?: ReadonlyMap<string, string> | undefined
+  /** `--people FILE`: people of a tool's export by display name or e-mail (sync/mapping-files.ts). */
+  readonly people?: PeopleMap | undefined
+  /** `--title-map FILE.json`: each row's list and tags under the titles it maps them to (two may merge). */
+  readonly titles?: TitleMap | undefined
   /** Delta passes: the records of rows gone from the export are deleted on the target. */
   readonly deleteMissing?: boolean
   /** Delta passes: fields edited on the target since the last pass are replaced, not kept. */
@@ -233,6 +236,8 @@ export interface ImportResult {
   readonly planReport?: PlanReport
   /** Tool presets: references between rows rewritten to name target records, and those naming items outside the export. */
   readonly references?: ReferenceCounts
+  /** With `people` or `titles`: which of their entries the rows used. */
+  readonly mappings?: Mappings
 }
 
 interface Directory {
@@ -330,7 +335,7 @@ interface PlannedRow {
 }
 
 /** What a valid row becomes: its ops, or a rejection (the message). */
-const makeRowPlanner = (workspaceId: string, dir: Directory) => {
+const makeRowPlanner = (workspaceId: string, dir: Directory, titles: TitleMap | undefined) => {
   const list = titleResolver(dir.lists, (title) => ({
     key: listEnsureKey(workspaceId, title),
     kind: OP_KINDS.listEnsure,
@@ -354,17 +359,19 @@ const makeRowPlanner = (workspaceId: string, dir: Directory) => {
     let listId: string | undefined
     let listTitle: string | undefined
     if (row.list !== undefined && row.list !== "") {
-      const r = list(row.list)
+      const title = titles === undefined ? row.list : titles.list(row.list)
+      const r = list(title)
       if (r.id !== undefined) listId = r.id
       else {
-        listTitle = row.list
+        listTitle = title
         ensures = [r.ensure]
       }
     }
     let tagIds: Array<string> | undefined
     let tagTitles: Array<string> | undefined
     // Without tags on the service (dir.tags null), rows are planned without them.
-    for (const t of dir.tags === null ? noTags : row.tags) {
+    const rowTags = dir.tags === null ? noTags : titles === undefined ? row.tags : [...new Set(row.tags.map(titles.tag))]
+    for (const t of rowTags) {
       const r = tag(t)
       if (r.id !== undefined) (tagIds ??= []).push(r.id)
       else {
@@ -727,7 +734,7 @@ export const planCsvImport = (
         label: TOOL_PRESETS[toolName!].label,
         tool: toolName!,
         reader: toolReader,
-        people: { byEmail: dir.users, byName: dir.names, file: options.people ?? new Map() }
+        people: { byEmail: dir.users, byName: dir.names, file: options.people }
       })
       : undefined
     /** The tool row of the record just extracted (tool presets only). */
@@ -811,7 +818,7 @@ export const planCsvImport = (
     const seen = new Set<string>()
 
     const ensurePlanned = new Set<string>()
-    const planRow = makeRowPlanner(ws, dir)
+    const planRow = makeRowPlanner(ws, dir, options.titles)
     /** The delta batches' plan calls, in file order: each batch's calls wait for the one before. */
     let called: Promise<unknown> = Promise.resolve()
     const planBatch = (batch: ReadonlyArray<import("./read.ts").CsvRecord>) => {
@@ -1029,6 +1036,7 @@ export const planCsvImport = (
 
     const report = tool !== undefined ? toolReport(tool, newOps) : undefined
     const rejected = rejects.count
+    const mappings = mappingsOf(options.people, options.titles)
     const planReport: PlanReport | undefined = options.planReport !== true ? undefined : {
       create: toCreate,
       update: updated,
@@ -1058,7 +1066,8 @@ export const planCsvImport = (
         })),
         ...conflicts,
         ...kept
-      ]
+      ],
+      ...(mappings !== undefined ? { mappings } : {})
     }
     return {
       rows,
@@ -1080,7 +1089,8 @@ export const planCsvImport = (
       deleted: deletes,
       kept,
       ...(planReport !== undefined ? { planReport } : {}),
-      ...(references !== undefined ? { references } : {})
+      ...(references !== undefined ? { references } : {}),
+      ...(mappings !== undefined ? { mappings } : {})
     } satisfies ImportResult
   }).pipe(Effect.scoped)
 

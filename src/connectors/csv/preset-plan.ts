@@ -8,6 +8,7 @@
  */
 import { makeCensus } from "../presets/census.ts"
 import type { PresetReader, PresetRow } from "../presets/model.ts"
+import { SKIP } from "../../sync/mapping-files.ts"
 import { type PeopleDirectory, personLabel, resolvePerson } from "../presets/people.ts"
 import type { PlanOp } from "../../store/journal.ts"
 import { findReferences, type FoundReference, namesOf } from "../presets/references.ts"
@@ -76,6 +77,7 @@ export const makePresetPlanner = (options: {
     const emails: Array<string> = []
     for (const person of row.assignees) {
       const email = resolvePerson(people, person)
+      if (email === SKIP) continue
       if (email !== undefined) emails.push(email)
       else if (unresolved.size < KEEP) unresolved.add(personLabel(person))
     }

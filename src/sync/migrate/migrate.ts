@@ -59,7 +59,7 @@ import { type Executor, replay, type ReplayReport } from "../replay.ts"
 import { makeExtraExecutors } from "../replay-extras.ts"
 import { makeRecordExecutors } from "../replay-records.ts"
 import { restore, type RestoreResult } from "../restore.ts"
-import type { NotRestored } from "../restore-source.ts"
+import { type NotRestored, readSource } from "../restore-source.ts"
 import { commentsOf, detailBatches, planRecordComments, recordIdBatches } from "./source-run.ts"
 import {
   addCounts,
@@ -73,7 +73,9 @@ import {
 import { createInSourceOrder } from "./ordered-creates.ts"
 import { customRolesNotCarried, type InviteOutcome, type InvitePayload, makePeopleExecutors, PEOPLE_KINDS, planPeople, planRoles } from "./people.ts"
 import { planGone } from "./gone.ts"
-import type { Kept, PlanReport } from "../pass-plan.ts"
+import { sourceMapping } from "./mapped-source.ts"
+import { mappingsOf, type PeopleMap, SKIP, type TitleMap } from "../mapping-files.ts"
+import type { Kept, Mappings, PlanReport } from "../pass-plan.ts"
 import { type MigrationReport, verify } from "./verify.ts"
 
 export class MigrateError extends Data.TaggedError("MigrateError")<{ readonly message: string }> {}
@@ -94,6 +96,10 @@ export interface MigrateOptions {
   readonly store: SnapshotStoreService
   /** Invite the source's members (default) or leave people out. */
   readonly people?: "invite" | "skip"
+  /** `--people FILE` (invite): members and assignees under other e-mails, or left out (mapping-files.ts). */
+  readonly peopleMap?: PeopleMap | undefined
+  /** `--title-map FILE.json`: lists and tags under other titles on the target. */
+  readonly titles?: TitleMap | undefined
   /** Open each comment with a line naming its author and date (default true). */
   readonly attribution?: boolean
   readonly dryRun?: boolean
@@ -153,6 +159,8 @@ export interface MigrateResult extends MigrationReport {
   readonly plan?: PlanReport
   /** References between records rewritten to name target records (planned, in a dry run), and those naming records outside the source. */
   readonly references: ReferenceCounts
+  /** With `peopleMap` or `titles`: which of their entries the pass used. */
+  readonly mappings?: Mappings
 }
 
 /** Ops in flight at once (files: at most 4, each a stream of bytes). */
@@ -252,16 +260,19 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
     const rolesReport = yield* run_(roles.ops, makePeopleExecutors(target.graphql), [[PEOPLE_KINDS.roleCreate]])
     const peopleMode = options.people ?? "invite"
     const people = peopleMode === "invite"
-      ? yield* planPeople(source.graphql, target.graphql, source.workspaceId, target.workspaceId)
-      : { ops: [], source: 0, alreadyMember: [], refused: [] }
+      ? yield* planPeople(source.graphql, target.graphql, source.workspaceId, target.workspaceId, options.peopleMap)
+      : { ops: [], source: 0, alreadyMember: [], refused: [], skipped: [], targetOf: new Map<string, string>() }
     const roleUnknown = customRolesNotCarried(roles, people.ops)
     if (peopleMode === "invite") step(`people: ${people.ops.length} to invite`)
     if (roleUnknown !== undefined) notCarried.push(roleUnknown.notCarried)
     yield* run_(people.ops, makePeopleExecutors(target.graphql), [[PEOPLE_KINDS.personInvite]])
+    // The mapping files: every step reads lists, tags and assignees as the target is to have them.
+    const mapping = sourceMapping(options.peopleMap, people.targetOf, options.titles)
+    const lists = options.titles === undefined ? src.lists : src.lists.map(options.titles.list)
 
     // Lists in the source's order: one at a time, so the target lists them the same way.
     step(`lists: ${src.lists.length}`)
-    const listOps = src.lists.map((title): PlanOp => ({
+    const listOps = [...new Set(lists)].map((title): PlanOp => ({
       key: listEnsureKey(target.workspaceId, title),
       kind: OP_KINDS.listEnsure,
       payload: { workspaceId: target.workspaceId, title }
@@ -287,7 +298,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
       runId: run.id,
       sourceWorkspaceId: source.workspaceId,
       concurrency,
-      delta
+      delta,
+      mapSource: mapping?.record
     })
     const restored = yield* restore(store, target.rest, journal, {
       run,
@@ -296,7 +308,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
       journalKind: JOURNAL_KIND,
       concurrency,
       dryRun,
-      delta
+      delta,
+      mapSource: mapping?.record
     })
     // The restore found the records created just before unchanged: they count as created.
     const createdInOrder = ordered?.doneByKind[OP_KINDS.recordCreate] ?? 0
@@ -383,9 +396,11 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
     let cf = NO_COUNTS
     let cfPlanned = 0
     let archived = 0
+    let skippedAssignments = 0
     yield* Stream.runForEach(detailBatches(store, run.id, source.workspaceId), (batch) =>
       Effect.gen(function*() {
         for (const d of batch) if (d.archived === true) archived++
+        if (options.peopleMap !== undefined) for (const d of batch) skippedAssignments += readSource(d).emails.filter((e) => mapping?.email(e) === SKIP).length
         const planned = planCustomFieldFiles(batch, target.workspaceId, fields, uids)
         const ofDeleted = (op: PlanOp) => deletedOnTarget.has((op.payload as { recordRef: string }).recordRef)
         skippedFileValues += yield* notNew(planned.ops.filter(ofDeleted))
@@ -396,6 +411,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
       }))
     notCarried.push(...notCarriedOf(cf))
     if (skippedFileValues > 0) notCarried.push({ what: "file custom field values", count: skippedFileValues, why: DELETED_ON_TARGET })
+    if (people.skipped.length > 0) notCarried.push({ what: "people", count: people.skipped.length, why: `not invited: --people maps them to skip: ${people.skipped.join(", ")}` })
+    if (skippedAssignments > 0) notCarried.push({ what: "assignments", count: skippedAssignments, why: "of people --people maps to skip: records carried without them" })
     const cfReport = yield* replay_([makeCustomFieldFileExecutor(target.rest, target.graphql)], [[CF_FILE_KIND]])
 
     const invites = dryRun ? [] : yield* Effect.forEach(people.ops, (op) => Effect.map(journal.get(op.key), (o) => ({ op, o })))
@@ -412,7 +429,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
       dryRun,
       keptRecords: records.keptRecords,
       run,
-      lists: src.lists,
+      lists,
+      mapping,
       sourceArchived: archived,
       records,
       files,
@@ -439,6 +457,7 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
     }
     const failed = report.lists.failed + report.records.failed + report.files.failed + report.comments.failed +
       report.customFieldFiles.failed + report.roles.failed + deletesReport.failed + deletesReport.unknown
+    const mappings = mappingsOf(options.peopleMap, options.titles)
     // A pass is finished when nothing of it is left: the next run is the next pass.
     if (!dryRun && failed === 0) yield* journal.setMeta(PASSES_META, String(pass))
     const result: MigrateResult = {
@@ -450,7 +469,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
       updated: dryRun ? records.planned.updates : records.updated,
       missing: gone.missing,
       deleted: dryRun ? gone.ops.length : deletesReport.doneByKind[OP_KINDS.recordDelete] ?? 0,
-      kept: records.kept
+      kept: records.kept,
+      ...(mappings !== undefined ? { mappings } : {})
     }
     if (options.plan !== true) return result
     const targetLists = new Set((yield* target.rest.listLists({ workspaceId: target.workspaceId })).map((l) => l.title))
@@ -464,7 +484,7 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
       update: records.planned.updates,
       unchanged: records.unchanged,
       delete: gone.ops.length,
-      lists: [...new Set(src.lists.filter((t) => !targetLists.has(t)))],
+      lists: [...new Set(lists.filter((t) => !targetLists.has(t)))],
       tags: records.toMake.tags,
       invite,
       // Assignees the target does not know and the run does not invite: records are carried without them.
@@ -477,7 +497,8 @@ export const migrate = (options: MigrateOptions): Effect.Effect<MigrateResult, u
           ? [{ what: "records gone from the source", count: gone.missing, why: "their records stay on the target (--delete-missing deletes them)" }]
           : [])
       ],
-      conflicts: records.kept
+      conflicts: records.kept,
+      ...(mappings !== undefined ? { mappings } : {})
     }
     return { ...result, plan: planReport }
   })

@@ -22,7 +22,7 @@ import { OP_KINDS, PHASES, type RecordCreatePayload, recordNamespace } from "../
 import { replay, type ReplayReport } from "../replay.ts"
 import { makeRecordExecutors } from "../replay-records.ts"
 import { makeRecordPlanner, type RecordPlanner } from "../restore-plan.ts"
-import { readSource } from "../restore-source.ts"
+import { readSource, type SourceRecord } from "../restore-source.ts"
 import { readTarget } from "../restore-target.ts"
 import { detailBatches } from "./source-run.ts"
 
@@ -60,6 +60,8 @@ export const createInSourceOrder = (options: {
   readonly concurrency: number
   /** Delta passes (restore-plan.ts `delta`): each create's marker keeps what it wrote. */
   readonly delta?: { readonly overwriteTargetEdits: boolean }
+  /** The mapping files' view of a source record (mapped-source.ts), as the restore step reads it. */
+  readonly mapSource?: ((r: SourceRecord) => SourceRecord) | undefined
 }) =>
   Effect.gen(function*() {
     const { client, journal, target } = options
@@ -81,7 +83,7 @@ export const createInSourceOrder = (options: {
               firstList: now.lists.values().next().value
             }
           }
-          yield* planning.planner.plan(readSource(d))
+          yield* planning.planner.plan(options.mapSource === undefined ? readSource(d) : options.mapSource(readSource(d)))
         }
         if (planning === undefined) return
         const { firstList, notMade, planner } = planning

@@ -13,6 +13,8 @@
  * (already a member); `PLAN_LIMIT_REACHED` is reported with the seats in use and the
  * limit read from its message. Inviting again is harmless (a pending invitation is
  * refreshed), so an invite of unknown outcome is simply sent again.
+ * With `--people FILE` (mapping-files.ts) a member the file names, by e-mail or display
+ * name, is invited under the target e-mail it gives at their level, or not at all (`skip`).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -20,6 +22,7 @@ import { Schema } from "effect"
 import type { GraphqlClientApi } from "../../client/graphql-client.ts"
 import { type AccessLevel, accessLevelRank, type GraphqlUser } from "../../schema/users.ts"
 import type { PlanOp } from "../../store/journal.ts"
+import { type PeopleMap, SKIP } from "../mapping-files.ts"
 import type { ExecFailure, Executor } from "../replay.ts"
 import { decode } from "../replay-records.ts"
 
@@ -74,12 +77,16 @@ export interface PeoplePlan {
   readonly alreadyMember: ReadonlyArray<string>
   /** Refused before sending, by the documented rules. */
   readonly refused: ReadonlyArray<{ readonly email: string; readonly code: string }>
+  /** Members the people file maps to `skip`: not invited (their source e-mails). */
+  readonly skipped: ReadonlyArray<string>
+  /** Source e-mail -> target e-mail or `SKIP`, for the members the people file names. */
+  readonly targetOf: ReadonlyMap<string, string>
 }
 
 export const inviteKey = (target: string, email: string) => `migrate:${target}:person:${email}`
 
-/** Plans the invites of the source's members into the target workspace. */
-export const planPeople = (source: GraphqlClientApi, target: GraphqlClientApi, sourceWs: string, targetWs: string) =>
+/** Plans the invites of the source's members into the target workspace (under the e-mails `map` gives them). */
+export const planPeople = (source: GraphqlClientApi, target: GraphqlClientApi, sourceWs: string, targetWs: string, map?: PeopleMap) =>
   Effect.gen(function*() {
     const members = yield* membersOf(source, sourceWs)
     const present = new Map((yield* membersOf(target, targetWs)).map((u) => [u.email.toLowerCase(), u] as const))
@@ -88,8 +95,16 @@ export const planPeople = (source: GraphqlClientApi, target: GraphqlClientApi, s
     const ops: Array<PlanOp> = []
     const alreadyMember: Array<string> = []
     const refused: Array<{ email: string; code: string }> = []
+    const skipped: Array<string> = []
+    const targetOf = new Map<string, string>()
     for (const m of [...members].sort((a, b) => accessLevelRank(a.projectLevel ?? "MEMBER") - accessLevelRank(b.projectLevel ?? "MEMBER"))) {
-      const email = m.email.toLowerCase()
+      const mapped = map?.target({ email: m.email, name: m.fullName })
+      if (mapped !== undefined) targetOf.set(m.email.toLowerCase(), mapped)
+      if (mapped === SKIP) {
+        skipped.push(m.email.toLowerCase())
+        continue
+      }
+      const email = mapped ?? m.email.toLowerCase()
       if (email === me.email.toLowerCase() || present.has(email)) {
         alreadyMember.push(email)
         continue
@@ -100,9 +115,11 @@ export const planPeople = (source: GraphqlClientApi, target: GraphqlClientApi, s
         refused.push({ email, code: ASSIGNABLE[myLevel].length === 0 ? `${myLevel}_CANNOT_INVITE` : `${myLevel}_CANNOT_ASSIGN_${level}` })
         continue
       }
+      // Two members the file maps onto one e-mail: invited once, at the higher level (members are met highest first).
+      if (ops.some((op) => op.key === inviteKey(targetWs, email))) continue
       ops.push({ key: inviteKey(targetWs, email), kind: PEOPLE_KINDS.personInvite, payload: { workspaceId: targetWs, email, accessLevel: level } })
     }
-    return { ops, source: members.length, alreadyMember, refused } satisfies PeoplePlan
+    return { ops, source: members.length, alreadyMember, refused, skipped, targetOf } satisfies PeoplePlan
   })
 
 /** Plans the custom roles the target lacks (by name); none when the source shows no roles. */

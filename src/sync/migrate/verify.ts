@@ -30,6 +30,8 @@ import { recordNamespace } from "../plan.ts"
 import type { ReplayReport } from "../replay.ts"
 import type { RestoreResult } from "../restore.ts"
 import { type NotRestored, readSource } from "../restore-source.ts"
+import { SKIP } from "../mapping-files.ts"
+import type { SourceMapping } from "./mapped-source.ts"
 import { CAPABILITY, type Capability, listsNotMade, missingCapabilities } from "../capabilities.ts"
 import { byPosition, compareSummary, readTarget } from "../restore-target.ts"
 import { commentsOf, detailBatches } from "./source-run.ts"
@@ -94,8 +96,10 @@ export interface VerifyInput {
   readonly store: SnapshotStoreService
   readonly dryRun: boolean
   readonly run: RunRow
-  /** The source run's list titles, in the source's order. */
+  /** The source run's list titles, in the source's order (as the title map names them on the target). */
   readonly lists: ReadonlyArray<string>
+  /** The mapping files: records and members compared as they were carried (mapped-source.ts). */
+  readonly mapping?: SourceMapping | undefined
   /** Records of the source run that are archived. */
   readonly sourceArchived: number
   readonly records: RestoreResult
@@ -307,7 +311,7 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
             for (const title of [...open.keys()]) if ((titleCount.get(title) ?? 0) <= 1) compareOrder(title)
             list = listId
           }
-          const r = readSource(d)
+          const r = input.mapping === undefined ? readSource(d) : input.mapping.record(readSource(d))
           const id = yield* mappedOf(r.id)
           const t = id === undefined ? undefined : now.records.get(id)
           if (t === undefined) {
@@ -337,7 +341,8 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
         yield* checkFileValues(batch, input, uids, mappedOf, getRecord, miss)
       }))
     for (const title of [...open.keys()]) compareOrder(title)
-    for (const title of input.lists) {
+    // A title two source lists merge into (the title map) is reported once.
+    for (const title of new Set(input.lists)) {
       const kept = orderOf.get(title)
       if (kept !== undefined) (kept ? orderKept : orderNotKept).push(title)
     }
@@ -374,7 +379,8 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
       const pending = new Set((yield* target.graphql.invitations({ projectId: target.workspaceId, pending: true })).map((i) => i.email.toLowerCase()))
       const refusedEmails = new Set(refused.map((r) => r.email))
       for (const u of yield* membersOf(source.graphql, source.workspaceId)) {
-        const email = u.email.toLowerCase()
+        const email = input.mapping?.email(u.email.toLowerCase()) ?? u.email.toLowerCase()
+        if (email === SKIP) continue
         if (!members.has(email) && !pending.has(email) && !refusedEmails.has(email)) miss(`member ${email} is neither a member of the target nor invited`)
       }
     }
