@@ -147,6 +147,31 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(recordByTitle(handle, ws, "Second issue")!.text).toBe(two.text)
       }), CLI_TEST_TIMEOUT)
 
+    it.effect("import-csv --preset trello: a card URL in a description names the target record; a URL of a card not in the export is counted", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "trello references" }).id
+        const dir = yield* tempDir("ws-references-trello-")
+        const csv = path.join(dir, "trello.csv")
+        fs.writeFileSync(csv, [
+          "Card ID,Card Name,Card URL,Card Description,List Name",
+          "c1,Card A,https://trello.com/c/AbCd1234/1-card-a,Plain,To Do",
+          "c2,Card B,https://trello.com/c/EfGh5678/2-card-b,\"See https://trello.com/c/AbCd1234/1-card-a. Also https://trello.com/c/Zzzz9999\",To Do"
+        ].join("\n"))
+        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--preset", "trello", "--journal", path.join(dir, "j.sqlite"), "--json"]
+        const first = yield* run(handle, args)
+        expect(first.code, first.stderr).toBe(0)
+        expect(JSON.parse(first.stdout)).toMatchObject({ created: 2, references: { rewritten: 1, outside: 1 } })
+        const a = recordByTitle(handle, ws, "Card A")!
+        expect(recordByTitle(handle, ws, "Card B")!.text).toBe(
+          `See https://trello.com/c/AbCd1234/1-card-a (record ${a.id}). Also https://trello.com/c/Zzzz9999`
+        )
+        handle.resetStats()
+        const again = yield* run(handle, args)
+        expect(JSON.parse(again.stdout)).toMatchObject({ created: 0, references: { rewritten: 0, outside: 1 } })
+        expect(writes(handle)).toEqual([0, 0, 0, 0, 0])
+      }), CLI_TEST_TIMEOUT)
+
     it.effect("migrate: a description naming another source record by its id names the target record, a comment too; an id of no source record is counted; a rerun sends nothing; a changed description is rewritten", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
