@@ -16,8 +16,6 @@
  *
  *   npx tsx test/bench/backup.ts [recordsPerWorkspace=20000] [rateLimit=25]
  */
-import { spawn } from "node:child_process"
-import { createInterface } from "node:readline"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -32,6 +30,7 @@ import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { stableRecordScan } from "../../src/streams/stable-scan.ts"
 import { SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup } from "../../src/sync/backup.ts"
+import { type EmulatorProcess, spawnEmulator } from "./_emulator-process.ts"
 
 const perWorkspace = Number(process.argv[2] ?? 20_000)
 const rateLimit = Number(process.argv[3] ?? 25)
@@ -44,33 +43,8 @@ const connection = (emu: EmulatorHandle, overrides: Partial<ConnectionInput>): C
   ...overrides
 })
 
-interface Remote {
-  readonly restUrl: string
-  readonly baseUrl: string
-  readonly token: string
-  readonly org: string
-  readonly workspaces: ReadonlyArray<string>
-  readonly stop: () => void
-}
-
-/**
- * The emulator in its own process (as `worksync emulator`), so its work does not
- * compete with the client's event loop: one process per side, as in real use.
- */
-const spawnEmulator = (args: ReadonlyArray<string>): Promise<Remote> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "emulator", "--port", "0", ...args], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    createInterface({ input: child.stdout! }).once("line", (line) => {
-      const d = JSON.parse(line) as Omit<Remote, "stop">
-      resolve({ ...d, stop: () => child.kill("SIGTERM") })
-    })
-    child.once("exit", (code) => reject(new Error(`emulator exited ${code}`)))
-  })
-
 /** Scans every workspace; returns summaries read, wall time and the limiter's counts. */
-const scanAll = (emu: Remote, limiter: Partial<LimiterSettings>, concurrency: number) =>
+const scanAll = (emu: EmulatorProcess, limiter: Partial<LimiterSettings>, concurrency: number) =>
   Effect.runPromise(
     Effect.gen(function*() {
       const started = performance.now()

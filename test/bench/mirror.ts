@@ -18,12 +18,10 @@
  *   RECORDS=10000 EVENTS=5000 SAMPLES=10 npx tsx test/bench/mirror.ts
  */
 import Database from "better-sqlite3"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { createInterface } from "node:readline"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -40,6 +38,7 @@ import { backup } from "../../src/sync/backup.ts"
 import { mirror, type MirrorEvent } from "../../src/sync/mirror/mirror.ts"
 import { readSecretFile, secretFileOf } from "../../src/sync/mirror/webhook.ts"
 import { signBody } from "../../src/webhooks/signature.ts"
+import { type EmulatorProcess, spawnEmulator } from "./_emulator-process.ts"
 
 const RECORDS = Number(process.env.RECORDS ?? 100_000)
 const EVENTS = Number(process.env.EVENTS ?? 20_000)
@@ -50,35 +49,11 @@ const SENDERS = 32
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
-interface Remote {
-  readonly restUrl: string
-  readonly baseUrl: string
-  readonly token: string
-  readonly tokenId: string
-  readonly tokenSecret: string
-  readonly org: string
-  readonly workspaces: ReadonlyArray<string>
-  readonly stop: () => void
-}
-
-/** The emulator in its own process (as `worksync emulator`); resolves once it listens. */
-const spawnEmulator = (args: ReadonlyArray<string>): Promise<Remote> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "emulator", "--port", "0", ...args], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    createInterface({ input: child.stdout! }).once("line", (line) => {
-      const d = JSON.parse(line) as Omit<Remote, "stop">
-      resolve({ ...d, stop: () => child.kill("SIGTERM") })
-    })
-    child.once("exit", (code) => reject(new Error(`emulator exited ${code}`)))
-  })
-
 /**
  * The limiter opened wide and fixed: the emulator, not the client's pacing (nor its slow
  * adaptive start), bounds the backup and the mirror's rereads.
  */
-const connection = (emu: Omit<Remote, "stop" | "workspaces">): ConnectionInput => ({
+const connection = (emu: Omit<EmulatorProcess, "stop" | "workspaces">): ConnectionInput => ({
   restUrl: emu.restUrl,
   baseUrl: emu.baseUrl,
   token: emu.token,

@@ -12,11 +12,10 @@
  *
  *   RECORDS=100000 EXTRA=1000 npm run bench -- restore
  */
-import { spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -28,6 +27,7 @@ import { Journal } from "../../src/store/journal.ts"
 import { resolveRun, SnapshotStore } from "../../src/store/snapshot.ts"
 import { backup } from "../../src/sync/backup.ts"
 import { restore } from "../../src/sync/restore.ts"
+import { type EmulatorProcess, spawnEmulator } from "./_emulator-process.ts"
 
 const RECORDS = Number(process.env.RECORDS ?? 100_000)
 const EXTRA = Number(process.env.EXTRA ?? 1_000)
@@ -42,37 +42,8 @@ interface Setup {
   readonly target: string
 }
 
-interface Remote {
-  readonly restUrl: string
-  readonly baseUrl: string
-  readonly token: string
-  readonly tokenId: string
-  readonly tokenSecret: string
-  readonly org: string
-  readonly stop: () => Promise<void>
-}
-
-/** The emulator in its own process on the database file `db`; resolves once it listens. */
-const spawnEmulator = (db: string): Promise<Remote> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "emulator", "--port", "0", "--db", db], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    const exited = new Promise<void>((r) => child.once("exit", () => r()))
-    createInterface({ input: child.stdout! }).once("line", (line) => {
-      resolve({
-        ...(JSON.parse(line) as Omit<Remote, "stop">),
-        stop: () => {
-          child.kill("SIGTERM")
-          return exited
-        }
-      })
-    })
-    child.once("exit", (code) => reject(new Error(`emulator exited ${code}`)))
-  })
-
 /** A client held to a fixed pace, wide enough that the emulator bounds the run. */
-const connection = (emu: Omit<Remote, "stop">): ConnectionInput => ({
+const connection = (emu: Omit<EmulatorProcess, "stop">): ConnectionInput => ({
   restUrl: emu.restUrl,
   baseUrl: emu.baseUrl,
   token: emu.token,
@@ -101,7 +72,7 @@ const makeSetup = async (): Promise<Setup> => {
   await seeded.close()
   console.log(`setup: seeded ${RECORDS} records in ${seconds(performance.now() - t)}`)
 
-  const emu = await spawnEmulator(f.emulator)
+  const emu = await spawnEmulator(["--db", f.emulator])
   const layer = Layer.mergeAll(clientLayer(connection(emu)), SnapshotStore.layer(f.snapshot), Journal.layer(f.journal))
   await Effect.runPromise(Effect.gen(function*() {
     t = performance.now()
@@ -131,7 +102,7 @@ const makeSetup = async (): Promise<Setup> => {
 if (process.argv[2] === "--child") {
   // The measured restore: the copy's files, the running emulator's connection.
   const dir = process.argv[3]!
-  const emu = JSON.parse(process.argv[4]!) as Omit<Remote, "stop">
+  const emu = JSON.parse(process.argv[4]!) as Omit<EmulatorProcess, "stop">
   const setup = JSON.parse(process.argv[5]!) as Setup
   const f = files(dir)
   const started = performance.now()
@@ -164,7 +135,7 @@ if (process.argv[2] === "--child") {
   const setup = fs.existsSync(f.setup) ? (JSON.parse(fs.readFileSync(f.setup, "utf8")) as Setup) : await makeSetup()
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-restore-run-"))
   for (const name of fs.readdirSync(DIR)) fs.cpSync(path.join(DIR, name), path.join(work, name), { recursive: true })
-  const emu = await spawnEmulator(files(work).emulator)
+  const emu = await spawnEmulator(["--db", files(work).emulator])
   const { stop, ...conn } = emu
   const r = spawnSync(process.execPath, ["--import", "tsx", self, "--child", work, JSON.stringify(conn), JSON.stringify(setup)], {
     encoding: "utf8",

@@ -10,41 +10,14 @@
  *
  *   RECORDS=10000 npm run bench -- undo
  */
-import { spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { createInterface } from "node:readline"
+import { type EmulatorProcess, spawnEmulator } from "./_emulator-process.ts"
 
 const RECORDS = Number(process.env.RECORDS ?? 10_000)
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
-
-interface Remote {
-  readonly restUrl: string
-  readonly baseUrl: string
-  readonly token: string
-  readonly org: string
-  readonly stop: () => Promise<void>
-}
-
-/** The emulator in its own process on the database file `db`; resolves once it listens. */
-const spawnEmulator = (db: string): Promise<Remote> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "emulator", "--port", "0", "--db", db], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    const exited = new Promise<void>((r) => child.once("exit", () => r()))
-    createInterface({ input: child.stdout! }).once("line", (line) => {
-      resolve({
-        ...(JSON.parse(line) as Omit<Remote, "stop">),
-        stop: () => {
-          child.kill("SIGTERM")
-          return exited
-        }
-      })
-    })
-    child.once("exit", (code) => reject(new Error(`emulator exited ${code}`)))
-  })
 
 /** Runs the CLI from the sources; its wall time, peak RSS (through /usr/bin/time when present) and output. */
 const cli = (args: ReadonlyArray<string>, env: Record<string, string>) => {
@@ -60,7 +33,7 @@ const cli = (args: ReadonlyArray<string>, env: Record<string, string>) => {
 
 console.log(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} at the start`)
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-undo-"))
-const emu = await spawnEmulator(path.join(dir, "emulator.sqlite"))
+const emu = await spawnEmulator(["--db", path.join(dir, "emulator.sqlite")])
 try {
   const env = { WORKSYNC_REST_URL: emu.restUrl, WORKSYNC_BASE_URL: emu.baseUrl, WORKSYNC_TOKEN: emu.token, WORKSYNC_ORG: emu.org }
   const listed = await fetch(`${emu.restUrl}/v1/list-workspaces`, {
