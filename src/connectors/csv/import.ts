@@ -33,8 +33,6 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { isNotFound, notAvailableLine } from "../../client/errors.ts"
 import type { GraphqlClientApi } from "../../client/graphql-client.ts"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
@@ -71,6 +69,7 @@ import {
   TARGET_WORKSPACE_META
 } from "../../sync/plan.ts"
 import { openPlanWriter } from "../../store/plan-writer.ts"
+import { openScratch } from "../../store/scratch.ts"
 import { isPostgresUrl } from "../../store/postgres.ts"
 import { type OpEnd, replay, type ReplayAborted, type ReplayReport } from "../../sync/replay.ts"
 import { makeRecordExecutors } from "../../sync/replay-records.ts"
@@ -506,11 +505,7 @@ const openDryJournal = (location: string | undefined): Effect.Effect<DryJournal,
  */
 const dryAssigner = (journal: DryJournal): KeyAssigner => {
   const stateOf = journal.stateOf
-  const scratchDir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-dry-run-"))
-  const scratch = new Database(path.join(scratchDir, "seen.sqlite"))
-  // Scratch data: nothing to recover after a crash, so no journal and no fsync.
-  scratch.pragma("journal_mode = OFF")
-  scratch.pragma("synchronous = OFF")
+  const { db: scratch, remove } = openScratch("dry-run")
   scratch.exec("CREATE TABLE seen (key TEXT PRIMARY KEY) WITHOUT ROWID")
   const see = scratch.prepare<[string]>("INSERT OR IGNORE INTO seen (key) VALUES (?)")
   /** Keys first seen in this file whose state the journal tells later (PostgreSQL), by index. */
@@ -547,10 +542,7 @@ const dryAssigner = (journal: DryJournal): KeyAssigner => {
       }
       return out
     },
-    close: async () => {
-      scratch.close()
-      fs.rmSync(scratchDir, { recursive: true, force: true })
-    }
+    close: async () => remove()
   }
 }
 
