@@ -153,6 +153,20 @@ export const notifyOption = {
   )
 }
 
+/**
+ * The options of the commands that run in passes over a journal (import-csv, migrate;
+ * the contract's "Delta passes and plans"), the same for both.
+ */
+export const passOptions = {
+  overwriteTargetEdits: booleanFlag("overwrite-target-edits").pipe(
+    Flag.withDescription("on a rerun with the same journal: replace fields edited on the target since the last pass (default: keep and report them)")
+  ),
+  titleMap: Flag.String("title-map").pipe(
+    Flag.withDescription("JSON file {\"lists\": {\"SOURCE\": \"TARGET\"}, \"tags\": {...}}: lists and tags under other titles on the target (two may map onto one)"),
+    Flag.optional
+  )
+}
+
 export const jsonOption = booleanFlag("json").pipe(
   Flag.withDescription("print one JSON result object on stdout")
 )

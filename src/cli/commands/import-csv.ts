@@ -18,7 +18,7 @@
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { booleanFlag, connectionOptions, jsonOption, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, connectionOptions, jsonOption, passOptions, verbosityOptions } from "../common-options.ts"
 import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
@@ -64,10 +64,6 @@ export const options = {
     Flag.withDescription("CSV file with columns name,email: people the export names by display name or e-mail, each to a user's e-mail or to skip (left out)"),
     Flag.optional
   ),
-  titleMap: Flag.String("title-map").pipe(
-    Flag.withDescription("JSON file {\"lists\": {\"SOURCE\": \"TARGET\"}, \"tags\": {...}}: rows' lists and tags under other titles (two may map onto one)"),
-    Flag.optional
-  ),
   dryRun: booleanFlag("dry-run").pipe(Flag.withDescription("print the plan; send nothing, write no journal")),
   plan: booleanFlag("plan").pipe(
     Flag.withDescription(
@@ -76,9 +72,6 @@ export const options = {
   ),
   deleteMissing: booleanFlag("delete-missing").pipe(
     Flag.withDescription("on a rerun with the same journal: delete on the target the records of rows gone from the export (default: report them)")
-  ),
-  overwriteTargetEdits: booleanFlag("overwrite-target-edits").pipe(
-    Flag.withDescription("on a rerun with the same journal: replace fields edited on the target since the last pass (default: keep and report them)")
   ),
   rejects: Flag.String("rejects").pipe(
     Flag.withDescription("rejected rows (original columns plus row and error); default <csv>.rejects.csv"),
@@ -93,6 +86,7 @@ export const options = {
     ),
     Flag.optional
   ),
+  ...passOptions,
   json: jsonOption,
   ...engineOption,
   ...verbosityOptions

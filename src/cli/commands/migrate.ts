@@ -18,7 +18,7 @@
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import { booleanFlag, connectionOptions, jsonOption, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
+import { booleanFlag, connectionOptions, jsonOption, passOptions, targetConnectionOptions, verbosityOptions } from "../common-options.ts"
 import { engineOption, onEngineOr } from "../engine-option.ts"
 import { withExamples } from "../help-doc.ts"
 
@@ -39,22 +39,16 @@ export const options = {
   deleteMissing: booleanFlag("delete-missing").pipe(
     Flag.withDescription("on a rerun with the same journal: delete on the target the records gone from the source since the last pass (default: report them)")
   ),
-  overwriteTargetEdits: booleanFlag("overwrite-target-edits").pipe(
-    Flag.withDescription("on a rerun with the same journal: replace fields edited on the target since the last pass (default: keep and report them)")
-  ),
   people: Flag.String("people").pipe(
     Flag.withDescription(
       "invite the source's members to the target workspace at their level (invite, the default), leave people out (skip), or invite them through a CSV FILE with columns name,email mapping a member (display name or e-mail) to a target e-mail or to skip; assignees are mapped the same way"
     ),
     Flag.withDefault("invite")
   ),
-  titleMap: Flag.String("title-map").pipe(
-    Flag.withDescription("JSON file {\"lists\": {\"SOURCE\": \"TARGET\"}, \"tags\": {...}}: lists and tags under other titles on the target (two may map onto one)"),
-    Flag.optional
-  ),
   noAttribution: booleanFlag("no-attribution").pipe(
     Flag.withDescription("do not open each comment with a line naming its original author and date")
   ),
+  ...passOptions,
   json: jsonOption,
   ...engineOption,
   ...verbosityOptions
