@@ -147,6 +147,40 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(recordByTitle(handle, ws, "Second issue")!.text).toBe(two.text)
       }), CLI_TEST_TIMEOUT)
 
+    it.effect("import-csv --preset jira under faults: the references' update and the comment lose their answers once; each is written once, and a rerun sends nothing", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "jira references faults" }).id
+        const dir = yield* tempDir("ws-references-faults-")
+        const csv = path.join(dir, "jira.csv")
+        fs.writeFileSync(csv, JIRA)
+        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--preset", "jira", "--journal", path.join(dir, "j.sqlite"), "--json"]
+        // Committed, answer lost: the description's update (the only update-record of this
+        // export) and the comment (the first GraphQL write).
+        handle.faults.inject({ route: "update-record", kind: "ambiguous" })
+        handle.faults.inject({ route: "/graphql", kind: "ambiguous" })
+        handle.resetStats()
+        const first = yield* run(handle, [...args, "--adoption-window", "1"])
+        handle.faults.reset()
+        expect(first.code, first.stderr).toBe(0)
+        // The update whose answer was lost is sent again: it sets a value, so nothing is repeated.
+        expect(handle.stats().byRoute["update-record"]).toBe(2)
+        expect(JSON.parse(first.stdout)).toMatchObject({ created: 2, comments: 1, references: { rewritten: 2, outside: 3 } })
+        const one = recordByTitle(handle, ws, "First issue")!
+        const two = recordByTitle(handle, ws, "Second issue")!
+        expect(two.text).toContain(`Follows ABC-1 (record ${one.id}).`)
+        expect(two.text.match(/\(record /g)).toHaveLength(1)
+        const comments = commentsOf(handle, one.id)
+        expect(comments).toHaveLength(1)
+        expect(comments[0]).toContain(`Blocked by ABC-2 (record ${two.id}), and see ABC-999`)
+
+        handle.resetStats()
+        const again = yield* run(handle, args)
+        expect(JSON.parse(again.stdout)).toMatchObject({ created: 0, comments: 0, references: { rewritten: 0, outside: 3 } })
+        expect(writes(handle)).toEqual([0, 0, 0, 0, 0])
+        expect(commentsOf(handle, one.id)).toEqual(comments)
+      }), CLI_TEST_TIMEOUT)
+
     it.effect("import-csv --preset trello: a card URL in a description names the target record; a URL of a card not in the export is counted", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
