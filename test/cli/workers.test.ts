@@ -15,6 +15,7 @@ import { freshDatabase, pgClient, query, withSchema } from "../support/postgres.
 import { PgBoss } from "pg-boss"
 import { QUEUE, QUEUE_OPTIONS } from "../../src/engine/engine.ts"
 import { accountKeyOf, type EngineCommand, jobSpecOf } from "../../src/engine/job.ts"
+import { seedConfirmedFiles } from "../connectors/files/_helpers.ts"
 import { cli } from "./cli-effect.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
@@ -86,17 +87,12 @@ const liveTitles = (emu: EmulatorHandle, ws: string) =>
   emu.ctx.db.prepare("SELECT title FROM records WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY title").pluck().all(ws) as Array<string>
 
 
-/** A new workspace of `n` small files, seeded by a copy in one process. */
-const filesWorkspace = (emu: EmulatorHandle, dir: string, name: string, n: number) =>
-  Effect.gen(function*() {
-    const src = path.join(dir, `files-${n}`)
-    fs.mkdirSync(src)
-    for (let i = 0; i < n; i++) fs.writeFileSync(path.join(src, `f${String(i).padStart(3, "0")}.txt`), `file ${i} `.repeat(50 + i % 100))
-    const ws = emu.admin.createWorkspace({ name }).id
-    const seeded = yield* cli(["copy-files", "--from", `dir:${src}`, "--to", `workspace:${ws}`, "--journal", path.join(dir, `seed-${n}.sqlite`)], { env: env(emu) })
-    expect(seeded.code, seeded.stderr).toBe(0)
-    return ws
-  })
+/** A new workspace of `n` small confirmed files, stored directly in the emulator. */
+const filesWorkspace = (emu: EmulatorHandle, name: string, n: number) => {
+  const ws = emu.admin.createWorkspace({ name }).id
+  seedConfirmedFiles(emu, ws, n)
+  return ws
+}
 
 /** The names of a workspace's confirmed files, sorted. */
 const confirmedNames = (emu: EmulatorHandle, ws: string) =>
@@ -174,7 +170,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const emu = yield* Emulator
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
-        const from = yield* filesWorkspace(emu, dir, "spread source", 100)
+        const from = filesWorkspace(emu, "spread source", 100)
         const pooledTarget = emu.admin.createWorkspace({ name: "spread target" }).id
         const localTarget = emu.admin.createWorkspace({ name: "local target" }).id
         // One batch of small files at a time, so the main process is slow enough to be helped.
@@ -213,7 +209,7 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const emu = yield* Emulator
         const engine = yield* freshDatabase
         const dir = yield* tempDir("ws-workers-")
-        const from = yield* filesWorkspace(emu, dir, "migrate source", 400)
+        const from = filesWorkspace(emu, "migrate source", 400)
         const pooledTarget = emu.admin.createWorkspace({ name: "migrated on the pool" }).id
         const localTarget = emu.admin.createWorkspace({ name: "migrated in one process" }).id
         const migrateArgs = (to: string, journal: string) => [
@@ -397,6 +393,8 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         expect(yield* job()).toEqual([{ state: "active", retry_count: 0 }])
         yield* Effect.promise(() => boss.supervise())
         expect(yield* job()).toEqual([{ state: "active", retry_count: 0 }])
+        // Checked while it ran: the rest of the import need not be slow.
+        emu.faults.configure({ latencyMs: 0 })
         const done = yield* Effect.promise(() => command.exited)
         expect(done.code, command.stderr()).toBe(0)
         expect(workers.filter((w) => w.stderr().includes("running job"))).toHaveLength(1)
@@ -430,6 +428,17 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
         const db = yield* pgClient(engine)
         yield* query(db, "UPDATE worksync_engine.job SET started_on = now() - interval '1 day' WHERE name = $1", [QUEUE])
         yield* Effect.promise(() => boss.supervise())
+        // An idle worker fetches the failed job again (active, its retry counted) while the
+        // first run still runs; from then on that run may go at full speed to its end.
+        const job = () => query<{ state: string; retry_count: number }>(db, "SELECT state, retry_count FROM worksync_engine.job WHERE name = $1", [QUEUE])
+        let fetchedAgain = false
+        while (!fetchedAgain && command.child.exitCode === null) {
+          fetchedAgain = (yield* job()).some((j) => j.state === "active" && j.retry_count === 1)
+          if (!fetchedAgain) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 100)))
+        }
+        expect(fetchedAgain).toBe(true)
+        expect(command.child.exitCode).toBeNull()
+        emu.faults.configure({ latencyMs: 0 })
         const done = yield* Effect.promise(() => command.exited)
         expect(done.code, command.stderr()).toBe(0)
         const retries = yield* query<{ retry_count: number }>(db, "SELECT retry_count FROM worksync_engine.job WHERE name = $1", [QUEUE])
