@@ -13,6 +13,7 @@ import { Schema } from "effect"
 import type { RecordDetail } from "../schema/records.ts"
 import { commentVisibleText, textToHtml } from "../schema/comments.ts"
 import { sameDate } from "./restore-source.ts"
+import { withoutReferenceMarks } from "./references.ts"
 
 const opt = <S extends Schema.Constraint>(s: S) => Schema.optional(s)
 
@@ -106,7 +107,8 @@ export const writtenValue = (fields: Readonly<Record<string, unknown>>, field: F
 export const sameValue = (field: FieldName, current: unknown, value: unknown): boolean => {
   switch (field) {
     case "descriptionHtml":
-      return typeof current === "string" && typeof value === "string" && visible(current) === visible(value)
+      // A reference rewritten to name its target record (references.ts) is no change of the text.
+      return typeof current === "string" && typeof value === "string" && withoutReferenceMarks(visible(current)) === withoutReferenceMarks(visible(value))
     case "startedAt":
     case "duedAt":
       return (current === null || typeof current === "string") && (value === null || value === undefined || typeof value === "string") &&

@@ -181,6 +181,32 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(commentsOf(handle, one.id)).toEqual(comments)
       }), CLI_TEST_TIMEOUT)
 
+    it.effect("import-csv --preset jira, a later export: a changed description is written and its references rewritten (no target edit); undo then deletes every record", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const ws = handle.admin.createWorkspace({ name: "jira references delta" }).id
+        const dir = yield* tempDir("ws-references-delta-")
+        const csv = path.join(dir, "jira.csv")
+        const journal = path.join(dir, "j.sqlite")
+        fs.writeFileSync(csv, JIRA)
+        const args = ["import-csv", "--workspace", ws, "--csv", csv, "--preset", "jira", "--journal", journal, "--json"]
+        expect((yield* run(handle, args)).code).toBe(0)
+        const one = recordByTitle(handle, ws, "First issue")!
+        fs.writeFileSync(csv, JIRA.replace("Follows ABC-1.", "Now after ABC-1 only."))
+        const later = yield* run(handle, args)
+        expect(later.code, later.stderr).toBe(0)
+        const pass = JSON.parse(later.stdout)
+        expect(pass).toMatchObject({ pass: 2, updated: 1, references: { rewritten: 1 } })
+        expect(pass.kept).toBeUndefined()
+        expect(recordByTitle(handle, ws, "Second issue")!.text).toContain(`Now after ABC-1 (record ${one.id}) only.`)
+
+        // The rewritten description is what the journal wrote, not an edit on the target: undo deletes the record.
+        const undo = yield* run(handle, ["undo", "--journal", journal, "--json"])
+        expect(undo.code, undo.stderr).toBe(0)
+        expect(JSON.parse(undo.stdout)).toMatchObject({ deleted: 2, kept: [] })
+        expect(recordByTitle(handle, ws, "Second issue")).toBeUndefined()
+      }), CLI_TEST_TIMEOUT)
+
     it.effect("import-csv --preset trello: a card URL in a description names the target record; a URL of a card not in the export is counted", () =>
       Effect.gen(function*() {
         const handle = yield* Emulator
