@@ -12,7 +12,7 @@ import { defineConfig } from "vitest/config"
 const INTEGRATION = [
   "test/sync/**/*.test.ts",
   "test/streams/**/*.test.ts",
-  "test/cli/{backup,backup-files,verify,verify-files,notify,copy-files,import-csv,restore,migrate,migrate-delta,migrate-mappings,mirror,mirror-stop,webhooks,exit-codes,progress,doctor,undo}.test.ts",
+  "test/cli/{backup,backup-files,verify,verify-files,notify,copy-files,import-csv,restore,migrate,migrate-delta,migrate-mappings,references,mirror,mirror-stop,webhooks,exit-codes,progress,doctor,undo}.test.ts",
   "test/connectors/{export,csv-plan-thread,csv-dry-run,csv-presets}.test.ts",
   "test/connectors/files/**/*.test.ts",
   "test/connectors/presets/import-*.test.ts",
