@@ -7,7 +7,6 @@
  * directory of `backup --files`, the run's file bytes are laid out under `files/` too
  * (export-files.ts).
  */
-import { stringify } from "csv-stringify/sync"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -16,7 +15,7 @@ import * as path from "node:path"
 import type { ObjectStoreApi } from "../store/object-store.ts"
 import { type RunNotFound, resolveRun, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
 import { exportFiles, type FilesExport } from "./export-files.ts"
-import { ACTIVITY_COLUMNS, type Column, FILE_COLUMNS, RECORD_COLUMNS, toCells, WORKSPACE_COLUMNS } from "./export-columns.ts"
+import { ACTIVITY_COLUMNS, type Column, csvField, csvLine, FILE_COLUMNS, RECORD_COLUMNS, WORKSPACE_COLUMNS } from "./export-columns.ts"
 
 export type ExportFormat = "ndjson" | "csv"
 
@@ -74,10 +73,8 @@ const SOURCES: ReadonlyArray<Source> = [
   { name: "workspaces", read: (store, runId) => store.runItems("workspaces", runId), columns: WORKSPACE_COLUMNS }
 ]
 
-/** Rows per batch between writes (and between interruption points). */
+/** Rows per batch: one write each (and an interruption point between two). */
 const BATCH = 2000
-/** Bytes buffered before a write. */
-const FLUSH_BYTES = 1 << 20
 
 const writeOne = (
   store: SnapshotStoreService,
@@ -95,39 +92,31 @@ const writeOne = (
     wrap(() => fs.openSync(temp, "w", 0o600)),
     (fd) => {
       let count = 0
-      let buffer: Array<string> = []
-      let bytes = 0
-      const flush = () => {
-        if (buffer.length === 0) return
-        fs.writeSync(fd, buffer.join(""))
-        buffer = []
-        bytes = 0
+      const write = (text: string) => {
+        if (text.length > 0) fs.writeSync(fd, text)
       }
-      const add = (text: string) => {
-        buffer.push(text)
-        bytes += text.length
-        if (bytes >= FLUSH_BYTES) flush()
-      }
+      const parse = (json: string) => JSON.parse(json) as Record<string, unknown>
       return Effect.gen(function*() {
-        if (format === "csv") add(stringify([source.columns.map((c) => c.name)]))
+        if (format === "csv") write(`${source.columns.map((c) => csvField(c.name)).join(",")}\n`)
         yield* source.read(store, runId).pipe(
           Stream.grouped(BATCH),
-          // One bounded batch per step: the fiber can be interrupted between batches.
-          Stream.runForEach((batch) =>
+          // One bounded batch per step: the fiber can be interrupted between batches. Each
+          // batch is written as one string, at once: no line outlives its batch, so the
+          // young generation's collections have nothing to promote and the heap stays small.
+          Stream.runForEach((rows) =>
             wrap(() => {
-              const rows = batch
               count += rows.length
-              if (format === "ndjson") for (const json of rows) add(`${json}\n`)
-              else add(stringify(rows.map((json) => toCells(source.columns, JSON.parse(json) as Record<string, unknown>, guard))))
+              write(
+                format === "ndjson"
+                  ? `${rows.join("\n")}\n`
+                  : rows.map((json) => csvLine(source.columns, parse(json), guard)).join("")
+              )
               onProgress?.(source.name, count)
             })
           )
         )
         if (count === 0) onProgress?.(source.name, 0)
-        yield* wrap(() => {
-          flush()
-          fs.fsyncSync(fd)
-        })
+        yield* wrap(() => fs.fsyncSync(fd))
         return count
       })
     },

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { RECORD_COLUMNS, toCells } from "../../src/connectors/export-columns.ts"
+import { ACTIVITY_COLUMNS, type Column, FILE_COLUMNS, RECORD_COLUMNS, toCells, WORKSPACE_COLUMNS } from "../../src/connectors/export-columns.ts"
 import { exportRun } from "../../src/connectors/export.ts"
 import { openSnapshot, type SnapshotStoreService } from "../../src/store/snapshot.ts"
 import { activityOf, detailOf, fileOf, summaryOf } from "../store/snapshot-fixtures.ts"
@@ -102,6 +102,74 @@ describe("export", () => {
       expect(rows[1]!.position).toBe("-3")
       expect(toCells(RECORD_COLUMNS.slice(3, 4), { title: "+1" }, true)).toEqual(["'+1"])
       expect(toCells(RECORD_COLUMNS.slice(3, 4), { title: "-1" }, true)).toEqual(["'-1"])
+    }))
+
+  it.effect("csv cells that need quoting (quotes, commas, line breaks) are quoted as RFC 4180 says; unicode and empty cells are written as they are", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("ws-export-")
+      // Each case in a record of its own; the rows of every file are compared with an
+      // independent formatting of the stored objects (read back from the ndjson export).
+      const cases: ReadonlyArray<Record<string, unknown>> = [
+        { title: "Plan, then act", text: "line one\nline two" },
+        { title: "\"Quoted\" at the start", html: "<p>windows\r\nbreak</p>" },
+        { title: "\"", text: "lone\rcarriage return", cover: "" },
+        { title: "Ünïcødé — 日本語 🎉", text: "  padded  ", color: null, timezone: "" },
+        { title: "=SUM(\"a\",1)", tags: [{ id: "t,1", title: "a,b" }, { id: "t2", title: "say \"hi\"" }] },
+        { title: "", text: "", customFields: [{ id: "cf1", value: "x,\"y\"\n" }], checklists: [{ title: "é,\"" }] }
+      ]
+      const file = path.join(dir, "s.sqlite")
+      yield* withStore(file, (store) =>
+        Effect.gen(function*() {
+          const run = yield* store.beginRun("*", false)
+          const named = { ...workspace, name: "Main, \"the\" one" }
+          const attached = { ...fileOf("f1"), name: "a,b\n\"c\".txt" }
+          yield* store.putWorkspaces(run, [named])
+          yield* store.putRecords(run, cases.map((extra, i) => {
+            const detail = detailOf(`r${i}`, 0, extra)
+            return { kind: "version" as const, workspaceId: "w1", summary: summaryOf(detail), detail, activity: activityOf(`r${i}`, 2) }
+          }))
+          yield* store.putFiles(run, "w1", [attached])
+          yield* store.completeRun(run, {})
+          for (const guard of [false, true]) {
+            for (const format of ["ndjson", "csv"] as const) {
+              yield* exportRun(store, { outDir: path.join(dir, `${guard}`), format, guardFormulas: guard })
+            }
+          }
+        })
+      )
+      // RFC 4180, character by character: a field with a quote, a comma, CR or LF is
+      // enclosed in quotes and its quotes doubled; records end with LF.
+      const field = (text: string): string => {
+        let special = false
+        let doubled = ""
+        for (const ch of text) {
+          if (ch === "\"" || ch === "," || ch === "\r" || ch === "\n") special = true
+          doubled += ch === "\"" ? "\"\"" : ch
+        }
+        return special ? `"${doubled}"` : text
+      }
+      const record = (cells: ReadonlyArray<string>) => `${cells.map(field).join(",")}\n`
+      const files: ReadonlyArray<readonly [string, ReadonlyArray<Column>]> = [
+        ["records", RECORD_COLUMNS],
+        ["activity", ACTIVITY_COLUMNS],
+        ["files", FILE_COLUMNS],
+        ["workspaces", WORKSPACE_COLUMNS]
+      ]
+      for (const guard of [false, true]) {
+        const out = path.join(dir, `${guard}`)
+        for (const [name, columns] of files) {
+          const objects = fs.readFileSync(path.join(out, `${name}.ndjson`), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l))
+          const expected = record(columns.map((c) => c.name)) + objects.map((o) => record(toCells(columns, o, guard))).join("")
+          const written = fs.readFileSync(path.join(out, `${name}.csv`), "utf8")
+          expect(written).toBe(expected)
+          // And csv-parse reads the cells back.
+          expect(parse(written, { relax_quotes: false })).toEqual([columns.map((c) => c.name), ...objects.map((o) => toCells(columns, o, guard))])
+        }
+      }
+      const rows = parse(fs.readFileSync(path.join(dir, "false", "records.csv")), { columns: true }) as Array<Record<string, string>>
+      expect(rows.map((r) => r.title)).toEqual(cases.map((c) => c.title))
+      expect(rows[3]!.text).toBe("  padded  ")
+      expect(rows[4]!.tags).toBe("a,b; say \"hi\"")
     }))
 
   it.effect("is deterministic: two exports of one run are byte-identical", () =>
