@@ -55,7 +55,10 @@ export const makePresetPlanner = (options: {
   const keyById = new Map<string, string>()
   const keyByTitle = new Map<string, string | null>()
   const cells: Cells = new Array<string | undefined>(CELL_FIELDS.length).fill(undefined)
-  /** Every row's names (presets/references.ts) -> its key: what references resolve to. */
+  /**
+   * Every row's other names (`PresetRow.names`: Jira's issue key, a Trello short link) ->
+   * its key; with `keyById`, what references resolve to.
+   */
   const keyByName = new Map<string, string>()
   /** Rows whose texts name other items, kept until every row is read (references are few). */
   const withReferences: Array<{
@@ -107,7 +110,7 @@ export const makePresetPlanner = (options: {
     const base = { workspaceId, recordRef: key, origin }
     const ops: Array<PlanOp> = []
     const names = namesOf(row)
-    for (const n of names) if (!keyByName.has(n)) keyByName.set(n, key)
+    for (const n of row.names ?? []) if (!keyByName.has(n)) keyByName.set(n, key)
     // A row naming itself (Jira's attribution line holds its own key) is no reference.
     const found = (text: string | undefined) => findReferences(options.tool, text).filter((r) => !names.includes(r.name))
     const inDescription = found(row.description)
@@ -201,7 +204,7 @@ export const makePresetPlanner = (options: {
     const resolve = (found: ReadonlyArray<FoundReference>): Array<Reference> => {
       const refs: Array<Reference> = []
       for (const f of found) {
-        const ref = keyByName.get(f.name)
+        const ref = keyByName.get(f.name) ?? keyById.get(f.name)
         if (ref === undefined) outside++
         else refs.push({ token: f.token, ref })
       }
