@@ -421,8 +421,12 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const ws = handle.admin.createWorkspace({ name: "cli-plan-interrupt" }).id
         const dir = yield* tempDir("ws-import-cli-")
         const csv = path.join(dir, "big.csv")
-        const total = 300_000
-        fs.writeFileSync(csv, ["key,title,list", ...Array.from({ length: total }, (_, i) => `${i},Title ${i},${i % 2 ? "A" : "B"}`)].join("\n") + "\n")
+        // Over 4 MiB (planned on the second thread) in 40,000 rows: the interrupt lands in
+        // its first batches, and the dry run below plans every row not planned yet.
+        const total = 40_000
+        const filler = "y".repeat(100)
+        fs.writeFileSync(csv, ["key,title,list,description", ...Array.from({ length: total }, (_, i) => `${i},Title ${i},${i % 2 ? "A" : "B"},${filler}`)].join("\n") + "\n")
+        expect(fs.statSync(csv).size).toBeGreaterThan(4 * 1024 * 1024)
         const journal = path.join(dir, "j.sqlite")
         const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal]
         const { child, done } = start(handle, args)
