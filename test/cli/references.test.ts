@@ -278,5 +278,36 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(pass.kept).toBeUndefined()
         expect(recordByTitle(handle, s.target, "Alpha")!.text).toBe(`Now after ${charlie} (record ${c.id}).`)
       }), CLI_TEST_TIMEOUT)
+
+    it.effect("migrate under faults: the first update-record and GraphQL calls lose their answers (committed); the references are written once, and a rerun sends nothing", () =>
+      Effect.gen(function*() {
+        const handle = yield* Emulator
+        const s = yield* Effect.promise(() => seedMigration(handle, "references-faults"))
+        const { Alpha: alpha, Bravo: bravo } = s.ids as Record<string, string>
+        yield* Effect.promise(() => call(handle, "update-record", { workspaceId: s.ws, recordId: alpha, description: `Depends on ${bravo}.` }))
+        insertComment(handle.ctx, { workspaceId: s.ws, recordId: bravo!, userId: handle.ownerUserId, html: `<p>Needed by ${alpha}</p>`, text: `Needed by ${alpha}` })
+        const dir = yield* tempDir("ws-references-migrate-faults-")
+        const args = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${s.target}`, "--journal", path.join(dir, "m.sqlite"), "--people", "skip", "--json"]
+        handle.faults.inject({ route: "update-record", kind: "ambiguous", times: 3 })
+        handle.faults.inject({ route: "/graphql", kind: "ambiguous", times: 3 })
+        const first = yield* run(handle, args, s.env)
+        handle.faults.reset()
+        // A run the faults stopped short is resumed by the next: exactly once either way.
+        const settled = first.code === 0 ? first : yield* run(handle, args, s.env)
+        expect(settled.code, settled.stderr).toBe(0)
+        const a = recordByTitle(handle, s.target, "Alpha")!
+        const b = recordByTitle(handle, s.target, "Bravo")!
+        expect(a.text).toBe(`Depends on ${bravo} (record ${b.id}).`)
+        const comments = commentsOf(handle, b.id)
+        expect(comments).toHaveLength(1)
+        expect(comments[0]).toContain(`Needed by ${alpha} (record ${a.id})`)
+
+        handle.resetStats()
+        const again = yield* run(handle, args, s.env)
+        expect(again.code, again.stderr).toBe(0)
+        expect(JSON.parse(again.stdout).references).toEqual({ rewritten: 0, outside: 0 })
+        expect(writes(handle)).toEqual([0, 0, 0, 0, 0])
+        expect(commentsOf(handle, b.id)).toEqual(comments)
+      }), CLI_TEST_TIMEOUT)
   })
 })
