@@ -224,6 +224,30 @@ const lockKeys = (store: string, schema: string): string =>
   `hashtext('worksync'), hashtext('${store}:${schema}')`
 
 /**
+ * A pool to the database of `where` for the scope, every connection working in its schema,
+ * nothing created or changed: openPostgres's connection, and that of callers that must not
+ * bring a store to the newest schema (`migrate --plan` copying one, postgres-copy.ts).
+ */
+export const connectPostgres = (
+  where: PostgresLocation,
+  store: string,
+  maxConnections: number
+): Effect.Effect<PgClient.PgClient, StoreOpenError, Scope.Scope> =>
+  PgClient.make({
+    url: Redacted.make(where.url),
+    ...libpqCredentials(where.url),
+    // Every connection works in the store's schema.
+    startupParameters: { search_path: where.schema },
+    maxConnections,
+    connectTimeout: Duration.seconds(10),
+    applicationName: `worksync ${store}`,
+    types: storeTypes()
+  }).pipe(
+    Effect.provide(Reactivity.layer),
+    Effect.mapError((e) => new StoreOpenError({ file: where.display, reason: "io", detail: detailOf(e) }))
+  )
+
+/**
  * Opens the store's database for the scope: a pool whose connections use the store's
  * schema, then the migrations above the recorded version (each store keeps its own
  * version row in `worksync_schema`), serialized between processes by an advisory lock.
@@ -240,16 +264,7 @@ export const openPostgres = (
       catch: (e) => e instanceof StoreOpenError ? e : new StoreOpenError({ file: redactUrl(location), reason: "io", detail: String(e) })
     })
     const fail = (e: unknown) => new StoreOpenError({ file: where.display, reason: "io", detail: detailOf(e) })
-    const sql = yield* PgClient.make({
-      url: Redacted.make(where.url),
-      ...libpqCredentials(where.url),
-      // Every connection works in the store's schema.
-      startupParameters: { search_path: where.schema },
-      maxConnections: options.maxConnections ?? 8,
-      connectTimeout: Duration.seconds(10),
-      applicationName: `worksync ${store}`,
-      types: storeTypes()
-    }).pipe(Effect.provide(Reactivity.layer), Effect.mapError(fail))
+    const sql = yield* connectPostgres(where, store, options.maxConnections ?? 8)
     const newest = migrations.reduce((max, m) => Math.max(max, m.version), 0)
     yield* sql.withTransaction(Effect.gen(function*() {
       yield* sql.unsafe(`SELECT pg_advisory_xact_lock(${lockKeys("migrate", where.schema)})`)

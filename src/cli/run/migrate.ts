@@ -14,6 +14,7 @@ import { announcePlanned } from "../../engine/job.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
 import { isPostgresUrl } from "../../store/postgres.ts"
+import { copyPostgresPlanStores } from "../../store/postgres-copy.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { copySqliteFile } from "../../store/sqlite-copy.ts"
 import { findWorkspace } from "../../sync/backup.ts"
@@ -44,15 +45,18 @@ export const sourceSnapshotFile = (journal: string): string => {
 }
 
 /**
- * `--plan`: the journal and the source snapshot copied to a directory of their own for
- * the command's scope, so the plan is the run's own planning (a killed run's ops settled,
- * the source read incrementally) and neither file is written. A PostgreSQL journal cannot
- * be copied this way: refused (`--dry-run` plans into it).
+ * `--plan`: the journal and the source snapshot copied for the command's scope (files to
+ * a directory of their own, PostgreSQL schemas to schemas of their own in the same
+ * database), so the plan is the run's own planning (a killed run's ops settled, the source
+ * read incrementally) and neither store is written. The copies go with the scope, on
+ * failure and interruption too.
  */
 const planCopies = (journal: string) =>
   Effect.gen(function*() {
     if (isPostgresUrl(journal)) {
-      return yield* Effect.fail(usageError(`--plan reads a SQLite journal file, not a PostgreSQL journal (${new URL(journal).host}); use --dry-run for its counts`))
+      return yield* copyPostgresPlanStores(journal, sourceSnapshotFile(journal)).pipe(
+        Effect.mapError((e) => new CliExit({ code: ExitCode.failed, message: `--plan: copying ${e.file}: ${e.detail}` }))
+      )
     }
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "worksync-plan-"))),

@@ -744,12 +744,11 @@ export const planCsvImport = (
     }
 
     // Delta passes: what the journal's earlier passes wrote, read from the journal planned
-    // into, or (a dry run, a plan) from a read-only view of the file, which creates nothing.
+    // into, or (a dry run, a plan) from a read-only view of the journal, which creates nothing.
     const dryJournalFile = real === undefined ? (journal as { dryRunJournalFile: string | undefined }).dryRunJournalFile : undefined
-    const view: JournalView | undefined = real ?? (yield* openJournalView(dryJournalFile))
+    const view: JournalView = real ?? (yield* openJournalView(dryJournalFile))
     const notices = [...dir.notices]
-    if (view === undefined) notices.push("a plan reads a PostgreSQL journal's state only: rows changed since the last pass are not compared")
-    const viewOwner = real === undefined && view !== undefined ? Option.getOrUndefined(yield* view.getMeta(TARGET_WORKSPACE_META)) : undefined
+    const viewOwner = real === undefined ? Option.getOrUndefined(yield* view.getMeta(TARGET_WORKSPACE_META)) : undefined
     if (viewOwner !== undefined && viewOwner !== ws) {
       reader.close()
       return yield* Effect.fail(
@@ -758,12 +757,12 @@ export const planCsvImport = (
         })
       )
     }
-    const passesDone = view === undefined ? 0 : Number(Option.getOrElse(yield* view.getMeta(PASSES_META), () => "0")) || 0
+    const passesDone = Number(Option.getOrElse(yield* view.getMeta(PASSES_META), () => "0")) || 0
     /** Row key -> its record on the target, for every row an earlier pass created. */
     const mapped = new Map<string, string>()
-    if (view !== undefined) for (const m of yield* view.mappings(recordNamespace(ws))) mapped.set(m.sourceKey, m.targetId)
-    const delta = view !== undefined && mapped.size > 0
-    const notMadeLists = view === undefined ? new Set<string>() : new Set(yield* listsNotMade(view, ws))
+    for (const m of yield* view.mappings(recordNamespace(ws))) mapped.set(m.sourceKey, m.targetId)
+    const delta = mapped.size > 0
+    const notMadeLists = new Set(yield* listsNotMade(view, ws))
     const firstListTitle = dir.lists.keys().next().value
     const listTitleById = new Map([...dir.lists].map(([title, id]) => [id, title] as const))
     const tagTitleById = new Map([...(dir.tags ?? new Map<string, string>())].map(([title, id]) => [id, title] as const))
@@ -910,7 +909,7 @@ export const planCsvImport = (
       if (!delta) return issue(undefined)
       const changes = keyed.length === 0
         ? Promise.resolve(undefined)
-        : runEffect(Effect.flatMap(readHistories(view!, keyed.map((k) => k.key)), (histories) =>
+        : runEffect(Effect.flatMap(readHistories(view, keyed.map((k) => k.key)), (histories) =>
           planChanges(
             keyed.flatMap((k) => {
               const history = histories.get(k.key)
@@ -959,7 +958,7 @@ export const planCsvImport = (
       const gone: Array<string> = []
       for (const k of mapped.keys()) if (ROW_KEY.test(k) && !seen.has(k)) gone.push(k)
       if (gone.length === 0) return
-      const done = new Set((await runEffect(view!.getMany(gone.map(deltaKey.delete)))).map((op) => op.key))
+      const done = new Set((await runEffect(view.getMany(gone.map(deltaKey.delete)))).map((op) => op.key))
       const left = gone.filter((k) => !done.has(deltaKey.delete(k)))
       if (options.deleteMissing !== true) {
         missing = left.length

@@ -143,6 +143,23 @@ export const openPostgresJournalStates = (
     Effect.mapError(openError)
   )
 
+/**
+ * The journal at `location` read without writing (a plan's view of earlier passes, as
+ * read-only.ts gives a file's): its ops, id map and meta, or undefined when no journal is
+ * there (nothing is created). No lock is taken: the reads are those of the service.
+ */
+export const openPostgresJournalView = (
+  location: string
+): Effect.Effect<Pick<JournalApi, "getMany" | "mappings" | "getMeta"> | undefined, JournalError, Scope.Scope> =>
+  openPostgres(location, "journal", JOURNAL_PG_MIGRATIONS, { mustExist: true }).pipe(
+    Effect.map((pg) => {
+      const api = makePostgresJournalApi(pg, { owner: 0 })
+      return { getMany: api.getMany, mappings: api.mappings, getMeta: api.getMeta }
+    }),
+    Effect.catchIf((e) => e.reason === "not-found", () => Effect.succeed(undefined)),
+    Effect.mapError(openError)
+  )
+
 /** Runs an Effect for a Promise-based caller: its failure as it is, not wrapped. */
 const toPromise = <A, E>(context: Context.Context<never>, effect: Effect.Effect<A, E>): Promise<A> =>
   Effect.runPromiseExitWith(context)(effect).then((exit) => {

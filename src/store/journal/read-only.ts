@@ -1,8 +1,9 @@
 /**
- * A SQLite journal read without writing: the ops of given keys, the id map and meta, as
+ * A journal read without writing: the ops of given keys, the id map and meta, as
  * import-csv's delta planning reads them (what earlier passes wrote for a row, which rows
  * have a record on the target). A run reads the journal it plans into; `--plan` and
- * `--dry-run` read an existing journal file this way, so they create and change nothing.
+ * `--dry-run` read an existing journal (a file, or a PostgreSQL schema through
+ * postgres.ts) this way, so they create and change nothing.
  * Rows are read as the store reads them (schema.ts `toOp`).
  */
 import Database from "better-sqlite3"
@@ -12,6 +13,7 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { JournalError, type JournalApi, type Op } from "../journal.ts"
 import { isPostgresUrl } from "../postgres.ts"
+import { openPostgresJournalView } from "./postgres.ts"
 import { type OpRow, toOp } from "./schema.ts"
 
 export type JournalView = Pick<JournalApi, "getMany" | "mappings" | "getMeta">
@@ -24,13 +26,12 @@ export const EMPTY_VIEW: JournalView = {
 }
 
 /**
- * The view of the SQLite journal at `location`, read-only, for the scope; a file that does
- * not exist reads as empty. A PostgreSQL journal is not read this way: undefined (the
- * caller plans without the earlier passes and says so).
+ * The view of the journal at `location`, read-only, for the scope; a journal that does not
+ * exist (no file, a schema without one) reads as empty and is not created.
  */
-export const openJournalView = (location: string | undefined): Effect.Effect<JournalView | undefined, JournalError, Scope.Scope> => {
+export const openJournalView = (location: string | undefined): Effect.Effect<JournalView, JournalError, Scope.Scope> => {
+  if (location !== undefined && isPostgresUrl(location)) return Effect.map(openPostgresJournalView(location), (view) => view ?? EMPTY_VIEW)
   if (location === undefined || !fs.existsSync(location)) return Effect.succeed(EMPTY_VIEW)
-  if (isPostgresUrl(location)) return Effect.succeed(undefined)
   const fail = (operation: string) => (e: unknown) =>
     new JournalError({ file: location, operation, detail: e instanceof Error ? e.message : String(e) })
   return Effect.map(
