@@ -107,8 +107,6 @@ export interface ReferenceCounts {
   readonly outside: number
 }
 
-export const NO_REFERENCES: ReferenceCounts = { rewritten: 0, outside: 0 }
-
 /** How many references an op rewrites when it is done (a references op, or a comment with `refs`). */
 export const referencesOf = (payload: unknown): number => {
   const refs = (payload as { refs?: unknown } | null)?.refs
