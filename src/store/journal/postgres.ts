@@ -30,8 +30,17 @@ import type * as Scope from "effect/Scope"
 import type { SqlError } from "effect/sql/SqlError"
 import { randomInt } from "node:crypto"
 import { type StoreBusy, StoreLockError } from "../file-lock.ts"
-import { dollarParams, lockPostgresWriter, openPostgres, pgErrorDetail, type PostgresStore } from "../postgres.ts"
-import type { StoreOpenError } from "../sqlite.ts"
+import {
+  connectPostgres,
+  dollarParams,
+  lockPostgresWriter,
+  openPostgres,
+  parsePostgresUrl,
+  pgErrorDetail,
+  type PostgresStore,
+  redactUrl
+} from "../postgres.ts"
+import { StoreOpenError } from "../sqlite.ts"
 import type { BatchedTransitions } from "./batch.ts"
 import { JournalError, JournalStateError } from "./errors.ts"
 import { INSERT_CHUNK, json, type OpRow, toOp, WAITS_FOR } from "./schema.ts"
@@ -119,6 +128,34 @@ export const openPostgresJournal = (
   })
 
 /**
+ * The journal at `location` opened to be read only (a dry run's, a plan's), or undefined
+ * when none is there. Nothing is created, and a journal of an older version is read as it
+ * is, not migrated (its rows read as the store reads them: a column added later reads as
+ * empty); one of a newer version is refused, as at open.
+ */
+const openJournalToRead = (location: string): Effect.Effect<PostgresStore | undefined, JournalError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const where = yield* Effect.try({
+      try: () => parsePostgresUrl(location),
+      catch: (e) => e instanceof StoreOpenError ? e : new StoreOpenError({ file: redactUrl(location), reason: "io", detail: String(e) })
+    })
+    const sql = yield* connectPostgres(where, "journal", 2)
+    const fail = (e: SqlError) => new StoreOpenError({ file: where.display, reason: "io", detail: detailOf(e) })
+    // The schema is the search path: names not found there are no journal.
+    const there = yield* sql.unsafe<{ found: boolean }>(
+      "SELECT to_regclass('worksync_schema') IS NOT NULL AND to_regclass('ops') IS NOT NULL AS found"
+    ).pipe(Effect.mapError(fail))
+    if (there[0]?.found !== true) return undefined
+    const rows = yield* sql.unsafe<{ version: number }>("SELECT version FROM worksync_schema WHERE store = 'journal'").pipe(Effect.mapError(fail))
+    const version = rows[0]?.version
+    if (version === undefined) return undefined
+    if (version > JOURNAL_PG_VERSION) {
+      return yield* new StoreOpenError({ file: where.display, reason: "too-new", detail: `schema version ${version}, this build knows ${JOURNAL_PG_VERSION}` })
+    }
+    return { sql, location: where, store: "journal" }
+  }).pipe(Effect.mapError(openError))
+
+/**
  * A read-only look at an existing journal (a dry run's): the state of each key, or
  * undefined when no journal exists at `location` (a dry run then plans against nothing).
  */
@@ -129,36 +166,29 @@ export const openPostgresJournalStates = (
   JournalError,
   Scope.Scope
 > =>
-  openPostgres(location, "journal", JOURNAL_PG_MIGRATIONS, { mustExist: true }).pipe(
-    Effect.map((pg) => (keys: ReadonlyArray<string>) =>
+  Effect.map(openJournalToRead(location), (pg) =>
+    pg === undefined ? undefined : (keys: ReadonlyArray<string>) =>
       pg.sql.unsafe<{ key: string; state: OpState }>(
         "SELECT key, state FROM ops WHERE key = ANY($1::text[])",
         [keys]
       ).pipe(
         Effect.map((rows) => new Map(rows.map((r) => [r.key, r.state]))),
         Effect.mapError((e) => new JournalError({ file: pg.location.display, operation: "read", detail: detailOf(e) }))
-      )
-    ),
-    Effect.catchIf((e) => e.reason === "not-found", () => Effect.succeed(undefined)),
-    Effect.mapError(openError)
-  )
+      ))
 
 /**
  * The journal at `location` read without writing (a plan's view of earlier passes, as
  * read-only.ts gives a file's): its ops, id map and meta, or undefined when no journal is
- * there (nothing is created). No lock is taken: the reads are those of the service.
+ * there.
  */
 export const openPostgresJournalView = (
   location: string
 ): Effect.Effect<Pick<JournalApi, "getMany" | "mappings" | "getMeta"> | undefined, JournalError, Scope.Scope> =>
-  openPostgres(location, "journal", JOURNAL_PG_MIGRATIONS, { mustExist: true }).pipe(
-    Effect.map((pg) => {
-      const api = makePostgresJournalApi(pg, { owner: 0 })
-      return { getMany: api.getMany, mappings: api.mappings, getMeta: api.getMeta }
-    }),
-    Effect.catchIf((e) => e.reason === "not-found", () => Effect.succeed(undefined)),
-    Effect.mapError(openError)
-  )
+  Effect.map(openJournalToRead(location), (pg) => {
+    if (pg === undefined) return undefined
+    const api = makePostgresJournalApi(pg, { owner: 0 })
+    return { getMany: api.getMany, mappings: api.mappings, getMeta: api.getMeta }
+  })
 
 /** Runs an Effect for a Promise-based caller: its failure as it is, not wrapped. */
 const toPromise = <A, E>(context: Context.Context<never>, effect: Effect.Effect<A, E>): Promise<A> =>
