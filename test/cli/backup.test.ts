@@ -70,7 +70,7 @@ layer(Layer.merge(emulatorLayer({ seed: "demo" }), workDirLayer("ws-cli-backup-"
       expect(lines).toHaveLength(r1.records - 1)
       expect(lines.every((l) => typeof l.workspaceId === "string" && typeof l.commentCount === "number")).toBe(true)
       for (const name of ["activity", "files", "workspaces"]) expect(fs.existsSync(path.join(dir, "nd", `${name}.ndjson`))).toBe(true)
-    }))
+    }), 120_000)
 
   it.effect("a token never reaches output or the snapshot, even when the service rejects it", () =>
     Effect.gen(function*() {
