@@ -16,7 +16,8 @@
  *
  * A process killed before it drops its copies leaves them behind: each copy is held by a
  * session advisory lock of the process that made it, and the next copy drops those whose
- * lock nobody holds.
+ * lock nobody holds (only schemas named as copies and carrying the copies' comment, never
+ * a schema of the user's that happens to start the same).
  */
 import type { PgClient } from "@effect/sql-pg"
 import * as Effect from "effect/Effect"
@@ -28,8 +29,11 @@ import { connectPostgres, parsePostgresUrl, pgErrorDetail, type PgMigration, red
 import { SNAPSHOT_PG_MIGRATIONS } from "./snapshot-schema-postgres.ts"
 import { StoreOpenError } from "./sqlite.ts"
 
-/** The prefix of every copy's schema. */
+/** The prefix of every copy's schema, then 12 hex digits. */
 const PREFIX = "worksync_plan_"
+const COPY_NAME = `^${PREFIX}[0-9a-f]{12}$`
+/** The comment every copy's schema carries: only a schema named and marked so is ever dropped as abandoned. */
+const COPY_MARK = "worksync: a copy for migrate --plan, dropped when the command ends"
 /** Where the copy of a store's schema `s` lives beside the journal's copy: as sourceSnapshotFile names it. */
 const SOURCE_SUFFIX = "_source"
 /** The first key of every copy's lock; the second is the copy's schema. */
@@ -60,6 +64,7 @@ const ident = (name: string) => `"${name.replace(/"/g, "\"\"")}"`
 const copySchema = (sql: PgClient.PgClient, from: string, to: string, relations: StoreRelations) =>
   Effect.gen(function*() {
     yield* sql.unsafe(`CREATE SCHEMA ${to}`)
+    yield* sql.unsafe(`COMMENT ON SCHEMA ${to} IS '${COPY_MARK}'`)
     const tables = yield* sql.unsafe<{ name: string }>(
       "SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND c.relname = ANY($2::text[]) ORDER BY c.oid",
       [from, relations.tables]
@@ -107,8 +112,8 @@ const dropCopy = (sql: PgClient.PgClient, schema: string) =>
 const dropAbandoned = (sql: PgClient.PgClient, connection: SqlConnection.Connection) =>
   Effect.gen(function*() {
     const schemas = yield* sql.unsafe<{ name: string }>(
-      "SELECT nspname AS name FROM pg_namespace WHERE starts_with(nspname, $1) AND NOT nspname LIKE $2",
-      [PREFIX, `%${SOURCE_SUFFIX}`]
+      "SELECT nspname AS name FROM pg_namespace WHERE nspname ~ $1 AND obj_description(oid, 'pg_namespace') = $2",
+      [COPY_NAME, COPY_MARK]
     )
     for (const { name } of schemas) {
       const rows = yield* connection.execute(`SELECT pg_try_advisory_lock(${COPY_LOCK}, hashtext($1)) AS held`, [name], undefined)

@@ -158,6 +158,9 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       // The same plan again: the first plan wrote nothing the second read.
       expect(yield* plan).toEqual(second)
 
+      // A schema of the user's named like a copy (but not made as one) is never dropped.
+      yield* query(client, "CREATE SCHEMA worksync_plan_0123456789ab")
+      yield* query(client, "CREATE TABLE worksync_plan_0123456789ab.kept AS SELECT 1 AS one")
       const before = yield* dump(client, mine)
       const schemas = yield* schemasOf(client)
       // Interrupted (SIGINT) while the source is read: the copies are dropped.
@@ -195,6 +198,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       expect(JSON.parse(again.stdout).plan).toEqual(second)
       expect(yield* schemasOf(client)).toEqual(schemas)
       expect(yield* dump(client, mine)).toEqual(before)
+      expect(yield* query(client, "SELECT one FROM worksync_plan_0123456789ab.kept")).toEqual([{ one: 1 }])
 
       // The run does what the plan said.
       const two = yield* cli()
