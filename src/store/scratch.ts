@@ -29,8 +29,12 @@ export const openScratch = (name: string): Scratch => {
     return {
       db,
       remove: () => {
-        if (db.open) db.close()
-        fs.rmSync(dir, { recursive: true, force: true })
+        // The directory goes even when the close throws (a statement still iterating).
+        try {
+          if (db.open) db.close()
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true })
+        }
       }
     }
   } catch (e) {

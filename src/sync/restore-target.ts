@@ -46,12 +46,14 @@ export interface TargetRecords {
   readonly size: number
   readonly has: (id: string) => boolean
   readonly get: (id: string) => RecordSummary | undefined
-  /** Every id, in no particular order. */
+  /** Every id, read a page at a time (nothing held open between pages). */
   readonly ids: () => Iterable<string>
 }
 
 /** Summaries written a page at a time: one transaction per batch, not per record. */
 const WRITE_BATCH = 500
+/** Ids read a page at a time by `ids()`. */
+const IDS_PAGE = 1000
 
 /** Reads the target workspace as it is now; its records stay readable for the scope. */
 export const readTarget = (
@@ -91,7 +93,19 @@ export const readTarget = (
       yield* Stream.runForEach(Stream.grouped(scan.records, WRITE_BATCH), (rs) => Effect.sync(() => putAll(rs)))
     }
     const one = db.prepare<[string], string>("SELECT summary FROM record WHERE id = ?").pluck()
-    const every = db.prepare<[], string>("SELECT id FROM record").pluck()
+    const first = db.prepare<[], string>(`SELECT id FROM record ORDER BY id LIMIT ${IDS_PAGE}`).pluck()
+    const after = db.prepare<[string], string>(`SELECT id FROM record WHERE id > ? ORDER BY id LIMIT ${IDS_PAGE}`).pluck()
+    // A page at a time, no statement left open between pages: a caller's loop yields to
+    // other effects (a statement iterated meanwhile would refuse a second walk, and the
+    // scope's close of the file would throw while one is open, leaving the file behind).
+    function* ids(): Generator<string> {
+      let page = first.all()
+      for (;;) {
+        yield* page
+        if (page.length < IDS_PAGE) return
+        page = after.all(page[page.length - 1]!)
+      }
+    }
     const records: TargetRecords = {
       size: (db.prepare("SELECT count(*) FROM record").pluck().get() as number),
       has: (id) => one.get(id) !== undefined,
@@ -99,7 +113,7 @@ export const readTarget = (
         const summary = one.get(id)
         return summary === undefined ? undefined : (JSON.parse(summary) as RecordSummary)
       },
-      ids: () => every.iterate()
+      ids
     }
     return { lists, tags, users, records, notices }
   }).pipe(Effect.provideService(RestClient, client))
