@@ -4,8 +4,9 @@
  * or nothing; then, with `deleteMissing`, the target records no run record matched are
  * planned for deletion.
  *
- * The planner keeps only what spans records: the lists and tags already ensured, the
- * target ids matched (for the deletions), the counts. The ops of the records planned so
+ * The planner keeps only what spans records: the lists and tags already ensured and the
+ * counts; the target records matched (for the deletions) are marked in the target's
+ * scratch file (restore-target.ts), not held. The ops of the records planned so
  * far are handed over by `takeBatch`, so a restore writes its plan to the journal a batch
  * at a time and never holds the plan of the whole run.
  */
@@ -111,7 +112,6 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
   const ensured = new Set<string>()
   const unknownAssignees = new Set<string>()
   /** Target ids some run record matches (kept by deleteMissing). */
-  const matched = new Set<string>()
   /** The update ops of records that exist (not the state set after a create): `updated` counts these. */
   const updateKeys: Array<string> = []
   const counts = { creates: 0, updates: 0, moves: 0, unchanged: 0 }
@@ -441,8 +441,8 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
       const mapped = Option.getOrUndefined(yield* journal.lookup(recordNs, r.id))
       const inPlace = mapped === undefined && now.records.has(r.id)
       // Never deleted: the target record this one maps to, and one with its id.
-      if (mapped !== undefined) matched.add(mapped)
-      if (now.records.has(r.id)) matched.add(r.id)
+      if (mapped !== undefined) now.records.match(mapped)
+      now.records.match(r.id)
       const targetId = mapped ?? (inPlace ? r.id : undefined)
       const current = targetId === undefined ? undefined : now.records.get(targetId)
       const version: Version = {
@@ -488,7 +488,6 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
     tagsBehind: () => tagsBehind,
     unknownAssignees: (): ReadonlyArray<string> => [...unknownAssignees].sort(),
     updateKeys: (): ReadonlyArray<string> => updateKeys,
-    matched: (): ReadonlySet<string> => matched,
     /** Delta passes: target edits kept, and the source records they are of. */
     kept: (): ReadonlyArray<Kept> => kept,
     keptRecords: (): ReadonlySet<string> => keptRecords,
@@ -512,13 +511,11 @@ export const planDeletes = (
   journal: JournalApi,
   target: string,
   now: TargetState,
-  matched: ReadonlySet<string>,
   runId: number
 ): Effect.Effect<Array<PlanOp>, JournalError> =>
   Effect.gen(function*() {
     const ops: Array<PlanOp> = []
-    for (const id of now.records.ids()) {
-      if (matched.has(id)) continue
+    for (const id of now.records.unmatchedIds()) {
       const key = deleteKey(target, id)
       if (Option.isSome(yield* journal.get(key))) continue
       const payload: RecordDeletePayload = { workspaceId: target, recordId: id, origin: `target record ${id} (not in run ${runId})` }

@@ -48,6 +48,13 @@ export interface TargetRecords {
   readonly get: (id: string) => RecordSummary | undefined
   /** Every id, read a page at a time (nothing held open between pages). */
   readonly ids: () => Iterable<string>
+  /**
+   * Marks a record a run record maps to (a restore's `--delete-missing` never deletes it);
+   * kept in the file beside its summary, so the marks of a million records cost no heap.
+   */
+  readonly match: (id: string) => void
+  /** The ids of the records not marked, a page at a time like `ids`. */
+  readonly unmatchedIds: () => Iterable<string>
 }
 
 /** Summaries written a page at a time: one transaction per batch, not per record. */
@@ -81,7 +88,7 @@ export const readTarget = (
       if (email !== undefined) users.set(email, u.id)
     }
     const db = yield* scratchDatabase("target")
-    db.exec("CREATE TABLE record (id TEXT PRIMARY KEY, summary TEXT NOT NULL) WITHOUT ROWID")
+    db.exec("CREATE TABLE record (id TEXT PRIMARY KEY, summary TEXT NOT NULL, matched INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID")
     // A record a scan hands over twice (it moved during the read) keeps its last summary.
     const put = db.prepare<[string, string]>("INSERT OR REPLACE INTO record (id, summary) VALUES (?, ?)")
     const putAll = db.transaction((rs: ReadonlyArray<RecordSummary>) => {
@@ -93,19 +100,22 @@ export const readTarget = (
       yield* Stream.runForEach(Stream.grouped(scan.records, WRITE_BATCH), (rs) => Effect.sync(() => putAll(rs)))
     }
     const one = db.prepare<[string], string>("SELECT summary FROM record WHERE id = ?").pluck()
-    const first = db.prepare<[], string>(`SELECT id FROM record ORDER BY id LIMIT ${IDS_PAGE}`).pluck()
-    const after = db.prepare<[string], string>(`SELECT id FROM record WHERE id > ? ORDER BY id LIMIT ${IDS_PAGE}`).pluck()
     // A page at a time, no statement left open between pages: a caller's loop yields to
     // other effects (a statement iterated meanwhile would refuse a second walk, and the
     // scope's close of the file would throw while one is open, leaving the file behind).
-    function* ids(): Generator<string> {
-      let page = first.all()
-      for (;;) {
-        yield* page
-        if (page.length < IDS_PAGE) return
-        page = after.all(page[page.length - 1]!)
+    const paged = (where: string) => {
+      const first = db.prepare<[], string>(`SELECT id FROM record WHERE ${where} ORDER BY id LIMIT ${IDS_PAGE}`).pluck()
+      const after = db.prepare<[string], string>(`SELECT id FROM record WHERE ${where} AND id > ? ORDER BY id LIMIT ${IDS_PAGE}`).pluck()
+      return function*(): Generator<string> {
+        let page = first.all()
+        for (;;) {
+          yield* page
+          if (page.length < IDS_PAGE) return
+          page = after.all(page[page.length - 1]!)
+        }
       }
     }
+    const mark = db.prepare<[string]>("UPDATE record SET matched = 1 WHERE id = ?")
     const records: TargetRecords = {
       size: (db.prepare("SELECT count(*) FROM record").pluck().get() as number),
       has: (id) => one.get(id) !== undefined,
@@ -113,7 +123,9 @@ export const readTarget = (
         const summary = one.get(id)
         return summary === undefined ? undefined : (JSON.parse(summary) as RecordSummary)
       },
-      ids
+      ids: paged("1 = 1"),
+      match: (id) => void mark.run(id),
+      unmatchedIds: paged("matched = 0")
     }
     return { lists, tags, users, records, notices }
   }).pipe(Effect.provideService(RestClient, client))

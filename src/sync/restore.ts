@@ -365,7 +365,7 @@ export const restore = (
     const census = makeCensus()
     const write = (batch: PlanBatch) => (dryRun || batch.ops.length + batch.mappings.length === 0 ? Effect.void : Effect.asVoid(journal.addPlan(batch)))
     const records = yield* planAll(details, planner, census, write, options.mapSource)
-    const deletes = options.deleteMissing === true ? yield* planDeletes(journal, target, now, planner.matched(), options.run.id) : []
+    const deletes = options.deleteMissing === true ? yield* planDeletes(journal, target, now, options.run.id) : []
     yield* write({ ops: deletes, supersede: [], mappings: [] })
     const planned = { ...planner.counts(), deletes: deletes.length }
     const { unchanged, ...sent } = planned
