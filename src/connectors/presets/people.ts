@@ -22,11 +22,15 @@ export interface PeopleDirectory {
 /** How a person is named in messages. */
 export const personLabel = (p: PersonRef): string => p.name ?? p.email ?? "unknown"
 
-/** The e-mail of the workspace user a person is, `SKIP` (the people file leaves them out), or undefined. */
+/**
+ * The e-mail of the workspace user a person is, `SKIP` (the people file leaves them out),
+ * or undefined. The file comes first, as in migrate (mapping-files.ts): a row naming a
+ * person the workspace knows by e-mail maps them all the same.
+ */
 export const resolvePerson = (dir: PeopleDirectory, p: PersonRef): string | undefined => {
-  if (p.email !== undefined && dir.byEmail.has(p.email.toLowerCase())) return p.email.toLowerCase()
   const viaFile = dir.file?.target(p)
   if (viaFile === SKIP || (viaFile !== undefined && dir.byEmail.has(viaFile))) return viaFile
+  if (p.email !== undefined && dir.byEmail.has(p.email.toLowerCase())) return p.email.toLowerCase()
   if (p.name === undefined) return undefined
   return dir.byName.get(fold(p.name)) ?? undefined
 }
