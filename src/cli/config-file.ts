@@ -21,6 +21,7 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { parseJsonText } from "../schema/json-text.ts"
 
 export const DEFAULT_CONFIG_FILE = "worksync.config.json"
 
@@ -156,14 +157,9 @@ const decode = (json: unknown): Result.Result<ConfigFile, Issue> => {
 
 /** Parses a config file's text; the error names the file and the bad field. */
 export const parseConfigFile = (file: string, text: string): Result.Result<ConfigFile, string> => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (e) {
-    // Only the position: the parser's own message quotes the text, which may hold a token.
-    const at = e instanceof Error ? /position (\d+)/.exec(e.message) : null
-    return Result.fail(`${file}: not valid JSON${at ? ` (at character ${at[1]})` : ""}; fix the file or pass --config`)
-  }
+  const parsed = parseJsonText(text)
+  if (Result.isFailure(parsed)) return Result.fail(`${file}: ${parsed.failure}; fix the file or pass --config`)
+  const json = parsed.success
   return Result.mapError(decode(json), (issue) => {
     const where = issue.path.length > 0 ? ` at ${issue.path.join(".")}` : ""
     // Never the actual value: it may be a token.

@@ -9,8 +9,9 @@
  * Each mapping remembers which of its entries a run looked up, so the plan and the report
  * list the entries used and unused (pass-plan.ts `Mappings`): a misspelt name shows.
  */
-import { Schema, SchemaIssue } from "effect"
+import { Result, Schema, SchemaIssue } from "effect"
 import { parse } from "csv-parse/sync"
+import { parseJsonText } from "../schema/json-text.ts"
 import type { MappingEntry, Mappings, MappingUse } from "./pass-plan.ts"
 
 /** The target of a person who is left out. */
@@ -93,13 +94,9 @@ const issueText = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /** Reads a title map (JSON); a message naming the problem when it cannot be used. */
 export const readTitleMapFile = (name: string, text: string): TitleMap | { readonly error: string } => {
-  let raw: unknown
-  try {
-    raw = JSON.parse(text)
-  } catch (e) {
-    return { error: `--title-map ${name}: not valid JSON: ${(e as Error).message}` }
-  }
-  const decoded = Schema.decodeUnknownResult(TitleMapFile, { onExcessProperty: "error" })(raw)
+  const raw = parseJsonText(text)
+  if (Result.isFailure(raw)) return { error: `--title-map ${name}: ${raw.failure}` }
+  const decoded = Schema.decodeUnknownResult(TitleMapFile, { onExcessProperty: "error" })(raw.success)
   if (decoded._tag === "Failure") {
     const why = issueText(decoded.failure.issue).issues.map((i) => `${(i.path ?? []).join(".") || "the file"}: ${i.message}`).join("; ")
     return { error: `--title-map ${name}: expected {"lists": {"Source title": "Target title"}, "tags": {...}}: ${why.replace(/\s+/g, " ")}` }

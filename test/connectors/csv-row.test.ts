@@ -149,6 +149,9 @@ describe("mapping", () => {
     expect(ok(parseMappingFile("m.json", "{\"title\":\"Name\",\"done\":\"Status\"}"))).toEqual({ title: "Name", done: "Status" })
     expect(Result.isFailure(parseMappingFile("m.json", "{\"owner\":\"x\"}"))).toBe(true)
     expect(Result.isFailure(parseMappingFile("m.json", "{"))).toBe(true)
+    // Not JSON: where, never the text (a wrong file given by mistake may hold a token).
+    const notJson = parseMappingFile("m.json", "WORKSYNC_TOKEN=tok-secret-123\n")
+    expect(Result.isFailure(notJson) && notJson.failure.message).toBe("--mapping m.json: not valid JSON")
   })
 
   it("property: explicit columns resolve to their index; a column not in the header is an error", () => {

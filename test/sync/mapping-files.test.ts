@@ -57,7 +57,11 @@ describe("title map", () => {
       const read = readTitleMapFile("t.json", text)
       return "error" in read ? read.error : undefined
     }
-    expect(error("{lists:")).toMatch(/^--title-map t\.json: not valid JSON: /)
+    expect(error("{lists:")).toMatch(/^--title-map t\.json: not valid JSON/)
+    // A wrong file given by mistake: the parser's message would quote its text, a token with it.
+    for (const text of ["WORKSYNC_TOKEN=tok-secret-123\n", `{"lists": {}} tok-secret-123`, `{"token": "tok-secret-123"`]) {
+      expect(error(text), text).toMatch(/^--title-map t\.json: not valid JSON( \(at character \d+\))?$/)
+    }
     for (const text of [`{"list": {}}`, `{"lists": ["a"]}`, `{"tags": {"a": 1}}`, `{"tags": {"a": ""}}`, `[]`]) {
       const e = error(text)
       expect(e, text).toMatch(/^--title-map t\.json: expected \{"lists": \{"Source title": "Target title"\}, "tags": \{\.\.\.\}\}: /)

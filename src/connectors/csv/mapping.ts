@@ -8,6 +8,7 @@ import { Schema, SchemaIssue } from "effect"
 import * as Data from "effect/Data"
 import * as Result from "effect/Result"
 import { GENERIC_PRESET, type Preset, type PresetName } from "./presets.ts"
+import { parseJsonText } from "../../schema/json-text.ts"
 
 export const FIELDS = [
   "title",
@@ -63,13 +64,9 @@ export const parseMapFlag = (value: string): Result.Result<readonly [Field, stri
 
 /** Decodes the JSON text of a `--mapping` file. */
 export const parseMappingFile = (name: string, text: string): Result.Result<MappingSpec, MappingError> => {
-  let raw: unknown
-  try {
-    raw = JSON.parse(text)
-  } catch (e) {
-    return Result.fail(new MappingError({ message: `--mapping ${name}: not valid JSON: ${(e as Error).message}` }))
-  }
-  return Schema.decodeUnknownResult(MappingFile, { onExcessProperty: "error", reportInput: true })(raw).pipe(
+  const parsed = parseJsonText(text)
+  if (Result.isFailure(parsed)) return Result.fail(new MappingError({ message: `--mapping ${name}: ${parsed.failure}` }))
+  return Schema.decodeUnknownResult(MappingFile, { onExcessProperty: "error", reportInput: true })(parsed.success).pipe(
     Result.mapError(
       (e) =>
         new MappingError({
