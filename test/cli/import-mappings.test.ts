@@ -9,17 +9,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { runCli } from "../support/cli.ts"
+import { connectionEnv, runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
-
-const envOf = (handle: EmulatorHandle) => ({
-  WORKSYNC_REST_URL: handle.restUrl,
-  WORKSYNC_BASE_URL: handle.baseUrl,
-  WORKSYNC_TOKEN: handle.token,
-  WORKSYNC_TOKEN_ID: handle.tokenId,
-  WORKSYNC_TOKEN_SECRET: handle.tokenSecret,
-  WORKSYNC_ORG: handle.org
-})
 
 /** The workspace's records: list and tags by title. */
 const records = (handle: EmulatorHandle, ws: string) =>
@@ -46,7 +37,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       const people = path.join(dir, "people.csv")
       fs.writeFileSync(people, "name,email\nAlice Example,skip\nZed Nobody,zed@example.com\n")
       const args = ["import-csv", "--workspace", ws, "--csv", csv, "--preset", "jira", "--journal", path.join(dir, "j.sqlite"), "--people", people, "--title-map", titles]
-      const cli = (extra: ReadonlyArray<string>) => Effect.promise(() => runCli([...args, ...extra], { env: envOf(handle) }))
+      const cli = (extra: ReadonlyArray<string>) => Effect.promise(() => runCli([...args, ...extra], { env: connectionEnv(handle, { app: true }) }))
       const used = {
         people: { used: [entry("person", "Alice Example", "skip")], unused: [entry("person", "Zed Nobody", "zed@example.com")] },
         titles: {
@@ -90,7 +81,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       const titles = path.join(dir, "titles.json")
       fs.writeFileSync(titles, `{"lists": {"Done": ["Closed"]}}`)
       const r = yield* Effect.promise(() =>
-        runCli(["import-csv", "--workspace", "ws", "--csv", csv, "--preset", "jira", "--journal", path.join(dir, "j.sqlite"), "--title-map", titles], { env: envOf(handle) })
+        runCli(["import-csv", "--workspace", "ws", "--csv", csv, "--preset", "jira", "--journal", path.join(dir, "j.sqlite"), "--title-map", titles], { env: connectionEnv(handle, { app: true }) })
       )
       expect(r.code, r.stderr).toBe(64)
       expect(r.stderr.trim().split("\n")).toEqual([expect.stringContaining(`--title-map ${titles}: expected {"lists": {"Source title": "Target title"}, "tags": {...}}: lists.Done: `)])

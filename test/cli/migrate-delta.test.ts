@@ -15,7 +15,7 @@ import { expect, layer } from "@effect/vitest"
 import { insertList } from "../../src/emulator/core/lists.ts"
 import { insertComment } from "../../src/emulator/core/writes.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { runCli } from "../support/cli.ts"
+import { connectionEnv, runCli, targetConnectionEnv } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
@@ -59,18 +59,7 @@ const seed = async (handle: EmulatorHandle) => {
   const org = handle.admin.createOrganization({ name: "Target", slug: fresh("target") })
   const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Owner", orgLevel: "OWNER", orgId: org })
   const target = { ws: handle.admin.createWorkspace({ name: fresh("target"), orgId: org }).id, auth: { token: owner.token, org } }
-  const env = {
-    WORKSYNC_REST_URL: handle.restUrl,
-    WORKSYNC_BASE_URL: handle.baseUrl,
-    WORKSYNC_TOKEN: handle.token,
-    WORKSYNC_TOKEN_ID: handle.tokenId,
-    WORKSYNC_TOKEN_SECRET: handle.tokenSecret,
-    WORKSYNC_ORG: handle.org,
-    WORKSYNC_TARGET_TOKEN: owner.token,
-    WORKSYNC_TARGET_TOKEN_ID: owner.tokenId,
-    WORKSYNC_TARGET_TOKEN_SECRET: owner.tokenSecret,
-    WORKSYNC_TARGET_ORG: org
-  }
+  const env = { ...connectionEnv(handle, { app: true }), ...targetConnectionEnv(owner, org) }
   return { ws, ids, source, target, env }
 }
 

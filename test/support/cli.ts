@@ -75,3 +75,17 @@ export const connectionEnv = (emu: EmulatorHandle, options: { readonly app?: boo
   WORKSYNC_ORG: emu.org,
   ...(options.app === true ? { WORKSYNC_TOKEN_ID: emu.tokenId, WORKSYNC_TOKEN_SECRET: emu.tokenSecret } : {})
 })
+
+/**
+ * The variables of a command's second end (`--to` of migrate): a user of the emulator and
+ * their organization, with the GraphQL token id and secret.
+ */
+export const targetConnectionEnv = (
+  user: { readonly token: string; readonly tokenId: string; readonly tokenSecret: string },
+  org: string
+): Record<string, string> => ({
+  WORKSYNC_TARGET_TOKEN: user.token,
+  WORKSYNC_TARGET_TOKEN_ID: user.tokenId,
+  WORKSYNC_TARGET_TOKEN_SECRET: user.tokenSecret,
+  WORKSYNC_TARGET_ORG: org
+})
