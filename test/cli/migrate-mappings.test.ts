@@ -12,27 +12,18 @@ import { expect, layer } from "@effect/vitest"
 import { insertList } from "../../src/emulator/core/lists.ts"
 import { insertTag } from "../../src/emulator/core/tags.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { runCli } from "../support/cli.ts"
+import { connectionEnv, runCli, targetConnectionEnv } from "../support/cli.ts"
+import { rpc } from "../support/mirror-cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
 let seq = 0
 const fresh = (name: string) => `${name}-${++seq}-${process.pid}`
 
-const call = async (handle: EmulatorHandle, op: string, body: Record<string, unknown>): Promise<any> => {
-  const res = await fetch(`${handle.restUrl}/v1/${op}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${handle.token}`, "content-type": "application/json", "svc-org-id": handle.org },
-    body: JSON.stringify(body)
-  })
-  expect(res.status, `${op}: ${res.status}`).toBeLessThan(300)
-  return res.json()
-}
-
 const q = <A>(handle: EmulatorHandle, sql: string, ...args: Array<unknown>) => handle.ctx.db.prepare(sql).all(...args) as Array<A>
 
 /**
- * A source with lists Backlog, Todo and Done, tags bug and defect, and three members
- * assigned to one record each; a target organization whose workspace has the lists Done
+ * A source with lists Backlog (two records), Todo and Done, tags bug and defect, and three
+ * members assigned to one record each; a target organization whose workspace has the lists Done
  * and Inbox already (a reading that makes no list puts records in its first list)
  * and a user ann@target.example of its own.
  */
@@ -46,27 +37,17 @@ const seed = async (handle: EmulatorHandle) => {
   const ann = person("Ann", "MEMBER")
   const bob = person("Bob", "MEMBER")
   const cy = person("Cy", "CLIENT")
-  await call(handle, "create-record", { workspaceId: ws, title: "Alpha", listId: lists.Backlog, tagIds: [bug], assigneeIds: [ann.userId] })
-  await call(handle, "create-record", { workspaceId: ws, title: "Bravo", listId: lists.Todo, tagIds: [defect], assigneeIds: [bob.userId] })
-  await call(handle, "create-record", { workspaceId: ws, title: "Charlie", listId: lists.Done, assigneeIds: [cy.userId] })
+  await rpc(handle, "create-record", { workspaceId: ws, title: "Alpha", listId: lists.Backlog, tagIds: [bug], assigneeIds: [ann.userId] })
+  await rpc(handle, "create-record", { workspaceId: ws, title: "Alpha 2", listId: lists.Backlog })
+  await rpc(handle, "create-record", { workspaceId: ws, title: "Bravo", listId: lists.Todo, tagIds: [defect], assigneeIds: [bob.userId] })
+  await rpc(handle, "create-record", { workspaceId: ws, title: "Charlie", listId: lists.Done, assigneeIds: [cy.userId] })
   const org = handle.admin.createOrganization({ name: "Target", slug: fresh("target") })
   const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Owner", orgLevel: "OWNER", orgId: org })
   const target = handle.admin.createWorkspace({ name: fresh("target"), orgId: org }).id
   insertList(handle.ctx, target, "Done")
   insertList(handle.ctx, target, "Inbox")
   const annThere = handle.admin.createUser({ email: `ann-${ws}@target.example`, firstName: "Ann", lastName: "There", orgId: org })
-  const env = {
-    WORKSYNC_REST_URL: handle.restUrl,
-    WORKSYNC_BASE_URL: handle.baseUrl,
-    WORKSYNC_TOKEN: handle.token,
-    WORKSYNC_TOKEN_ID: handle.tokenId,
-    WORKSYNC_TOKEN_SECRET: handle.tokenSecret,
-    WORKSYNC_ORG: handle.org,
-    WORKSYNC_TARGET_TOKEN: owner.token,
-    WORKSYNC_TARGET_TOKEN_ID: owner.tokenId,
-    WORKSYNC_TARGET_TOKEN_SECRET: owner.tokenSecret,
-    WORKSYNC_TARGET_ORG: org
-  }
+  const env = { ...connectionEnv(handle, { app: true }), ...targetConnectionEnv(owner, org) }
   return { ws, target, env, emails: { ann: `ann-${ws}@source.example`, bob: `bob-${ws}@source.example`, cy: `cy-${ws}@source.example` }, annThere: { id: annThere.userId, email: `ann-${ws}@target.example` } }
 }
 
@@ -137,6 +118,9 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(run.code, run.stderr).toBe(0)
       const report = JSON.parse(run.stdout)
       expect(report).toMatchObject({ verified: true, mappings: used })
+      // Backlog then Todo, each in its order, in the one list they merge into: the order is kept.
+      expect(report.lists.orderKept).toContain("Inbox")
+      expect(report.lists.orderNotKept).not.toContain("Inbox")
       expect(report.notCarried).toContainEqual({ what: "people", count: 1, why: `not invited: --people maps them to skip: ${s.emails.bob}` })
       expect(report.notCarried).toContainEqual(expect.objectContaining({ what: "assignments", count: 1 }))
 
@@ -152,6 +136,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       const annMember = q(handle, "SELECT 1 FROM workspace_members WHERE workspace_id = ? AND user_id = ?", s.target, s.annThere.id).length > 0
       expect(records.Alpha).toEqual({ list: "Inbox", tags: ["defect-x"], assignees: annMember ? [s.annThere.email] : [] })
       expect(records.Bravo).toEqual({ list: "Inbox", tags: ["defect-x"], assignees: [] })
+      expect(records["Alpha 2"]).toEqual({ list: "Inbox", tags: [], assignees: [] })
       expect(records.Charlie!.list).toBe("Done")
       expect(q<{ title: string }>(handle, "SELECT title FROM tags WHERE workspace_id = ?", s.target).map((t) => t.title)).toEqual(["defect-x"])
       const targetLists = q<{ title: string }>(handle, "SELECT title FROM lists WHERE workspace_id = ?", s.target).map((l) => l.title)
@@ -161,14 +146,14 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       // The next pass with the same files: nothing to do, the same entries used.
       const again = yield* cli(["--plan", "--json"])
       expect(again.code, again.stderr).toBe(0)
-      expect(JSON.parse(again.stdout).plan).toMatchObject({ create: 0, update: 0, unchanged: 3, mappings: used })
+      expect(JSON.parse(again.stdout).plan).toMatchObject({ create: 0, update: 0, unchanged: 4, mappings: used })
     }), 120_000)
 
   it.effect("a mapping file that cannot be used: one line naming the file and what is wrong, exit 64, nothing read", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator
       const dir = yield* tempDir("ws-migrate-mappings-")
-      const env = { WORKSYNC_REST_URL: handle.restUrl, WORKSYNC_BASE_URL: handle.baseUrl, WORKSYNC_TOKEN: handle.token, WORKSYNC_ORG: handle.org }
+      const env = connectionEnv(handle)
       const base = ["migrate", "--from", "workspace:a", "--to", "workspace:b", "--journal", path.join(dir, "m.sqlite")]
       const file = (name: string, text: string) => {
         const f = path.join(dir, name)

@@ -287,18 +287,24 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
     // the read is done), and only its pairs are held meanwhile.
     const titleCount = new Map<string, number>()
     for (const title of input.lists) titleCount.set(title, (titleCount.get(title) ?? 0) + 1)
-    /** Per source list title: its records' (source, target) positions and ids, not yet compared. */
-    const open = new Map<string, Array<{ readonly source: Positioned; readonly target: Positioned }>>()
+    /**
+     * Per source list title: its records' (source, target) positions and ids, not yet
+     * compared; `list`: which source list, in the order read.
+     */
+    const open = new Map<string, Array<{ readonly list: number; readonly source: Positioned; readonly target: Positioned }>>()
     const orderOf = new Map<string, boolean>()
     const compareOrder = (title: string) => {
       const pairs = open.get(title)
       open.delete(title)
       if (pairs === undefined || pairs.length === 0 || !titleCount.has(title) || notMadeSet.has(title)) return
-      const want = [...pairs].sort((a, b) => byPosition(a.source, b.source)).map((p) => p.target.id)
+      // Lists that share a title (or a title map merges) were created one after the other,
+      // each in its order: positions of two source lists say nothing of each other.
+      const want = [...pairs].sort((a, b) => a.list - b.list || byPosition(a.source, b.source)).map((p) => p.target.id)
       const got = pairs.map((p) => p.target).sort(byPosition).map((t) => t.id)
       orderOf.set(title, want.join("\n") === got.join("\n"))
     }
     let list: unknown = undefined
+    let listsRead = 0
 
     const details = detailBatches(input.store, input.run.id, source.workspaceId)
     yield* Stream.runForEach(details, (batch) =>
@@ -310,6 +316,7 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
           if (listId !== list) {
             for (const title of [...open.keys()]) if ((titleCount.get(title) ?? 0) <= 1) compareOrder(title)
             list = listId
+            listsRead++
           }
           const r = input.mapping === undefined ? readSource(d) : input.mapping.record(readSource(d))
           const id = yield* mappedOf(r.id)
@@ -321,7 +328,7 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
             continue
           }
           if (r.listTitle !== null) {
-            const pair = { source: { position: d.position, id: d.id }, target: { position: t.position, id: t.id } }
+            const pair = { list: listsRead, source: { position: d.position, id: d.id }, target: { position: t.position, id: t.id } }
             const inList = open.get(r.listTitle)
             if (inList === undefined) open.set(r.listTitle, [pair])
             else inList.push(pair)
