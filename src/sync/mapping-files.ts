@@ -54,9 +54,12 @@ export const readPeopleFile = (name: string, text: string): PeopleMap | { readon
   const entries: Array<MappingEntry> = []
   const byKey = new Map<string, number>()
   for (const [i, row] of rows.slice(1).entries()) {
-    const person = row[n]?.trim()
-    const to = row[e]?.trim()
-    if (!person || !to) continue
+    const person = row[n]?.trim() ?? ""
+    const to = row[e]?.trim() ?? ""
+    if (person === "" && to === "") continue
+    // Half a row is a mistake, not a row to pass over: the person would go unmapped unseen.
+    if (person === "") return { error: `--people ${name}: row ${i + 2}: no name for ${JSON.stringify(to)}` }
+    if (to === "") return { error: `--people ${name}: row ${i + 2}: ${JSON.stringify(person)} has no e-mail (give one, or ${SKIP})` }
     const target = fold(to) === SKIP ? SKIP : to.toLowerCase()
     if (target !== SKIP && !EMAIL.test(target)) {
       return { error: `--people ${name}: row ${i + 2}: ${JSON.stringify(to)} is neither an e-mail nor ${SKIP}` }

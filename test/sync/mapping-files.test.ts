@@ -25,12 +25,16 @@ describe("people file", () => {
     })
   })
 
-  it("a target that is neither an e-mail nor skip, a person mapped twice to different targets, or no name,email header: the file and what is wrong", () => {
+  it("a target that is neither an e-mail nor skip, a person mapped twice to different targets, half a row, or no name,email header: the file and what is wrong", () => {
     expect(readPeopleFile("p.csv", "name,email\nAnn,Ann There\n")).toEqual({ error: `--people p.csv: row 2: "Ann There" is neither an e-mail nor skip` })
     expect(readPeopleFile("p.csv", "name,email\nAnn,a@x.example\nann,b@x.example\n")).toEqual({
       error: `--people p.csv: row 3: "ann" is mapped twice, to a@x.example and to b@x.example`
     })
     expect(readPeopleFile("p.csv", "who,email\n")).toEqual({ error: "--people p.csv: the header must have the columns name,email" })
+    // Half a row: the person would be left unmapped without a word.
+    expect(readPeopleFile("p.csv", "name,email\nAnn,a@x.example\nBob,\n")).toEqual({ error: `--people p.csv: row 3: "Bob" has no e-mail (give one, or skip)` })
+    expect(readPeopleFile("p.csv", "name,email\nAnn\n")).toEqual({ error: `--people p.csv: row 2: "Ann" has no e-mail (give one, or skip)` })
+    expect(readPeopleFile("p.csv", "name,email\n,b@x.example\n")).toEqual({ error: `--people p.csv: row 2: no name for "b@x.example"` })
     // The same mapping twice is no conflict.
     expect("error" in readPeopleFile("p.csv", "name,email\nAnn,a@x.example\nAnn,A@x.example\n")).toBe(false)
   })
