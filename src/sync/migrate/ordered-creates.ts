@@ -63,7 +63,9 @@ export const createInSourceOrder = (options: {
   /** The mapping files' view of a source record (mapped-source.ts), as the restore step reads it. */
   readonly mapSource?: ((r: SourceRecord) => SourceRecord) | undefined
 }) =>
-  Effect.gen(function*() {
+  // Scoped: the target's records read for the planner (a scratch file, restore-target.ts)
+  // go when the creates are done, not with the whole migration.
+  Effect.scoped(Effect.gen(function*() {
     const { client, journal, target } = options
     const namespace = recordNamespace(target)
     /** The target and the planner, made at the first record to create (none: no read). */
@@ -95,4 +97,4 @@ export const createInSourceOrder = (options: {
     // Also when every create was planned by an earlier run and not finished: they resume here.
     const report: ReplayReport = yield* replay(journal, makeRecordExecutors(client), { phases: PHASES, concurrency: options.concurrency })
     return report
-  })
+  }))
