@@ -17,6 +17,7 @@ import { insertComment } from "../../src/emulator/core/writes.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { connectionEnv, runCli, targetConnectionEnv } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { rpcAs } from "../support/mirror-cli.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
 const until = (condition: () => boolean) =>
@@ -27,16 +28,6 @@ const until = (condition: () => boolean) =>
 
 let seq = 0
 const fresh = (name: string) => `${name}-${++seq}-${process.pid}`
-
-const call = async (handle: EmulatorHandle, auth: { token: string; org: string }, op: string, body: Record<string, unknown>): Promise<any> => {
-  const res = await fetch(`${handle.restUrl}/v1/${op}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${auth.token}`, "content-type": "application/json", "svc-org-id": auth.org },
-    body: JSON.stringify(body)
-  })
-  expect(res.status, `${op}: ${res.status}`).toBeLessThan(300)
-  return res.json()
-}
 
 const q = <A>(handle: EmulatorHandle, sql: string, ...args: Array<unknown>) => handle.ctx.db.prepare(sql).all(...args) as Array<A>
 
@@ -54,7 +45,7 @@ const seed = async (handle: EmulatorHandle) => {
   const backlog = insertList(handle.ctx, ws, "Backlog")
   const ids: Record<string, string> = {}
   for (const title of ["Alpha", "Bravo", "Charlie", "Delta"]) {
-    ids[title] = (await call(handle, source, "create-record", { workspaceId: ws, title, listId: backlog.id })).id
+    ids[title] = (await rpcAs(handle, source, "create-record", { workspaceId: ws, title, listId: backlog.id })).id
   }
   const org = handle.admin.createOrganization({ name: "Target", slug: fresh("target") })
   const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Owner", orgLevel: "OWNER", orgId: org })
@@ -108,14 +99,14 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       // Between passes: the source renames Alpha, marks Bravo done, describes Delta, deletes
       // Charlie and adds Echo; the target renames its Alpha and its Delta.
       yield* Effect.promise(async () => {
-        await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Alpha, title: "Alpha at the source" })
-        await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Bravo, done: true })
-        await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Delta, descriptionHtml: "<p>Described at the source</p>" })
-        await call(handle, s.source, "delete-record", { workspaceId: s.ws, recordId: s.ids.Charlie })
-        await call(handle, s.source, "create-record", { workspaceId: s.ws, title: "Echo" })
+        await rpcAs(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Alpha, title: "Alpha at the source" })
+        await rpcAs(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Bravo, done: true })
+        await rpcAs(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Delta, descriptionHtml: "<p>Described at the source</p>" })
+        await rpcAs(handle, s.source, "delete-record", { workspaceId: s.ws, recordId: s.ids.Charlie })
+        await rpcAs(handle, s.source, "create-record", { workspaceId: s.ws, title: "Echo" })
         const t = records(handle, s.target.ws)
-        await call(handle, s.target.auth, "update-record", { workspaceId: s.target.ws, recordId: t.get("Alpha")!.id, title: "Alpha on the target" })
-        await call(handle, s.target.auth, "update-record", { workspaceId: s.target.ws, recordId: t.get("Delta")!.id, title: "Delta on the target" })
+        await rpcAs(handle, s.target.auth, "update-record", { workspaceId: s.target.ws, recordId: t.get("Alpha")!.id, title: "Alpha on the target" })
+        await rpcAs(handle, s.target.auth, "update-record", { workspaceId: s.target.ws, recordId: t.get("Delta")!.id, title: "Delta on the target" })
       })
 
       const second = yield* plan()
@@ -187,7 +178,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       // The target deletes its Alpha; the source then renames Alpha and comments on it.
       const deleted = records(handle, s.target.ws).get("Alpha")!.id
       handle.admin.deleteRecords([deleted], s.target.ws)
-      yield* Effect.promise(() => call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Alpha, title: "Alpha at the source" }))
+      yield* Effect.promise(() => rpcAs(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Alpha, title: "Alpha at the source" }))
       insertComment(handle.ctx, { workspaceId: s.ws, recordId: s.ids.Alpha!, userId: handle.ownerUserId, html: "<p>Still needed?</p>", text: "Still needed?" })
 
       const isDeletion = (k: { what: string; item: string; why: string }) => k.what === "record" && k.item === s.ids.Alpha && k.why.includes("deleted on the target")

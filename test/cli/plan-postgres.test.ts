@@ -18,21 +18,12 @@ import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { cleanEnv, runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 import { freshSchema, pgClient, query } from "../support/postgres.ts"
+import { rpcAs } from "../support/mirror-cli.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
 
 let seq = 0
 const fresh = (name: string) => `${name}-${++seq}-${process.pid}`
-
-const call = async (handle: EmulatorHandle, auth: { token: string; org: string }, op: string, body: Record<string, unknown>): Promise<any> => {
-  const res = await fetch(`${handle.restUrl}/v1/${op}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${auth.token}`, "content-type": "application/json", "svc-org-id": auth.org },
-    body: JSON.stringify(body)
-  })
-  expect(res.status, `${op}: ${res.status}`).toBeLessThan(300)
-  return res.json()
-}
 
 /** Titles of the live records of a workspace. */
 const titles = (handle: EmulatorHandle, ws: string) =>
@@ -46,7 +37,7 @@ const seed = async (handle: EmulatorHandle) => {
   const backlog = insertList(handle.ctx, ws, "Backlog")
   const ids: Record<string, string> = {}
   for (const title of ["Alpha", "Bravo", "Charlie", "Delta"]) {
-    ids[title] = (await call(handle, source, "create-record", { workspaceId: ws, title, listId: backlog.id })).id
+    ids[title] = (await rpcAs(handle, source, "create-record", { workspaceId: ws, title, listId: backlog.id })).id
   }
   const org = handle.admin.createOrganization({ name: "Target", slug: fresh("target") })
   const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Owner", orgLevel: "OWNER", orgId: org })
@@ -149,9 +140,9 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
 
       // The source renames Alpha, marks Bravo done and adds Echo.
       yield* Effect.promise(async () => {
-        await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Alpha, title: "Alpha at the source" })
-        await call(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Bravo, done: true })
-        await call(handle, s.source, "create-record", { workspaceId: s.ws, title: "Echo" })
+        await rpcAs(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Alpha, title: "Alpha at the source" })
+        await rpcAs(handle, s.source, "update-record", { workspaceId: s.ws, recordId: s.ids.Bravo, done: true })
+        await rpcAs(handle, s.source, "create-record", { workspaceId: s.ws, title: "Echo" })
       })
       const second = yield* plan
       expect(second).toMatchObject({ create: 1, update: 2, unchanged: 2, delete: 0, conflicts: [] })

@@ -15,6 +15,7 @@ import { insertList } from "../../src/emulator/core/lists.ts"
 import { insertComment } from "../../src/emulator/core/writes.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { rpc } from "../support/mirror-cli.ts"
 
 const BIN = "bin/worksync.js"
 
@@ -63,23 +64,13 @@ const writes = (handle: EmulatorHandle) =>
 
 const CLI_TEST_TIMEOUT = 120_000
 
-const call = async (handle: EmulatorHandle, op: string, body: Record<string, unknown>): Promise<any> => {
-  const res = await fetch(`${handle.restUrl}/v1/${op}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${handle.token}`, "content-type": "application/json", "svc-org-id": handle.org },
-    body: JSON.stringify(body)
-  })
-  expect(res.status, `${op}: ${res.status}`).toBeLessThan(300)
-  return res.json()
-}
-
 /** A source workspace of three records and a target workspace in another organization, with the CLI's environment. */
 const seedMigration = async (handle: EmulatorHandle, name: string) => {
   const ws = handle.admin.createWorkspace({ name: `${name} source` }).id
   // Made directly: the alt reading's list create makes no list (CREATE_LIST_READING).
   const backlog = insertList(handle.ctx, ws, "Backlog")
   const ids: Record<string, string> = {}
-  for (const title of ["Alpha", "Bravo", "Charlie"]) ids[title] = (await call(handle, "create-record", { workspaceId: ws, title, listId: backlog.id })).id
+  for (const title of ["Alpha", "Bravo", "Charlie"]) ids[title] = (await rpc(handle, "create-record", { workspaceId: ws, title, listId: backlog.id })).id
   const org = handle.admin.createOrganization({ name: "Target", slug: `${name}-target` })
   const owner = handle.admin.createUser({ email: `owner-${org}@target.example`, firstName: "Tara", lastName: "Owner", orgLevel: "OWNER", orgId: org })
   const target = handle.admin.createWorkspace({ name: `${name} target`, orgId: org }).id
@@ -239,7 +230,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const { Alpha: alpha, Bravo: bravo, Charlie: charlie } = s.ids as Record<string, string>
         // An id of the source's shape that names no record of it.
         const stranger = bravo!.split("").reverse().join("")
-        yield* Effect.promise(() => call(handle, "update-record", { workspaceId: s.ws, recordId: alpha, description: `Depends on ${bravo} and ${stranger}.` }))
+        yield* Effect.promise(() => rpc(handle, "update-record", { workspaceId: s.ws, recordId: alpha, description: `Depends on ${bravo} and ${stranger}.` }))
         insertComment(handle.ctx, { workspaceId: s.ws, recordId: bravo!, userId: handle.ownerUserId, html: `<p>Needed by ${alpha}</p>`, text: `Needed by ${alpha}` })
         const dir = yield* tempDir("ws-references-migrate-")
         const args = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${s.target}`, "--journal", path.join(dir, "m.sqlite"), "--people", "skip", "--json"]
@@ -270,7 +261,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(commentsOf(handle, b.id)).toEqual(comments)
 
         // The source's description changes: the next pass writes it, and its reference.
-        yield* Effect.promise(() => call(handle, "update-record", { workspaceId: s.ws, recordId: alpha, description: `Now after ${charlie}.` }))
+        yield* Effect.promise(() => rpc(handle, "update-record", { workspaceId: s.ws, recordId: alpha, description: `Now after ${charlie}.` }))
         const delta = yield* run(handle, args, s.env)
         expect(delta.code, delta.stderr).toBe(0)
         const pass = JSON.parse(delta.stdout)
@@ -284,7 +275,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const handle = yield* Emulator
         const s = yield* Effect.promise(() => seedMigration(handle, "references-faults"))
         const { Alpha: alpha, Bravo: bravo } = s.ids as Record<string, string>
-        yield* Effect.promise(() => call(handle, "update-record", { workspaceId: s.ws, recordId: alpha, description: `Depends on ${bravo}.` }))
+        yield* Effect.promise(() => rpc(handle, "update-record", { workspaceId: s.ws, recordId: alpha, description: `Depends on ${bravo}.` }))
         insertComment(handle.ctx, { workspaceId: s.ws, recordId: bravo!, userId: handle.ownerUserId, html: `<p>Needed by ${alpha}</p>`, text: `Needed by ${alpha}` })
         const dir = yield* tempDir("ws-references-migrate-faults-")
         const args = ["migrate", "--from", `workspace:${s.ws}`, "--to", `workspace:${s.target}`, "--journal", path.join(dir, "m.sqlite"), "--people", "skip", "--json"]

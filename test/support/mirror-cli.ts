@@ -19,15 +19,24 @@ export const mirrorEnv = (handle: EmulatorHandle) => ({
   WORKSYNC_ORG: handle.org
 })
 
-export const rpc = async (handle: EmulatorHandle, op: string, body: Record<string, unknown>): Promise<any> => {
+/** A REST operation of the service as `auth` (a user's token and organization), which must succeed. */
+export const rpcAs = async (
+  handle: EmulatorHandle,
+  auth: { readonly token: string; readonly org: string },
+  op: string,
+  body: Record<string, unknown>
+): Promise<any> => {
   const res = await fetch(`${handle.restUrl}/v1/${op}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${handle.token}`, "content-type": "application/json", "svc-org-id": handle.org },
+    headers: { authorization: `Bearer ${auth.token}`, "content-type": "application/json", "svc-org-id": auth.org },
     body: JSON.stringify(body)
   })
   expect(res.status, `${op}: ${res.status} ${await res.clone().text()}`).toBeLessThan(300)
   return res.json()
 }
+
+/** A REST operation of the service as the emulator's own user, which must succeed. */
+export const rpc = (handle: EmulatorHandle, op: string, body: Record<string, unknown>): Promise<any> => rpcAs(handle, handle, op, body)
 
 export const freePort = () =>
   new Promise<number>((resolve) => {
