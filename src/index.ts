@@ -197,14 +197,11 @@ export {
   exportSnapshot,
   NothingToExport
 } from "./connectors/export.ts"
-export {
-  ImportFailed,
-  importCsv,
-  type ImportOptions,
-  type ImportResult,
-  ImportUsageError,
-  planCsvImport
-} from "./connectors/csv/import.ts"
+export { ImportFailed, ImportUsageError } from "./connectors/csv/errors.ts"
+export { importCsv } from "./connectors/csv/import.ts"
+export type { ImportOptions } from "./connectors/csv/options.ts"
+export { planCsvImport } from "./connectors/csv/plan.ts"
+export type { ImportResult } from "./connectors/csv/result.ts"
 export {
   CopySetupError,
   copyFiles,

@@ -25,7 +25,7 @@ export {
   UploadSizeMismatch,
   ValidationFailed
 } from "../client/errors.ts"
-export { ImportFailed, ImportUsageError } from "../connectors/csv/import.ts"
+export { ImportFailed, ImportUsageError } from "../connectors/csv/errors.ts"
 export { MappingError } from "../connectors/csv/mapping.ts"
 export { ExportError, NothingToExport } from "../connectors/export.ts"
 export { CopySpecInvalid, LocalIoError, NotConfirmed, SizeMismatch, UnsafeLocalPath } from "../connectors/files/errors.ts"

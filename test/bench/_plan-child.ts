@@ -9,7 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { clientLayer } from "../../src/client/layer.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
-import { planCsvImport } from "../../src/connectors/csv/import.ts"
+import { planCsvImport } from "../../src/connectors/csv/plan.ts"
 import { startEmulator } from "../../src/emulator/index.ts"
 import { Journal } from "../../src/store/journal.ts"
 

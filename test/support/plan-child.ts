@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { clientLayer } from "../../src/client/layer.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
-import { planCsvImport } from "../../src/connectors/csv/import.ts"
+import { planCsvImport } from "../../src/connectors/csv/plan.ts"
 import { Journal } from "../../src/store/journal.ts"
 
 const [journalFile, csv, workspaceId] = process.argv.slice(2) as [string, string, string]

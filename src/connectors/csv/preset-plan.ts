@@ -245,3 +245,16 @@ export const makePresetPlanner = (options: {
     report: (): PresetPlanReport => ({ unresolved: [...unresolved], problems, problemCount })
   }
 }
+
+/** What a tool preset adds to the result of planning (a dry run's figures are the planned ones). */
+export const toolReport = (tool: ReturnType<typeof makePresetPlanner>, newOps: Readonly<Record<string, number>>) => {
+  const report = tool.report()
+  return {
+    census: tool.census(),
+    // Each attachment is carried by a comment of its own: those are not the export's comments.
+    comments: (newOps[EXTRA_KINDS.commentCreate] ?? 0) - (newOps[EXTRA_KINDS.fileUpload] ?? 0),
+    attachments: newOps[EXTRA_KINDS.fileUpload] ?? 0,
+    people: { unresolved: report.unresolved },
+    problems: report.problems
+  }
+}

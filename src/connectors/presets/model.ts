@@ -1,7 +1,7 @@
 /**
  * What a preset reads from another tool's export, in the tool's terms, before anything is
  * resolved against the service. One contract, one reader per tool (jira.ts, asana.ts,
- * trello-csv.ts, trello-json.ts, clickup.ts): the import (src/connectors/csv/import.ts)
+ * trello-csv.ts, trello-json.ts, clickup.ts): the import (src/connectors/csv/preset-plan.ts)
  * turns a `PresetRow` into a record create plus its follow-ups (archive, comments,
  * attachments, checklists), and the census tells the user, column by column, what was
  * carried and what was left behind.

@@ -191,7 +191,7 @@ export const openPostgresJournalView = (
   })
 
 /** Runs an Effect for a Promise-based caller: its failure as it is, not wrapped. */
-const toPromise = <A, E>(context: Context.Context<never>, effect: Effect.Effect<A, E>): Promise<A> =>
+export const toPromise = <A, E>(context: Context.Context<never>, effect: Effect.Effect<A, E>): Promise<A> =>
   Effect.runPromiseExitWith(context)(effect).then((exit) => {
     if (Exit.isSuccess(exit)) return exit.value
     throw Cause.squash(exit.cause)
