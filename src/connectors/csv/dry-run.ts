@@ -1,6 +1,7 @@
 /**
- * A dry run plans as a run would, against the journal as it is, and writes nothing: not
- * the service, not the journal (a journal that does not exist is not created).
+ * A dry run plans as a run would, against the journal as it is, so that what it counts is
+ * what the run would do; it writes nothing, neither to the service nor to the journal (one
+ * that does not exist is not created), so it can be asked at any time.
  */
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"

@@ -1,10 +1,9 @@
-import type { Planner, PlannedOp, PlanOp } from "../../store/journal.ts"
-import { JournalError } from "../../store/journal.ts"
+import { JournalError, type PlannedOp, type Planner, type PlanOp } from "../../store/journal.ts"
 import { openPlanWriter } from "../../store/plan-writer.ts"
 
 /**
- * Assigns journal keys: the real journal, or (dry run) an in-memory count over a read-only
- * view. Answers come in the order of the calls.
+ * Assigns journal keys: the real journal, or (dry run, dry-run.ts) a count over a
+ * read-only view of it. Answers come in the order of the calls.
  */
 export interface KeyAssigner {
   readonly plan: (ops: ReadonlyArray<PlanOp>) => Promise<Array<PlannedOp>>
