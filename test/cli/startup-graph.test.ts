@@ -40,6 +40,16 @@ M._load = function (request, ...rest) { if (!M.isBuiltin(request)) process.stder
   }
 })
 
+it("the CLI bundle is ASCII, its dependencies' license notices in a file beside it", () => {
+  // One character past ASCII makes V8 keep the whole source as a two-byte string, which
+  // every start pays for in decoding and in checking the code cache against it.
+  const bundle = fs.readFileSync("dist/cli.cjs")
+  const at = bundle.findIndex((byte) => byte > 0x7f)
+  expect(at === -1 ? "" : bundle.subarray(Math.max(0, at - 60), at + 20).toString("utf8")).toBe("")
+  expect(bundle.toString("latin1")).toContain("For license information please see cli.cjs.LEGAL.txt")
+  expect(fs.readFileSync("dist/cli.cjs.LEGAL.txt", "utf8")).toMatch(/MIT/)
+})
+
 describe("code cache of the CLI bundle", () => {
   /** A copy of the shipped CLI (launcher and bundle) in a temp dir, so its cache can be tampered with. */
   const install = () => {

@@ -17,8 +17,12 @@ export const MAX_NAME_BYTES = 240
 export const MANIFEST_FILE = "manifest.ndjson"
 export const TEMP_DIR = ".worksync-tmp"
 
-/** Windows device names, reserved with or without an extension (`con.txt` too). */
-const RESERVED_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)$/i
+/**
+ * Windows device names, reserved with or without an extension (`con.txt` too); COM and LPT
+ * take the superscript digits one, two and three as well. Written as escapes: the CLI
+ * bundle stays ASCII (see scripts/build.mjs).
+ */
+const RESERVED_DEVICE = /^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3]|conin\$|conout\$)$/i
 
 /** Separators, characters Windows refuses, and C0/C1 controls and DEL. */
 // eslint-disable-next-line no-control-regex

@@ -68,7 +68,7 @@ const RULES: ReadonlyArray<ColumnRule<Role>> = [
   { role: "parent", names: ["Parent id", "Parent ID", "Parent"], field: "parent" },
   { names: ["Sprint"], reason: "the service has no sprints" },
   {
-    names: /^(Σ )?(Original Estimate|Remaining Estimate|Time Spent)$|^(Log Work|Work Ratio)$/i,
+    names: /^(\u03a3 )?(Original Estimate|Remaining Estimate|Time Spent)$|^(Log Work|Work Ratio)$/i,
     reason: "the service has no time tracking"
   },
   { names: /^Custom field \(.*\)$/i, reason: "custom field values: no documented operation sets them" },
