@@ -38,6 +38,12 @@ export const formatBytes = (n: number): string => {
   return `${unit === 0 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`
 }
 
+/**
+ * A count with thousands separators: 400,000. Not toLocaleString: its first call loads the
+ * ICU locale data, about 30 ms of CPU in a process that prints one progress line.
+ */
+export const formatCount = (n: number): string => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
+
 const formatDuration = (seconds: number): string => {
   if (!Number.isFinite(seconds) || seconds < 0) return "--:--"
   const s = Math.round(seconds)
@@ -54,11 +60,11 @@ export const describeProgress = (
   total: number | undefined,
   elapsedMs: number
 ): string => {
-  const fmt = options.unit === "bytes" ? formatBytes : (n: number) => n.toLocaleString("en-US")
+  const fmt = options.unit === "bytes" ? formatBytes : formatCount
   const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0
   const rateText = options.unit === "bytes"
     ? `${formatBytes(rate)}/s`
-    : `${rate < 10 ? rate.toFixed(1) : Math.round(rate).toLocaleString("en-US")}/s`
+    : `${rate < 10 ? rate.toFixed(1) : formatCount(rate)}/s`
   if (total === undefined || total <= 0) return `${options.label}: ${fmt(done)} ${rateText}`
   const pct = Math.min(100, (done / total) * 100)
   const eta = rate > 0 ? (total - done) / rate : Number.NaN

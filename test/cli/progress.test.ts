@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import { describeProgress, makeProgress } from "../../src/cli/progress.ts"
+import { describeProgress, formatCount, makeProgress } from "../../src/cli/progress.ts"
 
 const capture = (plainEveryMs: number) => {
   const lines: Array<string> = []
@@ -45,6 +45,13 @@ describe("progress without a terminal", () => {
   it("counts and rates read with thousands separators", () => {
     expect(describeProgress({ label: "rows read", unit: "items" }, 400_000, undefined, 1_392)).toBe("rows read: 400,000 287,356/s")
     expect(describeProgress({ label: "rows read", unit: "items" }, 3, 10, 1_000)).toBe("rows read: 3/10 30% 3.0/s ETA 0:02")
+  })
+
+  it("a count is grouped as English does it, from 0 to past a billion", () => {
+    const english = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 })
+    for (const n of [0, 7, 999, 1_000, 10_000, 999_999, 1_000_000, 1_234_567_890, 12.4, 999.6]) {
+      expect(formatCount(n)).toBe(english.format(Math.round(n)))
+    }
   })
 
   it("quiet prints nothing", () => {
