@@ -14,6 +14,7 @@
 import type { IncomingMessage } from "node:http"
 import type { AccessLevel, EmulatorContext, Principal } from "./context.ts"
 import { get } from "./core/sql.ts"
+import { untilWrite } from "./core/until-write.ts"
 import { forbidden, noAccess, unauthorized } from "./http.ts"
 
 export interface OrganizationRow {
@@ -40,10 +41,15 @@ export const header = (req: IncomingMessage, name: string): string | undefined =
   return first === undefined || first.trim() === "" ? undefined : first.trim()
 }
 
+const organizations = untilWrite<OrganizationRow | null>()
+
 /** An organization by id or slug. */
 export const resolveOrganization = (ctx: EmulatorContext, ref: string): OrganizationRow | null =>
-  get<OrganizationRow>(ctx.db, "SELECT id, slug, name, banned, seat_limit FROM organizations WHERE id = ? OR slug = ?", ref, ref) ??
-  null
+  organizations(
+    ctx.db,
+    ref,
+    () => get<OrganizationRow>(ctx.db, "SELECT id, slug, name, banned, seat_limit FROM organizations WHERE id = ? OR slug = ?", ref, ref) ?? null
+  )
 
 /** A workspace by id or slug. */
 export const resolveWorkspace = (ctx: EmulatorContext, ref: string): WorkspaceRow | null =>
@@ -54,9 +60,14 @@ export const resolveWorkspace = (ctx: EmulatorContext, ref: string): WorkspaceRo
     ref
   ) ?? null
 
+const orgLevels = untilWrite<AccessLevel | null>()
+
 export const orgLevel = (ctx: EmulatorContext, orgId: string, userId: string): AccessLevel | null =>
-  get<{ level: AccessLevel }>(ctx.db, "SELECT level FROM org_members WHERE org_id = ? AND user_id = ?", orgId, userId)
-    ?.level ?? null
+  orgLevels(
+    ctx.db,
+    `${orgId}\u0000${userId}`,
+    () => get<{ level: AccessLevel }>(ctx.db, "SELECT level FROM org_members WHERE org_id = ? AND user_id = ?", orgId, userId)?.level ?? null
+  )
 
 /**
  * A user's level in a workspace: the membership level, or for an organization OWNER or
@@ -83,6 +94,12 @@ interface TokenRow {
   readonly token_id: string
   readonly user_id: string
 }
+
+const bearerTokens = untilWrite<TokenRow | undefined>()
+
+/** The token row of a bearer token, if it is known. */
+const bearerToken = (ctx: EmulatorContext, token: string): TokenRow | undefined =>
+  bearerTokens(ctx.db, token, () => get<TokenRow>(ctx.db, "SELECT token_id, user_id FROM tokens WHERE token = ?", token))
 
 const bearer = (req: IncomingMessage): string | undefined => {
   const value = header(req, "authorization")
@@ -137,7 +154,7 @@ const firstOrgOf = (ctx: EmulatorContext, userId: string): string | null =>
 export const tokenKeyOf = (ctx: EmulatorContext, req: IncomingMessage): string | null => {
   const token = bearer(req)
   if (token !== undefined) {
-    return get<TokenRow>(ctx.db, "SELECT token_id, user_id FROM tokens WHERE token = ?", token)?.token_id ?? null
+    return bearerToken(ctx, token)?.token_id ?? null
   }
   return header(req, `${ctx.prefix}-token-id`) ?? null
 }
@@ -151,7 +168,7 @@ export const tokenKeyOf = (ctx: EmulatorContext, req: IncomingMessage): string |
 export const authenticateRest = (ctx: EmulatorContext, req: IncomingMessage, surface: Surface = "rpc"): Principal => {
   const token = bearer(req)
   if (token === undefined) throw unauthorized()
-  const row = get<TokenRow>(ctx.db, "SELECT token_id, user_id FROM tokens WHERE token = ?", token)
+  const row = bearerToken(ctx, token)
   if (row === undefined) throw unauthorized()
   const orgRef = orgHeader(ctx, req, surface) ?? null
   let orgId: string | null = null

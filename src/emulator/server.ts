@@ -119,6 +119,10 @@ const makeAmbiguous = (req: http.IncomingMessage, res: http.ServerResponse): voi
   }
 }
 
+/** A decision with nothing to apply before the handler runs (no fault, or "not-applied"). */
+const passesThrough = (decision: FaultDecision): boolean =>
+  (decision.action === "none" || decision.action === "not-applied") && decision.latencyMs <= 0 && decision.before === undefined
+
 /** Applies a decided fault; returns true when the request is finished. */
 const applyFault = async (
   decision: FaultDecision,
@@ -266,7 +270,7 @@ export const startServers = async (
     }
     trackStats(stats, op.name, res)
     const decision = decide(req, op.name, op.write)
-    if (await applyFault(decision, req, res, ctx.variant)) return
+    if (!passesThrough(decision) && (await applyFault(decision, req, res, ctx.variant))) return
     await runRest(req, res, url, op, target, decision.action === "not-applied")
   }
 

@@ -11,6 +11,7 @@ import type { AccessLevel, EmulatorContext, Principal } from "../context.ts"
 import { orgLevel, type WorkspaceRow } from "../auth.ts"
 import { forbidden, noAccess, notFound } from "../http.ts"
 import { all, get } from "./sql.ts"
+import { untilWrite } from "./until-write.ts"
 
 export type Need = "read" | "comment" | "write"
 
@@ -53,6 +54,11 @@ export const accessibleWorkspaceIds = (ctx: EmulatorContext, principal: Principa
   return rows.filter((r) => r.org_id === principal.orgId).map((r) => r.id)
 }
 
+type WorkspaceAccessRow = WorkspaceRow & { member_level: AccessLevel | null; org_level: AccessLevel | null; banned: number }
+
+/** requireWorkspace's row by user and workspace reference, until the next write. */
+const workspaceAccess = untilWrite<WorkspaceAccessRow | undefined>()
+
 /**
  * A workspace named by id or slug that the caller may use for `need`.
  * 422 NOT_FOUND when it does not exist (or is outside the organization acted in);
@@ -65,7 +71,7 @@ export const requireWorkspace = (
   need: Need
 ): WorkspaceRow & { level: AccessLevel } => {
   // One query: the workspace (by id or slug), the caller's levels and the org's suspension.
-  const row = get<WorkspaceRow & { member_level: AccessLevel | null; org_level: AccessLevel | null; banned: number }>(
+  const row = workspaceAccess(ctx.db, `${principal.userId}\u0000${ref}`, () => get<WorkspaceAccessRow>(
     ctx.db,
     `SELECT w.id, w.slug, w.name, w.org_id, w.created_at, w.updated_at,
             (SELECT wm.level FROM workspace_members wm WHERE wm.workspace_id = w.id AND wm.user_id = @user) AS member_level,
@@ -75,7 +81,7 @@ export const requireWorkspace = (
       WHERE (w.id = @ref OR w.slug = @ref) AND (SELECT o.banned FROM organizations o WHERE o.id = w.org_id) IS NOT NULL
       LIMIT 1`,
     { user: principal.userId, ref }
-  )
+  ))
   if (row === undefined) throw notFound("Workspace")
   if (principal.orgId !== null && row.org_id !== principal.orgId) throw notFound("Workspace")
   const level: AccessLevel | null =

@@ -7,7 +7,7 @@
  * those of plain OFFSET paging, drift included.
  */
 import type { EmulatorContext } from "../context.ts"
-import { get } from "./sql.ts"
+import { writeCount } from "./until-write.ts"
 
 /** A row's place in a listing's order: its sort value, then its id. */
 export interface Key {
@@ -31,7 +31,7 @@ const MAX_ENTRIES = 20_000
 const caches = new WeakMap<EmulatorContext, Cache>()
 
 const cacheOf = (ctx: EmulatorContext): Cache => {
-  const version = get<{ v: number }>(ctx.db, "SELECT total_changes() AS v")!.v
+  const version = writeCount(ctx.db)
   let cache = caches.get(ctx)
   if (cache === undefined) {
     cache = { version, size: 0, filters: new Map() }

@@ -6,6 +6,7 @@
 import type Database from "better-sqlite3"
 import { ACTIVITY_TYPENAMES } from "../../schema/assumptions.ts"
 import { all, get } from "./sql.ts"
+import { writeCount } from "./until-write.ts"
 
 /** The columns every record read selects (the list title comes from a cached map). */
 export const RECORD_COLUMNS = `r.id, r.uid, r.workspace_id, r.list_id, r.title, r.done, r.archived, r.position,
@@ -80,7 +81,7 @@ interface Lookups {
 const lookupCache = new WeakMap<Database.Database, Lookups>()
 
 const lookups = (db: Database.Database): Lookups => {
-  const version = get<{ v: number }>(db, "SELECT total_changes() AS v")!.v
+  const version = writeCount(db)
   const cached = lookupCache.get(db)
   if (cached !== undefined && cached.version === version) return cached
   const lists = new Map<string, string>()
