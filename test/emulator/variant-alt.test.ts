@@ -227,9 +227,15 @@ const probes: Partial<Record<ChoiceName, Probe>> = {
   },
   ALL_DAY_READ_FORM: {
     rules: "R-REST-RECORD-34, R-REST-RECORD-05",
-    run: async (h) => (await getRecord(h, await newRecord(h, { duedAt: "2024-05-01" }))).duedAt,
-    reference: "2024-05-01T00:00:00.000Z",
-    alt: "2024-05-01T00:00:00"
+    run: async (h) => {
+      const title = fresh("all-day")
+      const recordId = await newRecord(h, { title, startedAt: "2024-04-01T10:00:00.000Z", duedAt: "2024-05-01" })
+      // A page reads the flags with its rows (the start timed, the due date all day).
+      const listed = (await ok(rpc(h, "list-records", { workspaceId: ws(h), search: title }))).items[0]
+      return { detail: (await getRecord(h, recordId)).duedAt, listed: [listed.startedAt, listed.duedAt] }
+    },
+    reference: { detail: "2024-05-01T00:00:00.000Z", listed: ["2024-04-01T10:00:00.000Z", "2024-05-01T00:00:00.000Z"] },
+    alt: { detail: "2024-05-01T00:00:00", listed: ["2024-04-01T10:00:00.000Z", "2024-05-01T00:00:00"] }
   },
   DETAIL_EMPTY_STRING: {
     rules: "R-REST-RECORD-22",

@@ -17,6 +17,7 @@ import {
   altTag,
   altUser,
   altWorkspace,
+  keptAllDayFlags,
   opaqueCursor,
   referenceCustomFieldType
 } from "./shapes.ts"
@@ -61,7 +62,7 @@ export const altAnswer = (ctx: EmulatorContext, op: string, input: Json, result:
   switch (op) {
     case "list-records": {
       const items = itemsOf(r)
-      const flags = allDayFlags(ctx.db, items.map((i) => i["id"] as string))
+      const flags = keptAllDayFlags(r) ?? allDayFlags(ctx.db, items.map((i) => i["id"] as string))
       const pageInfo = r["pageInfo"] as Json
       return {
         items: items.map((i) => altRecordSummary(i, flags)),

@@ -95,6 +95,20 @@ export const altFileItem = (f: Json): Json => {
 /** All-day flags of records, by id (the summaries do not carry them). */
 export type AllDayFlags = ReadonlyMap<string, { readonly started: boolean; readonly dued: boolean }>
 
+/** Flags a list-records page read with its rows, by the page's answer (see keepAllDayFlags). */
+const pageFlags = new WeakMap<object, AllDayFlags>()
+
+/**
+ * The all-day flags of a page's records, read by the page's own query: reading them again by
+ * id, one index lookup and one table row per record, cost as much as the page.
+ */
+export const keepAllDayFlags = (answer: object, flags: AllDayFlags): void => {
+  pageFlags.set(answer, flags)
+}
+
+/** The flags kept for this answer, if its page read them. */
+export const keptAllDayFlags = (answer: object): AllDayFlags | undefined => pageFlags.get(answer)
+
 export const allDayFlags = (db: Database.Database, ids: ReadonlyArray<string>): AllDayFlags => {
   const flags = new Map<string, { started: boolean; dued: boolean }>()
   if (ids.length === 0) return flags

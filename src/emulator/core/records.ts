@@ -23,6 +23,7 @@ import type { EmulatorContext, Principal, RestOperation } from "../context.ts"
 import { churnPageOf } from "../faults.ts"
 import type { ChurnOptions } from "../options.ts"
 import { notFound } from "../http.ts"
+import { type AllDayFlags, keepAllDayFlags } from "../alt/shapes.ts"
 import { accessibleWorkspaceIds, requireWorkspace } from "./access.ts"
 import { reinterpret, toStoredDate, type StoredDate } from "./dates.ts"
 import { htmlToText, sanitizeHtml, textToHtml } from "./html.ts"
@@ -217,7 +218,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
     boundary === undefined
       ? allRaw<RecordTuple>(
           ctx.db,
-          `SELECT ${SUMMARY_COLUMNS} FROM records r ${order.index}
+          `SELECT ${order.columns} FROM records r ${order.index}
             WHERE r.deleted_at IS NULL AND ${condition}
             ORDER BY ${order.orderBy} LIMIT +? OFFSET +?`,
           ...params,
@@ -226,7 +227,7 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
         )
       : allRaw<RecordTuple>(
           ctx.db,
-          `SELECT ${SUMMARY_COLUMNS} FROM records r ${order.index}
+          `SELECT ${order.columns} FROM records r ${order.index}
             WHERE r.deleted_at IS NULL AND ${condition} AND ${order.after}
             ORDER BY ${order.orderBy} LIMIT +? OFFSET +?`,
           ...params,
@@ -245,6 +246,11 @@ const listRecords = (ctx: EmulatorContext, principal: Principal, body: Record<st
 
 /** How a list-records page walks its variant's order (RECORD_ORDER). */
 interface PageOrder {
+  /**
+   * SUMMARY_COLUMNS; the alt variant's also the all-day flags its answer needs (its pages
+   * read the table, where they are), kept for altAnswer by keepAllDayFlags.
+   */
+  readonly columns: string
   readonly orderBy: string
   /** The index to walk ("" lets SQLite choose). */
   readonly index: string
@@ -262,12 +268,14 @@ interface PageOrder {
 const pageOrder = (ctx: EmulatorContext, scope: "workspace" | "list" | "all"): PageOrder =>
   ctx.variant === "alt"
     ? {
+        columns: `${SUMMARY_COLUMNS}, r.started_all_day, r.dued_all_day`,
         orderBy: recordOrder(ctx),
         index: scope === "all" ? "INDEXED BY records_created" : "",
         after: "(r.created_at, r.id) < (?, ?)",
         keyOf: (row) => ({ sort: row[9], id: row[0] })
       }
     : {
+        columns: SUMMARY_COLUMNS,
         orderBy: recordOrder(ctx),
         index: scope === "workspace" ? "INDEXED BY records_ws_order" : scope === "list" ? "INDEXED BY records_list" : "INDEXED BY records_order",
         after: "(r.position, r.id) > (?, ?)",
@@ -279,7 +287,7 @@ const pageOf = (ctx: EmulatorContext, filter: Filter, rows: ReadonlyArray<Record
   const churn = churnPageOf(ctx)
   applyChurn(ctx, filter, churn)
   applyMoves(ctx, churn?.movesPerPage ?? 0, filter.where, filter.params, recordOrder(ctx), skip + rows.length)
-  return {
+  const answer = {
     items,
     pageInfo: {
       hasNextPage,
@@ -288,6 +296,23 @@ const pageOf = (ctx: EmulatorContext, filter: Filter, rows: ReadonlyArray<Record
       endCursor: items[items.length - 1]?.id ?? null
     }
   }
+  if (ctx.variant === "alt") keepAllDayFlags(answer, allDayFlagsOf(rows))
+  return answer
+}
+
+/** The four combinations of flags, shared by every record. */
+const FLAGS = [
+  { started: false, dued: false },
+  { started: false, dued: true },
+  { started: true, dued: false },
+  { started: true, dued: true }
+] as const
+
+/** The flags of the alt variant's page rows: SUMMARY_COLUMNS, then started_all_day and dued_all_day. */
+const allDayFlagsOf = (rows: ReadonlyArray<ReadonlyArray<unknown>>): AllDayFlags => {
+  const flags = new Map<string, (typeof FLAGS)[number]>()
+  for (const row of rows) flags.set(row[0] as string, FLAGS[(row[14] === 1 ? 2 : 0) + (row[15] === 1 ? 1 : 0)]!)
+  return flags
 }
 
 /**
