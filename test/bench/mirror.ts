@@ -15,6 +15,10 @@
  * The emulator of part 1 runs in its own process, as the service does, so the mirror's
  * event loop serves only the mirror; part 2 is small and runs the emulator in-process.
  *
+ * CPU_PROF=FILE writes a .cpuprofile of this process (the mirror's) over part 1's
+ * measurement, from the first POST to the rereads drained, for Chrome DevTools or any
+ * reader of the format.
+ *
  *   RECORDS=10000 EVENTS=5000 SAMPLES=10 npx tsx test/bench/mirror.ts
  */
 import Database from "better-sqlite3"
@@ -27,6 +31,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { Session } from "node:inspector/promises"
 import { Worker } from "node:worker_threads"
 import type { ConnectionInput } from "../../src/client/config.ts"
 import { GraphqlClient } from "../../src/client/graphql-client.ts"
@@ -43,6 +48,7 @@ import { type EmulatorProcess, spawnEmulator } from "./_emulator-process.ts"
 const RECORDS = Number(process.env.RECORDS ?? 100_000)
 const EVENTS = Number(process.env.EVENTS ?? 20_000)
 const SAMPLES = Number(process.env.SAMPLES ?? 10)
+const CPU_PROF = process.env.CPU_PROF
 /** Deliveries in flight at once, as a busy sender keeps them. */
 const SENDERS = 32
 
@@ -257,6 +263,13 @@ console.log(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map(
   })
   const distinct = rows.length
 
+  const profiler = CPU_PROF === undefined ? undefined : new Session()
+  if (profiler !== undefined) {
+    profiler.connect()
+    await profiler.post("Profiler.enable")
+    await profiler.post("Profiler.setSamplingInterval", { interval: 200 })
+    await profiler.post("Profiler.start")
+  }
   const sent = await sendAll(m.url, deliveries)
   const started = sent.startedAt
   const refused = sent.refused
@@ -283,6 +296,12 @@ console.log(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map(
       ? `  rereads: ${reads} records read again, drained ${seconds(drainedMs)} after the first POST = ${Math.round(reads / (drainedMs / 1000))} rereads/s`
       : `  rereads: only ${reads} of ${distinct} records read again after ${seconds(drainedMs)}`
   )
+  if (profiler !== undefined) {
+    const { profile } = await profiler.post("Profiler.stop")
+    fs.writeFileSync(CPU_PROF!, JSON.stringify(profile))
+    profiler.disconnect()
+    console.log(`  CPU profile of the measurement written to ${CPU_PROF}`)
+  }
   await Effect.runPromise(Fiber.interrupt(m.fiber))
   emu.stop()
   fs.rmSync(dir, { recursive: true, force: true })
