@@ -324,6 +324,15 @@ export const openPostgresSnapshot = (
            FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`,
           [runId, id]
         ),
+      memberVersions: (runId, ids) =>
+        ids.length === 0 ? Effect.succeed(new Map<string, MemberVersion>()) : q<MemberVersion & { id: string }>(
+          `SELECT rr.id AS id, r.vid AS vid, r.workspace_id AS "workspaceId", r.updated_at AS "updatedAt"
+           FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ANY(?::text[])`,
+          [runId, toArray(ids)]
+        ).pipe(
+          Effect.map((rows) => new Map(rows.map(({ id, ...v }) => [id, v]))),
+          Effect.mapError(fail("look up run members"))
+        ),
       counts: (runId) =>
         Effect.all({
           workspaces: count("SELECT count(*) AS n FROM run_workspaces WHERE run_id = ?", runId),

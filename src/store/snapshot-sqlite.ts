@@ -332,6 +332,18 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
     /** The version of a record a run holds, if any. */
     memberVersion: (runId: number, id: string) =>
       run("look up run member", () => s.memberVersion.get(runId, id) as MemberVersion | undefined),
+    memberVersions: (runId: number, ids: ReadonlyArray<string>) =>
+      run("look up run members", () =>
+        // One transaction: each statement on its own would take and release the file's locks.
+        db.transaction(() => {
+          const found = new Map<string, MemberVersion>()
+          for (const id of ids) {
+            const v = s.memberVersion.get(runId, id) as MemberVersion | undefined
+            if (v !== undefined) found.set(id, v)
+          }
+          return found
+        })()
+      ),
     /** Counts of one run's membership tables. */
     counts: (runId: number) =>
       run("count run", () => {

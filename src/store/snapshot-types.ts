@@ -212,6 +212,11 @@ export interface SnapshotStoreService extends SnapshotReads, SnapshotDiff, Snaps
   ) => Effect.Effect<number, SnapshotError>
   /** The version of a record a run holds, if any. */
   readonly memberVersion: (runId: number, id: string) => Effect.Effect<MemberVersion | undefined, SnapshotError>
+  /**
+   * The versions a run holds of several records, by id (an id the run does not hold is
+   * absent), read together: one read transaction, not one per record (the mirror's batch).
+   */
+  readonly memberVersions: (runId: number, ids: ReadonlyArray<string>) => Effect.Effect<Map<string, MemberVersion>, SnapshotError>
   readonly counts: (runId: number) => Effect.Effect<RunCounts, SnapshotError>
   /** Records which object holds each file's bytes in the run (and the objects' sizes), in one transaction. */
   readonly putFileObjects: (runId: number, refs: ReadonlyArray<FileObjectRef>) => Effect.Effect<void, SnapshotError>

@@ -16,6 +16,7 @@
  */
 export { SIGNATURE_HEADER, signBody, verifySignature } from "./signature.ts"
 export {
+  serveWebhookBatches,
   serveWebhooks,
   webhookQueue,
   WebhookDeliveries,

@@ -4,6 +4,10 @@
  * hands it on. A bad or missing signature is 401 and nothing is delivered; a body that
  * is not a delivery is 400. Unknown `event` strings are delivered as they are
  * (R-WEBHOOK-DELIVERY-18). A handler failure answers 500, so the service retries.
+ *
+ * `serveWebhookBatches` hands on together the deliveries verified in one turn of the
+ * event loop (a busy sender keeps several in flight), so that a handler can make them
+ * durable in one write before any of them is answered.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -71,6 +75,8 @@ const answer = (res: ServerResponse, status: number, message: string) => {
   res.end(message)
 }
 
+const decodeDelivery = decodeUnknownEither(WebhookDelivery)
+
 /**
  * Serves webhook deliveries until the scope closes; each verified delivery runs
  * `onDelivery` before the answer (2xx only when it succeeds).
@@ -79,16 +85,53 @@ export const serveWebhooks = <E, R>(
   options: WebhookReceiverOptions,
   onDelivery: (received: ReceivedDelivery) => Effect.Effect<void, E, R>
 ): Effect.Effect<WebhookReceiver, WebhookReceiverError, R | Scope.Scope> =>
+  Effect.flatMap(Effect.context<R>(), (services) =>
+    listen(options, (received) =>
+      Effect.runPromiseExitWith(services)(onDelivery(received)).then((exit) => exit._tag === "Success")))
+
+/**
+ * Serves webhook deliveries until the scope closes; the deliveries verified in one turn
+ * of the event loop run `onBatch` together, in the order they were verified, before
+ * any of them is answered: 2xx to each when it succeeds, 500 to each when it fails
+ * (the service sends them all again).
+ */
+export const serveWebhookBatches = <E, R>(
+  options: WebhookReceiverOptions,
+  onBatch: (batch: ReadonlyArray<ReceivedDelivery>) => Effect.Effect<void, E, R>
+): Effect.Effect<WebhookReceiver, WebhookReceiverError, R | Scope.Scope> =>
+  Effect.flatMap(Effect.context<R>(), (services) => {
+    let waiting: Array<{ readonly received: ReceivedDelivery; readonly settle: (ok: boolean) => void }> = []
+    const flush = () => {
+      const batch = waiting
+      waiting = []
+      Effect.runPromiseExitWith(services)(onBatch(batch.map((w) => w.received))).then(
+        (exit) => batch.forEach((w) => w.settle(exit._tag === "Success")),
+        () => batch.forEach((w) => w.settle(false))
+      )
+    }
+    return listen(options, (received) =>
+      new Promise<boolean>((settle) => {
+        // After the poll phase: every request already read in this turn joins the batch.
+        if (waiting.length === 0) setImmediate(flush)
+        waiting.push({ received, settle })
+      }))
+  })
+
+/** The server: verifies and decodes each POST, then answers as `accept` says (true: 200, false: 500). */
+const listen = (
+  options: WebhookReceiverOptions,
+  accept: (received: ReceivedDelivery) => Promise<boolean>
+): Effect.Effect<WebhookReceiver, WebhookReceiverError, Scope.Scope> =>
   Effect.gen(function* () {
-    const services = yield* Effect.context<R>()
     const given = options.secret
     const secrets = (): ReadonlyArray<string | Redacted.Redacted<string>> =>
       typeof given === "function" ? given() : Array.isArray(given) ? given : [given as string | Redacted.Redacted<string>]
     const max = options.maxBodyBytes ?? 10 * 1024 * 1024
 
     const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-      const path = new URL(req.url ?? "/", "http://receiver").pathname
-      if (options.path !== undefined && path !== options.path) return answer(res, 404, "not found")
+      if (options.path !== undefined && new URL(req.url ?? "/", "http://receiver").pathname !== options.path) {
+        return answer(res, 404, "not found")
+      }
       if (req.method !== "POST") return answer(res, 405, "method not allowed")
       const raw = await readRaw(req, max)
       if (raw === "too-large") return answer(res, 413, "body too large")
@@ -104,10 +147,9 @@ export const serveWebhooks = <E, R>(
       } catch {
         return answer(res, 400, "body is not JSON")
       }
-      const decoded = decodeUnknownEither(WebhookDelivery)(json)
+      const decoded = decodeDelivery(json)
       if (Result.isFailure(decoded)) return answer(res, 400, `not a webhook delivery: ${describeParseError(decoded.failure)}`)
-      const exit = await Effect.runPromiseExitWith(services)(onDelivery({ delivery: decoded.success, rawBody: raw }))
-      if (exit._tag === "Failure") return answer(res, 500, "delivery handler failed")
+      if (!(await accept({ delivery: decoded.success, rawBody: raw }))) return answer(res, 500, "delivery handler failed")
       answer(res, 200, "ok")
     }
 

@@ -175,6 +175,13 @@ for (const backend of BACKENDS) {
         expect(yield* store.memberVersion(run, "a")).toEqual({ vid: a0.vid, workspaceId: "w1", updatedAt: "2026-05-05T00:00:00.000Z" })
         expect((yield* store.memberVersion(run, "b"))?.vid).toBe(b1)
         expect((yield* store.memberVersion(run, "f"))?.vid).toBe(f0.vid)
+        // Several at once, as the mirror looks up a batch: the same versions, an id not held absent.
+        const several = yield* store.memberVersions(run, ["f", "a", "zz", "b"])
+        expect([...several.keys()].sort()).toEqual(["a", "b", "f"])
+        expect(several.get("a")).toEqual(yield* store.memberVersion(run, "a"))
+        expect(several.get("b")).toEqual(yield* store.memberVersion(run, "b"))
+        expect(several.get("f")).toEqual(yield* store.memberVersion(run, "f"))
+        expect((yield* store.memberVersions(run, [])).size).toBe(0)
         expect(yield* store.counts(run)).toEqual({ workspaces: 1, records: 4, activities: 7, files: 0 })
         const activity = yield* store.select<{ vid: number; id: string }>("read activity", {
           sql: "SELECT vid, id FROM activity ORDER BY vid, seq"

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto"
 import { Effect, Queue } from "effect"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { serveWebhooks, WebhookDeliveries, WebhookDeliveriesLive, webhookQueue } from "../../src/webhooks/receiver.ts"
+import { serveWebhookBatches, serveWebhooks, WebhookDeliveries, WebhookDeliveriesLive, webhookQueue } from "../../src/webhooks/receiver.ts"
 
 const SECRET = "receiver-test-secret"
 const sign = (body: string, secret = SECRET) => createHmac("sha256", secret).update(body, "utf8").digest("hex")
@@ -102,6 +102,40 @@ describe("webhook receiver", () => {
       const receiver = yield* serveWebhooks({ secret: SECRET }, () => Effect.fail("down"))
       const body = delivery("TAG_CREATED")
       expect((yield* post(receiver.url, body, { "x-signature": sign(body) })).status).toBe(500)
+    })
+  )
+
+  it.effect("R-WEBHOOK-DELIVERY-17: batches: every verified delivery is handed on once, in a batch answered 200 once it is handled; a failing batch is 500 to each", () =>
+    Effect.gen(function* () {
+      const batches: Array<Array<string>> = []
+      let down = false
+      const receiver = yield* serveWebhookBatches({ secret: SECRET }, (batch) =>
+        down ? Effect.fail("down") : Effect.sync(() => void batches.push(batch.map((d) => d.delivery.event))))
+      const events = Array.from({ length: 12 }, (_, i) => `EVENT_${i}`)
+      const bad = delivery("NOT_SIGNED")
+      const answers = yield* Effect.all(
+        [
+          ...events.map((event) => {
+            const body = delivery(event)
+            return post(receiver.url, body, { "x-signature": sign(body) })
+          }),
+          post(receiver.url, bad, { "x-signature": sign(bad, "wrong") })
+        ],
+        { concurrency: "unbounded" }
+      )
+      expect(answers.map((a) => a.status)).toEqual([...events.map(() => 200), 401])
+      // Each once, none of the refused one; no batch is empty.
+      expect(batches.flat().sort()).toEqual([...events].sort())
+      expect(batches.every((b) => b.length > 0)).toBe(true)
+      down = true
+      const again = yield* Effect.all(
+        events.slice(0, 3).map((event) => {
+          const body = delivery(event)
+          return post(receiver.url, body, { "x-signature": sign(body) })
+        }),
+        { concurrency: "unbounded" }
+      )
+      expect(again.map((a) => a.status)).toEqual([500, 500, 500])
     })
   )
 

@@ -30,7 +30,7 @@ import * as Ref from "effect/Ref"
 import type { GraphqlClientApi } from "../../client/graphql-client.ts"
 import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
 import { SnapshotStore, type SnapshotStoreService } from "../../store/snapshot.ts"
-import { serveWebhooks, type ReceivedDelivery } from "../../webhooks/receiver.ts"
+import { serveWebhookBatches, type ReceivedDelivery } from "../../webhooks/receiver.ts"
 import { backup } from "../backup.ts"
 import { actionOf, type MirrorAction } from "./apply.ts"
 import { readAgain } from "./read-again.ts"
@@ -116,7 +116,7 @@ const makeSeen = (windowMs: number) => {
 interface Kept {
   readonly received: ReceivedDelivery
   readonly action: MirrorAction
-  readonly seq: number
+  seq: number
 }
 
 /** The mirror is stopping: a delivery now is refused (500), and the service sends it again. */
@@ -156,26 +156,38 @@ export const mirror = (options: MirrorOptions) =>
     const queue = yield* Effect.acquireRelease(Queue.unbounded<Kept>(), Queue.shutdown)
     const seen = makeSeen(options.duplicateWindowMs ?? 10 * 60_000)
     let stopping = false
-    const receiver = yield* serveWebhooks(
+    const receiver = yield* serveWebhookBatches(
       // Read on every delivery: a webhook registered again brings its own secret.
       { secret: () => hook.secrets(), host: options.host, port: options.port },
-      (received) =>
+      // The deliveries that arrived together are kept in one transaction, then answered.
+      (batch) =>
         Effect.gen(function*() {
           if (stopping) return yield* new MirrorStopping()
-          const hash = seen.check(received.rawBody)
-          if (hash === undefined) {
-            told({ event: received.delivery.event, recordId: null, applied: false })
-            return
+          const fresh: Array<{ readonly kept: Kept; readonly hash: string }> = []
+          const asks: Array<{ readonly recordId: string; readonly event: string | null }> = []
+          const asking: Array<{ seq: number }> = []
+          for (const received of batch) {
+            const hash = seen.check(received.rawBody)
+            if (hash === undefined) {
+              told({ event: received.delivery.event, recordId: null, applied: false })
+              continue
+            }
+            const action = actionOf(received.delivery)
+            const kept = { received, action, seq: 0 }
+            fresh.push({ kept, hash })
+            // Kept before the answer: once the service has its 2xx, the read is owed even across a kill.
+            if (action._tag === "Write") asks.push({ recordId: action.recordId, event: null })
+            else if (action._tag === "Reread") asks.push({ recordId: action.recordId, event: received.delivery.event })
+            else continue
+            asking.push(kept)
           }
-          const action = actionOf(received.delivery)
-          // Kept before the answer: once the service has its 2xx, the read is owed even across a kill.
-          const ask = action._tag === "Write"
-            ? { recordId: action.recordId, event: null }
-            : action._tag === "Reread"
-            ? { recordId: action.recordId, event: received.delivery.event }
-            : undefined
-          const [seq] = ask === undefined ? [0] : yield* rereads.keep([ask]).pipe(Effect.tapError(() => Effect.sync(() => seen.forget(hash))))
-          yield* Queue.offer(queue, { received, action, seq: seq! })
+          if (asks.length > 0) {
+            const seqs = yield* rereads.keep(asks).pipe(
+              Effect.tapError(() => Effect.sync(() => fresh.forEach(({ hash }) => seen.forget(hash))))
+            )
+            asking.forEach((kept, i) => (kept.seq = seqs[i]!))
+          }
+          if (fresh.length > 0) yield* Queue.offerAll(queue, fresh.map(({ kept }) => kept))
         })
     )
 
@@ -205,11 +217,15 @@ export const mirror = (options: MirrorOptions) =>
         /** Deliveries whose line now waits for a read, kept so that a restart prints it, and the read's ask. */
         const waiting: Array<{ recordId: string; event: string; ask: { seq: number } }> = []
         const lines: Array<MirrorEvent> = []
+        // The versions the run holds of the batch's written records, looked up together.
+        const versions = yield* store.memberVersions(runId, batch.flatMap(({ action }) => action._tag === "Write" ? [action.recordId] : []))
+        /** Records the batch deleted before a write of theirs: the run holds them no more. */
+        const deleted = new Set<string>()
         for (const { action, received: { delivery }, seq } of batch) {
           switch (action._tag) {
             case "Write": {
               const at = action.detail.updatedAt as string
-              const known = yield* store.memberVersion(runId, action.recordId)
+              const known = deleted.has(action.recordId) ? undefined : versions.get(action.recordId)
               const pending = writes.get(action.recordId)
               const newest = pending?.at ?? known?.updatedAt ?? null
               if (newest !== null && newest >= at) {
@@ -238,6 +254,7 @@ export const mirror = (options: MirrorOptions) =>
             case "Delete":
               // A read asked before stays: it finds the record gone, and removes its rows.
               writes.delete(action.recordId)
+              deleted.add(action.recordId)
               yield* store.removeMembers("records", runId, [action.recordId])
               lines.push({ event: delivery.event, recordId: action.recordId, applied: true })
               break
