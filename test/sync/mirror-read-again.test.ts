@@ -35,6 +35,17 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(JSON.parse((yield* store.memberDetail(run, record.id))!)).toMatchObject({ id: record.id, title: "v1" })
         const activity = Array.from(yield* Stream.runCollect(store.runActivity(run)), (a) => JSON.parse(a) as { recordId?: string })
         expect(activity.length).toBeGreaterThan(0)
+
+        // Read again with the service's activity unchanged: the run keeps the version it holds.
+        const held = yield* store.memberVersion(run, record.id)
+        yield* readAgain({ store, rest, run: Effect.succeed(run), workspaces: [workspaceId] }, record.id, true)
+        expect(yield* store.memberVersion(run, record.id)).toEqual(held)
+        // A change that adds activity on the service is still read in, the detail still the stored one.
+        yield* rest.updateRecord({ workspaceId, recordId: record.id, title: "v3" })
+        yield* readAgain({ store, rest, run: Effect.succeed(run), workspaces: [workspaceId] }, record.id, true)
+        expect((yield* store.memberVersion(run, record.id))?.vid).not.toBe(held?.vid)
+        expect(JSON.parse((yield* store.memberDetail(run, record.id))!)).toMatchObject({ id: record.id, title: "v1" })
+        expect(Array.from(yield* Stream.runCollect(store.runActivity(run))).length).toBeGreaterThan(activity.length)
       }).pipe(Effect.provide(testClient(handle)))
     }))
 })

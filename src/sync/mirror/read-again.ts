@@ -41,6 +41,10 @@ export const readAgain = (ctx: ReadAgainContext, recordId: string, activityOnly:
       const now = yield* ctx.run
       const stored = yield* store.memberVersion(now, recordId)
       if (stored === undefined) return
+      // The activity the version holds already (as stored: with its record's id): the
+      // write would be the same version again, so none is made.
+      const held = yield* store.activityOfVersions(stored.vid - 1, stored.vid)
+      if (held.length === activity.value.length && held.every((h, i) => h.item === JSON.stringify({ ...activity.value[i], recordId }))) return
       const text = yield* store.memberDetail(now, recordId)
       if (text === undefined) return
       const detail = JSON.parse(text) as Record<string, unknown>
