@@ -7,7 +7,9 @@
  *    the mirror's own secret and posted straight to its receiver, 32 at a time over
  *    keep-alive connections; measured from the first POST to the last event the mirror
  *    reports. Also how long the records' background rereads (get-record and
- *    list-record-activity through the service) take to drain.
+ *    list-record-activity through the service) take to drain, and the CPU the mirror's
+ *    thread spent until the last event was applied, per event (the machine's load moves it
+ *    less than the rate).
  * 2. Delay at time scale 1: from an update's answer to the mirrored snapshot's latest
  *    complete run showing it, SAMPLES (default 10) times, one update at a time (target:
  *    the service's own 5 s delivery delay plus under 100 ms).
@@ -270,15 +272,24 @@ console.log(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map(
     await profiler.post("Profiler.setSamplingInterval", { interval: 200 })
     await profiler.post("Profiler.start")
   }
+  // The CPU of this thread alone (the mirror's: the sender and the emulator run elsewhere),
+  // a figure a shared machine's load moves less than the rate.
+  const cpuBefore = process.threadCpuUsage()
   const sent = await sendAll(m.url, deliveries)
   const started = sent.startedAt
   const refused = sent.refused
   const answeredMs = sent.answeredAt - started
   await done
+  const cpu = process.threadCpuUsage(cpuBefore)
   const appliedMs = lastAt - started
   console.log(
     `mirror: ${applied} events applied in ${seconds(appliedMs)} = ${Math.round(applied / (appliedMs / 1000))} events/s ` +
       `(snapshot of ${first.records} records; target >= 5000/s)${told > applied ? `; ${told - applied} more left as stale` : ""}`
+  )
+  const cpuMs = (cpu.user + cpu.system) / 1000
+  console.log(
+    `  mirror's thread: ${Math.round(cpuMs)} ms of CPU until the last event applied = ${Math.round((cpuMs * 1000) / EVENTS)} us an event ` +
+      `(${Math.round((cpu.system / 1000 / cpuMs) * 100)}% in the system)`
   )
   console.log(
     `  receiver: ${EVENTS} deliveries answered in ${seconds(answeredMs)} = ${Math.round(EVENTS / (answeredMs / 1000))}/s ` +
