@@ -7,6 +7,7 @@
 import type { EmulatorContext } from "../context.ts"
 import {
   allDayFlags,
+  allDayOfRecord,
   altActivityItem,
   altCustomFieldDefinition,
   altFileItem,
@@ -62,15 +63,16 @@ export const altAnswer = (ctx: EmulatorContext, op: string, input: Json, result:
   switch (op) {
     case "list-records": {
       const items = itemsOf(r)
-      const flags = keptAllDayFlags(r) ?? allDayFlags(ctx.db, items.map((i) => i["id"] as string))
+      const kept = keptAllDayFlags(r)
+      const flags = kept === undefined ? allDayFlags(ctx.db, items.map((i) => i["id"] as string)) : undefined
       const pageInfo = r["pageInfo"] as Json
       return {
-        items: items.map((i) => altRecordSummary(i, flags)),
+        items: items.map((i, n) => altRecordSummary(i, kept?.[n] ?? flags?.get(i["id"] as string))),
         pageInfo: { ...pageInfo, startCursor: opaqueCursor(pageInfo["startCursor"]), endCursor: opaqueCursor(pageInfo["endCursor"]) }
       }
     }
     case "get-record":
-      return altRecordDetail(r, allDayFlags(ctx.db, [r["id"] as string]))
+      return altRecordDetail(r, allDayOfRecord(ctx.db, r["id"] as string))
     case "create-record":
       // The document's other example of the answer (R-REST-RECORD-41).
       return { id: r["id"], uid: r["uid"], title: r["title"], position: r["position"], todoList: r["todoList"] }

@@ -6,7 +6,7 @@
  */
 import type Database from "better-sqlite3"
 import { WEBHOOK_HEALTH_CHECK_EVENT } from "../webhooks/timing.ts"
-import { allDayFlags, altActivityItem, altCustomFieldDefinition, altList, altRecordSummary, altTag } from "./shapes.ts"
+import { allDayOfRecord, altActivityItem, altCustomFieldDefinition, altList, altRecordSummary, altTag } from "./shapes.ts"
 
 type Json = Record<string, unknown>
 
@@ -16,7 +16,7 @@ export const altEventValue = (db: Database.Database, event: string, value: unkno
   if (event === WEBHOOK_HEALTH_CHECK_EVENT) return null
   if (event.startsWith("TODO_LIST_")) return altList(v)
   if (event.startsWith("TODO_CHECKLIST_")) return v
-  if (event.startsWith("TODO_")) return altRecordSummary(v, allDayFlags(db, [v["id"] as string]))
+  if (event.startsWith("TODO_")) return altRecordSummary(v, allDayOfRecord(db, v["id"] as string))
   if (event.startsWith("TAG_")) return altTag(v)
   if (event.startsWith("COMMENT_")) return altActivityItem(v)
   if (event.startsWith("CUSTOM_FIELD_")) return altCustomFieldDefinition(v)

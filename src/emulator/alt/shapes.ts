@@ -92,35 +92,55 @@ export const altFileItem = (f: Json): Json => {
   return { ...f, folder: folder === null ? null : { id: folder["id"] }, todo: todo === null ? null : { id: todo["id"] } }
 }
 
-/** All-day flags of records, by id (the summaries do not carry them). */
-export type AllDayFlags = ReadonlyMap<string, { readonly started: boolean; readonly dued: boolean }>
+/** A record's all-day flags (the summaries do not carry them). */
+export interface AllDay {
+  readonly started: boolean
+  readonly dued: boolean
+}
+
+const ALL_DAY: ReadonlyArray<AllDay> = [
+  { started: false, dued: false },
+  { started: false, dued: true },
+  { started: true, dued: false },
+  { started: true, dued: true }
+]
+
+/** The flags of a record (one shared object per combination). */
+export const allDayOf = (started: boolean, dued: boolean): AllDay => ALL_DAY[(started ? 2 : 0) + (dued ? 1 : 0)]!
+
+/** All-day flags of records, by id. */
+export type AllDayFlags = ReadonlyMap<string, AllDay>
 
 /** Flags a list-records page read with its rows, by the page's answer (see keepAllDayFlags). */
-const pageFlags = new WeakMap<object, AllDayFlags>()
+const pageFlags = new WeakMap<object, ReadonlyArray<AllDay>>()
 
 /**
- * The all-day flags of a page's records, read by the page's own query: reading them again by
- * id, one index lookup and one table row per record, cost as much as the page.
+ * The all-day flags of a page's records, in the order of its items, read by the page's own
+ * query: reading them again by id, one index lookup and one table row per record, cost as
+ * much as the page.
  */
-export const keepAllDayFlags = (answer: object, flags: AllDayFlags): void => {
+export const keepAllDayFlags = (answer: object, flags: ReadonlyArray<AllDay>): void => {
   pageFlags.set(answer, flags)
 }
 
-/** The flags kept for this answer, if its page read them. */
-export const keptAllDayFlags = (answer: object): AllDayFlags | undefined => pageFlags.get(answer)
+/** The flags kept for this answer's items, if its page read them. */
+export const keptAllDayFlags = (answer: object): ReadonlyArray<AllDay> | undefined => pageFlags.get(answer)
 
 export const allDayFlags = (db: Database.Database, ids: ReadonlyArray<string>): AllDayFlags => {
-  const flags = new Map<string, { started: boolean; dued: boolean }>()
+  const flags = new Map<string, AllDay>()
   if (ids.length === 0) return flags
   for (const row of all<{ id: string; s: number; d: number }>(
     db,
     "SELECT id, started_all_day AS s, dued_all_day AS d FROM records WHERE id IN (SELECT value FROM json_each(?))",
     JSON.stringify(ids)
   )) {
-    flags.set(row.id, { started: row.s === 1, dued: row.d === 1 })
+    flags.set(row.id, allDayOf(row.s === 1, row.d === 1))
   }
   return flags
 }
+
+/** The flags of one record, read by id. */
+export const allDayOfRecord = (db: Database.Database, id: string): AllDay | undefined => allDayFlags(db, [id]).get(id)
 
 /** ALL_DAY_READ_FORM: an all-day date as a floating date-time, `YYYY-MM-DDT00:00:00` (no zone). */
 const floating = (iso: unknown, allDay: boolean | undefined): unknown =>
@@ -128,14 +148,28 @@ const floating = (iso: unknown, allDay: boolean | undefined): unknown =>
 
 const SUMMARY_KEYS = RECORD_SUMMARY_FIELDS
 
+/**
+ * Alt tags of a summary's `tags`, by that array: the summaries share one array per
+ * distinct tag list (serialize.ts), and answers are serialized, never changed in place.
+ */
+const altTagLists = new WeakMap<ReadonlyArray<Json>, ReadonlyArray<Json>>()
+
+const altTags = (tags: ReadonlyArray<Json>): ReadonlyArray<Json> => {
+  let alt = altTagLists.get(tags)
+  if (alt === undefined) {
+    alt = tags.map(altTag)
+    altTagLists.set(tags, alt)
+  }
+  return alt
+}
+
 /** A record summary (list-records item) with the alt readings of its values. */
-export const altRecordSummary = (s: Json, flags: AllDayFlags): Json => {
+export const altRecordSummary = (s: Json, allDay: AllDay | undefined): Json => {
   const out: Json = {}
   for (const key of SUMMARY_KEYS) out[key] = s[key]
-  const f = flags.get(s["id"] as string)
-  out["startedAt"] = floating(s["startedAt"], f?.started)
-  out["duedAt"] = floating(s["duedAt"], f?.dued)
-  out["tags"] = (s["tags"] as Array<Json>).map(altTag)
+  out["startedAt"] = floating(s["startedAt"], allDay?.started)
+  out["duedAt"] = floating(s["duedAt"], allDay?.dued)
+  out["tags"] = altTags(s["tags"] as ReadonlyArray<Json>)
   return out
 }
 
@@ -184,10 +218,10 @@ interface ChecklistJson {
  * checklist counts of checklists (completed: every item done), only the custom fields
  * set on the record, table contents keyed by column.
  */
-export const altRecordDetail = (d: Json, flags: AllDayFlags): Json => {
+export const altRecordDetail = (d: Json, allDay: AllDay | undefined): Json => {
   const checklists = d["checklists"] as ReadonlyArray<ChecklistJson>
   return {
-    ...altRecordSummary(d, flags),
+    ...altRecordSummary(d, allDay),
     text: d["text"],
     html: d["html"],
     timezone: d["timezone"] === "" ? "UTC" : d["timezone"],

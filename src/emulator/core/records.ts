@@ -23,7 +23,7 @@ import type { EmulatorContext, Principal, RestOperation } from "../context.ts"
 import { churnPageOf } from "../faults.ts"
 import type { ChurnOptions } from "../options.ts"
 import { notFound } from "../http.ts"
-import { type AllDayFlags, keepAllDayFlags } from "../alt/shapes.ts"
+import { type AllDay, allDayOf, keepAllDayFlags } from "../alt/shapes.ts"
 import { accessibleWorkspaceIds, requireWorkspace } from "./access.ts"
 import { reinterpret, toStoredDate, type StoredDate } from "./dates.ts"
 import { htmlToText, sanitizeHtml, textToHtml } from "./html.ts"
@@ -300,20 +300,9 @@ const pageOf = (ctx: EmulatorContext, filter: Filter, rows: ReadonlyArray<Record
   return answer
 }
 
-/** The four combinations of flags, shared by every record. */
-const FLAGS = [
-  { started: false, dued: false },
-  { started: false, dued: true },
-  { started: true, dued: false },
-  { started: true, dued: true }
-] as const
-
 /** The flags of the alt variant's page rows: SUMMARY_COLUMNS, then started_all_day and dued_all_day. */
-const allDayFlagsOf = (rows: ReadonlyArray<ReadonlyArray<unknown>>): AllDayFlags => {
-  const flags = new Map<string, (typeof FLAGS)[number]>()
-  for (const row of rows) flags.set(row[0] as string, FLAGS[(row[14] === 1 ? 2 : 0) + (row[15] === 1 ? 1 : 0)]!)
-  return flags
-}
+const allDayFlagsOf = (rows: ReadonlyArray<ReadonlyArray<unknown>>): Array<AllDay> =>
+  rows.map((row) => allDayOf(row[14] === 1, row[15] === 1))
 
 /**
  * The `archived` filter of list-records and count-records (LIST_RECORDS_DETAILS): when
