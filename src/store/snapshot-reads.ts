@@ -81,6 +81,33 @@ export interface SnapshotReads {
     workspaceId: string,
     ids: ReadonlyArray<string>
   ) => Effect.Effect<Array<string>, SnapshotError>
+  /**
+   * Which of `ids` are records the run holds of the workspace (a migration's references:
+   * the tokens of a text that name source records), read a chunk of ids at a time.
+   */
+  readonly recordIdsAmong: (
+    runId: number,
+    workspaceId: string,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<Array<string>, SnapshotError>
+  /** The ids of the records the run holds of the workspace, by id, streamed. */
+  readonly workspaceRecordIds: (runId: number, workspaceId: string) => Stream.Stream<string, SnapshotError>
+  /**
+   * The activity items (JSON text) of the named records the run holds of the workspace,
+   * each with its record's id, in no particular order (a migration's comments sort them).
+   */
+  readonly activityOfRecords: (
+    runId: number,
+    workspaceId: string,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<Array<{ recordId: string; item: string }>, SnapshotError>
+  /**
+   * The ids of the workspace's records an earlier run than `runId` stored and run `runId`
+   * lacks (gone from the source since), by id, streamed.
+   */
+  readonly recordsGoneBy: (runId: number, workspaceId: string) => Stream.Stream<string, SnapshotError>
+  /** How many records and files the run holds of the workspace. */
+  readonly workspaceCounts: (runId: number, workspaceId: string) => Effect.Effect<{ records: number; files: number }, SnapshotError>
   /** Whether the run holds any record of the workspace. */
   readonly holdsRecords: (runId: number, workspaceId: string) => Effect.Effect<boolean, SnapshotError>
   /** The detail (JSON text) of one record the run holds, if it holds it. */
@@ -150,6 +177,17 @@ const runFileObjectsQuery = (runId: number, order: "id" | "workspace", workspace
 /** Ids asked for per read of `namedRecordDetails` (well under every backend's parameter limit). */
 const NAMED_PER_READ = 500
 
+/** `ids` without repeats, in chunks of NAMED_PER_READ: one read each. */
+const chunksOf = (ids: ReadonlyArray<string>): Array<ReadonlyArray<string>> => {
+  const unique = [...new Set(ids)]
+  const chunks: Array<ReadonlyArray<string>> = []
+  for (let i = 0; i < unique.length; i += NAMED_PER_READ) chunks.push(unique.slice(i, i + NAMED_PER_READ))
+  return chunks
+}
+
+/** `?, ?, ...`: a placeholder per value of an IN list. */
+const placeholders = (values: ReadonlyArray<unknown>) => values.map(() => "?").join(", ")
+
 export const snapshotReads = ({ select, stream }: SnapshotQueries): SnapshotReads => {
   const runItems = (entity: RunEntity, runId: number, workspaceId?: string): Stream.Stream<string, SnapshotError> =>
     Stream.map(
@@ -177,20 +215,67 @@ export const snapshotReads = ({ select, stream }: SnapshotQueries): SnapshotRead
         }),
         (row) => row.item
       ),
-    namedRecordDetails: (runId, workspaceId, ids) => {
-      const unique = [...new Set(ids)]
-      const reads: Array<ReadonlyArray<string>> = []
-      for (let i = 0; i < unique.length; i += NAMED_PER_READ) reads.push(unique.slice(i, i + NAMED_PER_READ))
-      return Effect.map(
-        Effect.forEach(reads, (chunk) =>
+    namedRecordDetails: (runId, workspaceId, ids) =>
+      Effect.map(
+        Effect.forEach(chunksOf(ids), (chunk) =>
           select<{ detail: string }>("read the run's records", {
             sql: `SELECT v.detail AS detail ${membersOf("records")} AND v.workspace_id = ?
-                  AND v.id IN (${chunk.map(() => "?").join(", ")}) ORDER BY v.id`,
+                  AND v.id IN (${placeholders(chunk)}) ORDER BY v.id`,
             params: [runId, workspaceId, ...chunk]
           })),
         (pages) => pages.flat().map((row) => row.detail)
-      )
-    },
+      ),
+    recordIdsAmong: (runId, workspaceId, ids) =>
+      Effect.map(
+        Effect.forEach(chunksOf(ids), (chunk) =>
+          select<{ id: string }>("read the source's records named in texts", {
+            sql: `SELECT m.id AS id ${membersOf("records")} AND v.workspace_id = ? AND m.id IN (${placeholders(chunk)})`,
+            params: [runId, workspaceId, ...chunk]
+          })),
+        (pages) => pages.flat().map((row) => row.id)
+      ),
+    workspaceRecordIds: (runId, workspaceId) =>
+      Stream.map(
+        stream<{ id: string }>("read the source's records", {
+          sql: `SELECT m.id AS id ${membersOf("records")} AND v.workspace_id = ? ORDER BY m.id`,
+          params: [runId, workspaceId]
+        }),
+        (row) => row.id
+      ),
+    activityOfRecords: (runId, workspaceId, ids) =>
+      Effect.map(
+        Effect.forEach(chunksOf(ids), (chunk) =>
+          select<{ recordId: string; item: string }>("read the source's comments", {
+            sql: `SELECT m.id AS "recordId", a.item AS item
+                  FROM run_records m JOIN records v ON v.vid = m.vid JOIN activity a ON a.vid = v.vid
+                  WHERE m.run_id = ? AND v.workspace_id = ? AND m.id IN (${placeholders(chunk)})`,
+            params: [runId, workspaceId, ...chunk]
+          })),
+        (pages) => pages.flat()
+      ),
+    // A record id is in `records` once per stored version: grouped, so each id comes once.
+    recordsGoneBy: (runId, workspaceId) =>
+      Stream.map(
+        stream<{ id: string }>("read the records gone from the source", {
+          sql: `SELECT r.id AS id FROM records r WHERE r.workspace_id = ? AND r.first_run < ?
+                AND NOT EXISTS (SELECT 1 FROM run_records rr WHERE rr.run_id = ? AND rr.id = r.id)
+                GROUP BY r.id ORDER BY r.id`,
+          params: [workspaceId, runId, runId]
+        }),
+        (row) => row.id
+      ),
+    workspaceCounts: (runId, workspaceId) =>
+      Effect.gen(function*() {
+        const count = (entity: "records" | "files") =>
+          Effect.map(
+            select<{ n: number }>(`read the source's ${entity}`, {
+              sql: `SELECT count(*) AS n ${membersOf(entity)} AND v.workspace_id = ?`,
+              params: [runId, workspaceId]
+            }),
+            (rows) => rows[0]?.n ?? 0
+          )
+        return { records: yield* count("records"), files: yield* count("files") }
+      }),
     holdsRecords: (runId, workspaceId) =>
       Effect.map(
         select("read the run's records", {

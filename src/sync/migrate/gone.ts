@@ -23,15 +23,6 @@ export interface Gone {
   readonly missing: number
 }
 
-/** Source ids an earlier run of the snapshot holds and `run` lacks, a page at a time. */
-const goneIds = (store: SnapshotStoreService, run: RunRow, workspaceId: string) =>
-  store.stream<{ id: string }>("read the records gone from the source", {
-    sql: `SELECT r.id AS id FROM records r WHERE r.workspace_id = ? AND r.first_run < ?
-          AND NOT EXISTS (SELECT 1 FROM run_records rr WHERE rr.run_id = ? AND rr.id = r.id)
-          GROUP BY r.id ORDER BY r.id`,
-    params: [workspaceId, run.id, run.id]
-  })
-
 export const planGone = (options: {
   readonly store: SnapshotStoreService
   readonly run: RunRow
@@ -46,7 +37,8 @@ export const planGone = (options: {
     const ops: Array<PlanOp> = []
     let missing = 0
     if (options.run.status !== "complete") return { ops, missing }
-    yield* Stream.runForEach(goneIds(options.store, options.run, options.sourceWorkspaceId), ({ id }) =>
+    // Source ids an earlier run of the snapshot holds and this run lacks, a page at a time.
+    yield* Stream.runForEach(options.store.recordsGoneBy(options.run.id, options.sourceWorkspaceId), (id) =>
       Effect.gen(function*() {
         const mapped = yield* journal.lookup(recordNamespace(ws), id)
         if (Option.isNone(mapped)) return

@@ -171,25 +171,13 @@ export { attributionOf } from "./source-run.ts"
 /** What the migration holds of the source run whole: its list titles (in order) and counts. */
 const readRun = (store: SnapshotStoreService, runId: number, workspaceId: string) =>
   Effect.gen(function*() {
-    const read = <A>(what: string, sql: string) => store.select<A>(`read the source's ${what}`, { sql, params: [runId, workspaceId] })
-    const lists = (yield* read<{ item: string }>(
-      "lists",
-      `SELECT l.item AS item FROM run_lists rl JOIN lists l ON l.vid = rl.vid
-       WHERE rl.run_id = ? AND l.workspace_id = ?`
-    ))
-      .map((row) => JSON.parse(row.item) as { title?: unknown; position?: unknown; id?: unknown })
+    const lists = [...yield* Stream.runCollect(store.runItems("lists", runId, workspaceId))]
+      .map((item) => JSON.parse(item) as { title?: unknown; position?: unknown; id?: unknown })
       .filter((l): l is { title: string; position?: unknown; id?: unknown } => typeof l.title === "string")
       .sort((a, b) => (Number(a.position) || 0) - (Number(b.position) || 0) || String(a.id).localeCompare(String(b.id)))
       .map((l) => l.title)
-    const [records] = yield* read<{ n: number }>(
-      "records",
-      "SELECT count(*) AS n FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND r.workspace_id = ?"
-    )
-    const [files] = yield* read<{ n: number }>(
-      "files",
-      "SELECT count(*) AS n FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? AND f.workspace_id = ?"
-    )
-    return { lists, records: records?.n ?? 0, files: files?.n ?? 0 }
+    const { files, records } = yield* store.workspaceCounts(runId, workspaceId)
+    return { lists, records, files }
   })
 
 /**

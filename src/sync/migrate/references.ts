@@ -47,20 +47,6 @@ const candidates = (text: string, shaped: (token: string) => boolean): Array<str
   return [...out]
 }
 
-/** Which of `ids` are records of the source run. */
-const recordsAmong = (store: SnapshotStoreService, runId: number, workspaceId: string, ids: ReadonlyArray<string>) =>
-  ids.length === 0 ? Effect.succeed(new Set<string>()) : Effect.map(
-    store.select<{ id: string }>("read the source's records named in texts", {
-      sql: `SELECT rr.id AS id FROM run_records rr JOIN records r ON r.vid = rr.vid
-            WHERE rr.run_id = ? AND r.workspace_id = ? AND rr.id IN (${ids.map(() => "?").join(", ")})`,
-      params: [runId, workspaceId, ...ids]
-    }),
-    (rows) => new Set(rows.map((r) => r.id))
-  )
-
-/** The snapshot's parameter limit leaves room for this many ids in one query. */
-const IDS_PER_QUERY = 500
-
 /**
  * A resolver for the texts of a batch of source records (`own`: their ids, which give the
  * shape): `of(text, self)` gives the text's references to other source records, and counts
@@ -76,10 +62,7 @@ export const referenceResolver = (
   Effect.gen(function*() {
     const shaped = idShape(own)
     const all = [...new Set(texts.flatMap((t) => candidates(t, shaped)))]
-    const known = new Set<string>()
-    for (let i = 0; i < all.length; i += IDS_PER_QUERY) {
-      for (const id of yield* recordsAmong(store, runId, workspaceId, all.slice(i, i + IDS_PER_QUERY))) known.add(id)
-    }
+    const known = new Set(yield* store.recordIdsAmong(runId, workspaceId, all))
     let outside = 0
     return {
       of: (text, self) => {

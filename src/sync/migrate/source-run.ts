@@ -34,8 +34,6 @@ export interface SourceComment {
  */
 export const RECORDS_PER_BATCH = 500
 
-const RUN_RECORDS = "FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND r.workspace_id = ?"
-
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined)
 
 /** A reply's parent where the service shows one (not in the documents: `parentId` or `parent.id`). */
@@ -79,10 +77,7 @@ export const recordIdBatches = (
   runId: number,
   workspaceId: string
 ): Stream.Stream<ReadonlyArray<string>, SnapshotError> =>
-  store.stream<{ id: string }>("read the source's records", {
-    sql: `SELECT rr.id AS id ${RUN_RECORDS} ORDER BY rr.id`,
-    params: [runId, workspaceId]
-  }).pipe(Stream.map((row) => row.id), Stream.grouped(RECORDS_PER_BATCH))
+  store.workspaceRecordIds(runId, workspaceId).pipe(Stream.grouped(RECORDS_PER_BATCH))
 
 /** The comments carried of these source records (at most RECORDS_PER_BATCH), per record, oldest first. */
 export const commentsOf = (
@@ -92,16 +87,11 @@ export const commentsOf = (
   recordIds: ReadonlyArray<string>
 ): Effect.Effect<Map<string, Array<SourceComment>>, SnapshotError> =>
   recordIds.length === 0 ? Effect.succeed(new Map()) : Effect.map(
-    store.select<{ record_id: string; item: string }>("read the source's comments", {
-      sql: `SELECT rr.id AS record_id, a.item AS item
-            FROM run_records rr JOIN records r ON r.vid = rr.vid JOIN activity a ON a.vid = r.vid
-            WHERE rr.run_id = ? AND r.workspace_id = ? AND rr.id IN (${recordIds.map(() => "?").join(", ")})`,
-      params: [runId, workspaceId, ...recordIds]
-    }),
+    store.activityOfRecords(runId, workspaceId, recordIds),
     (rows) => {
       const byRecord = new Map<string, Array<SourceComment>>()
       for (const row of rows) {
-        const c = commentOf(row.record_id, JSON.parse(row.item) as Record<string, unknown>)
+        const c = commentOf(row.recordId, JSON.parse(row.item) as Record<string, unknown>)
         if (c === undefined) continue
         const all = byRecord.get(c.recordId)
         if (all === undefined) byRecord.set(c.recordId, [c])

@@ -360,13 +360,9 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
     yield* Stream.runForEach(scan.records, (f) => Effect.sync(() => targetFiles.set(f.uid, { size: f.size, status: f.status }))).pipe(
       Effect.provideService(RestClient, target.rest)
     )
-    const sourceFiles = input.store.stream<{ item: string }>("read the source's files", {
-      sql: "SELECT f.item AS item FROM run_files rf JOIN files f ON f.vid = rf.vid WHERE rf.run_id = ? AND f.workspace_id = ?",
-      params: [input.run.id, source.workspaceId]
-    })
-    yield* Stream.runForEach(sourceFiles, (row) =>
+    yield* Stream.runForEach(input.store.runItems("files", input.run.id, source.workspaceId), (item) =>
       Effect.sync(() => {
-        const f = JSON.parse(row.item) as { uid: string; name: string; size: number; status?: string }
+        const f = JSON.parse(item) as { uid: string; name: string; size: number; status?: string }
         if (f.status !== undefined && f.status !== "CONFIRMED") return
         const to = typeof uids === "function" ? uids(f.uid) : uids.get(f.uid)
         const t = to === undefined ? undefined : targetFiles.get(to)
