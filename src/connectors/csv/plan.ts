@@ -32,7 +32,7 @@ import { isNotFound } from "../../client/errors.ts"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { type JournalApi, JournalError, type JournalStateError, type PlannedOp, type PlanOp } from "../../store/journal.ts"
 import { toPromise } from "../../store/journal/postgres.ts"
-import { type JournalView, openJournalView } from "../../store/journal/read-only.ts"
+import { type JournalView, openJournalStates, openJournalView } from "../../store/journal/read-only.ts"
 import { listsNotMade } from "../../sync/capabilities.ts"
 import { mappingsOf } from "../../sync/mapping-files.ts"
 import type { Kept } from "../../sync/pass-plan.ts"
@@ -52,7 +52,7 @@ import {
   writtenByCreate
 } from "./delta.ts"
 import { loadDirectory } from "./directory.ts"
-import { dryAssigner, openDryJournal } from "./dry-run.ts"
+import { dryAssigner } from "./dry-run.ts"
 import { ImportFailed, ImportUsageError } from "./errors.ts"
 import { journalAssigner, PLAN_THREAD_MIN_BYTES } from "./key-assigner.ts"
 import type { ImportOptions } from "./options.ts"
@@ -184,7 +184,7 @@ export const planCsvImport = (
 
     const assigner = real !== undefined
       ? journalAssigner(yield* real.planner(), options.planThread ?? fs.statSync(options.csv.file).size >= PLAN_THREAD_MIN_BYTES)
-      : dryAssigner(yield* openDryJournal(dryJournalFile))
+      : dryAssigner(yield* openJournalStates(dryJournalFile))
     const rejects = rejectsWriter(dryRun ? undefined : options.rejectsFile, reader.header)
     const newOps: Record<string, number> = {}
     const first: Array<PlanPreviewRow> = []

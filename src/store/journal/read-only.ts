@@ -3,7 +3,8 @@
  * import-csv's delta planning reads them (what earlier passes wrote for a row, which rows
  * have a record on the target). A run reads the journal it plans into; `--plan` and
  * `--dry-run` read an existing journal (a file, or a PostgreSQL schema through
- * postgres.ts) this way, so they create and change nothing.
+ * postgres.ts) this way, so they create and change nothing. A dry run of import-csv reads
+ * the states of its keys the same way (openJournalStates).
  * Rows are read as the store reads them (schema.ts `toOp`).
  */
 import Database from "better-sqlite3"
@@ -11,9 +12,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
-import { JournalError, type JournalApi, type Op } from "../journal.ts"
+import { JournalError, type JournalApi, type Op, type OpState } from "../journal.ts"
 import { isPostgresUrl } from "../postgres.ts"
-import { openPostgresJournalView } from "./postgres.ts"
+import { openPostgresJournalStates, openPostgresJournalView, toPromise } from "./postgres.ts"
 import { type OpRow, toOp } from "./schema.ts"
 
 export type JournalView = Pick<JournalApi, "getMany" | "mappings" | "getMeta">
@@ -70,6 +71,48 @@ export const openJournalView = (location: string | undefined): Effect.Effect<Jou
         getMeta: (key) =>
           Effect.try({ try: () => Option.fromNullishOr(meta.get(key)?.value), catch: fail("read") })
       }
+    }
+  )
+}
+
+/**
+ * The journal a dry run plans against, read only: a key's state, or nothing when the key
+ * (or the whole journal) does not exist. A SQLite file answers key by key, synchronously;
+ * a PostgreSQL journal answers a batch's keys in one query.
+ */
+export interface JournalStates {
+  readonly stateOf?: (key: string) => OpState | undefined
+  readonly statesOf?: (keys: ReadonlyArray<string>) => Promise<ReadonlyMap<string, OpState>>
+}
+
+/**
+ * Opens the journal at `location` for a dry run's states (for the scope): nothing is
+ * created, so a journal that does not exist yet is planned against as empty.
+ */
+export const openJournalStates = (location: string | undefined): Effect.Effect<JournalStates, JournalError, Scope.Scope> => {
+  if (location === undefined) return Effect.succeed({})
+  if (isPostgresUrl(location)) {
+    return Effect.gen(function*() {
+      const states = yield* openPostgresJournalStates(location)
+      if (states === undefined) return {}
+      const services = yield* Effect.context<never>()
+      return {
+        statesOf: (keys) => toPromise(services, states(keys))
+      } satisfies JournalStates
+    })
+  }
+  if (!fs.existsSync(location)) return Effect.succeed({})
+  return Effect.map(
+    Effect.acquireRelease(
+      Effect.try({
+        try: () => new Database(location, { readonly: true, fileMustExist: true }),
+        catch: (e) => new JournalError({ file: location, operation: "open", detail: e instanceof Error ? e.message : String(e) })
+      }),
+      (db) => Effect.sync(() => db.close())
+    ),
+    (db) => {
+      const stateOf = db.prepare<[string], { state: OpState }>("SELECT state FROM ops WHERE key = ?")
+      return { stateOf: (key) => stateOf.get(key)?.state } satisfies JournalStates
     }
   )
 }
