@@ -3,7 +3,8 @@
  * heap at a million items (the keys a dry run has seen, the target's records a restore
  * compares with). Each lives in a directory of its own under the system's temporary
  * directory and is removed when its user is done; nothing in it is ever read again, so it
- * keeps no rollback journal and never waits for the disk.
+ * keeps no rollback journal and never waits for the disk. Each use has its tables and
+ * statements in a module of its own (scratch-keys.ts, scratch-records.ts).
  */
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"

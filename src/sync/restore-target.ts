@@ -9,7 +9,9 @@
  *
  * The records are kept in a scratch SQLite file of the caller's scope, not in the heap:
  * about 1.1 KB a record there (measured on the emulator's records), so 110 MB at 100,000
- * records and past a gigabyte at a million, where the file costs a lookup per record.
+ * records and past a gigabyte at a million, where the file costs a lookup per record
+ * (store/scratch-records.ts; a scan hands a record that moved during the read twice, and
+ * it keeps the last summary).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -18,7 +20,7 @@ import * as Stream from "effect/Stream"
 import { notAvailableLine } from "../client/errors.ts"
 import { RestClient, type RestClientApi, type RestError } from "../client/rest-client.ts"
 import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
-import { scratchDatabase } from "../store/scratch.ts"
+import { scratchRecords } from "../store/scratch-records.ts"
 import type { StoreOpenError } from "../store/sqlite.ts"
 import type { RecordSummary } from "../schema/records.ts"
 import { restUserEmail } from "../schema/users.ts"
@@ -59,8 +61,6 @@ export interface TargetRecords {
 
 /** Summaries written a page at a time: one transaction per batch, not per record. */
 const WRITE_BATCH = 500
-/** Ids read a page at a time by `ids()`. */
-const IDS_PAGE = 1000
 
 /** Reads the target workspace as it is now; its records stay readable for the scope. */
 export const readTarget = (
@@ -87,45 +87,22 @@ export const readTarget = (
       const email = restUserEmail(u)
       if (email !== undefined) users.set(email, u.id)
     }
-    const db = yield* scratchDatabase("target")
-    db.exec("CREATE TABLE record (id TEXT PRIMARY KEY, summary TEXT NOT NULL, matched INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID")
-    // A record a scan hands over twice (it moved during the read) keeps its last summary.
-    const put = db.prepare<[string, string]>("INSERT OR REPLACE INTO record (id, summary) VALUES (?, ?)")
-    const putAll = db.transaction((rs: ReadonlyArray<RecordSummary>) => {
-      for (const r of rs) put.run(r.id, JSON.stringify(r))
-    })
+    const file = yield* scratchRecords("target")
     // Both `archived` values, sent explicitly: either reading of the default gives all.
     for (const archived of [false, true]) {
       const scan = yield* stableRecordScan(workspaceId, { archived })
-      yield* Stream.runForEach(Stream.grouped(scan.records, WRITE_BATCH), (rs) => Effect.sync(() => putAll(rs)))
+      yield* Stream.runForEach(Stream.grouped(scan.records, WRITE_BATCH), (rs) => Effect.sync(() => file.putAll(rs)))
     }
-    const one = db.prepare<[string], string>("SELECT summary FROM record WHERE id = ?").pluck()
-    // A page at a time, no statement left open between pages: a caller's loop yields to
-    // other effects (a statement iterated meanwhile would refuse a second walk, and the
-    // scope's close of the file would throw while one is open, leaving the file behind).
-    const paged = (where: string) => {
-      const first = db.prepare<[], string>(`SELECT id FROM record WHERE ${where} ORDER BY id LIMIT ${IDS_PAGE}`).pluck()
-      const after = db.prepare<[string], string>(`SELECT id FROM record WHERE ${where} AND id > ? ORDER BY id LIMIT ${IDS_PAGE}`).pluck()
-      return function*(): Generator<string> {
-        let page = first.all()
-        for (;;) {
-          yield* page
-          if (page.length < IDS_PAGE) return
-          page = after.all(page[page.length - 1]!)
-        }
-      }
-    }
-    const mark = db.prepare<[string]>("UPDATE record SET matched = 1 WHERE id = ?")
     const records: TargetRecords = {
-      size: (db.prepare("SELECT count(*) FROM record").pluck().get() as number),
-      has: (id) => one.get(id) !== undefined,
+      size: file.count(),
+      has: (id) => file.get(id) !== undefined,
       get: (id) => {
-        const summary = one.get(id)
+        const summary = file.get(id)
         return summary === undefined ? undefined : (JSON.parse(summary) as RecordSummary)
       },
-      ids: paged("1 = 1"),
-      match: (id) => void mark.run(id),
-      unmatchedIds: paged("matched = 0")
+      ids: file.ids,
+      match: file.match,
+      unmatchedIds: file.unmatchedIds
     }
     return { lists, tags, users, records, notices }
   }).pipe(Effect.provideService(RestClient, client))
