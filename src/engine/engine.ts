@@ -19,6 +19,8 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import Pg from "pg"
 import { PgBoss, type Queue } from "pg-boss"
+import { addJobLine, createJobLines, jobLinesAfter, openJobOf } from "../store/engine-queue.ts"
+import { restorePgBoss10Jobs, retirePgBoss10, stashedQueue } from "../store/engine-pgboss10.ts"
 import { redactUrl, SCHEMA_NAME } from "../store/postgres-url.ts"
 import { type JobOutcome, type JobSpec, jobKeyOf } from "./job.ts"
 
@@ -107,97 +109,6 @@ export interface EngineApi {
 
 const detailOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-/** The oldest and newest schema versions of pg-boss 10 (10.0.0 and 10.1.x to 10.4.x). */
-const PG_BOSS_10_SCHEMAS = { from: 21, to: 24 } as const
-/** Where `retirePgBoss10` keeps pg-boss 10's queue and jobs until pg-boss 12's schema is in place. */
-const PG_BOSS_10_STASH = "worksync_pgboss10"
-
-/**
- * Whether `schema.table` exists, read from pg_catalog with the statement's snapshot.
- * Not `to_regclass`: it answers from the connection's catalog cache, which taking the
- * upgrade lock does not refresh, so a process that waited for another's upgrade would
- * still see the tables that upgrade dropped.
- */
-const tableExists = async (db: Pg.Pool | Pg.PoolClient, schema: string, table: string): Promise<boolean> => {
-  const { rows } = await db.query(
-    `SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = $1 AND c.relname = $2`,
-    [schema, table]
-  )
-  return rows.length > 0
-}
-
-/** A read of a table that another process's upgrade may drop between the look and the read: gone reads as nothing. */
-const unlessDropped = <R>(none: R) => (e: { readonly code?: string }): R => {
-  if (e.code === "42P01") return none
-  throw e
-}
-
-/**
- * Runs `body` in a transaction on a connection of its own, holding the engine's upgrade
- * lock (one per schema), so processes started together take turns.
- */
-const upgradeStep = <A>(pool: Pg.Pool, schema: string, body: (client: Pg.PoolClient) => Promise<A>): Promise<A> =>
-  pool.connect().then(async (client) => {
-    try {
-      await client.query("BEGIN")
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('worksync-engine-upgrade'), hashtext($1))", [schema])
-      const out = await body(client)
-      await client.query("COMMIT")
-      return out
-    } catch (e) {
-      await client.query("ROLLBACK").catch(() => undefined)
-      throw e
-    } finally {
-      client.release()
-    }
-  })
-
-/**
- * When `schema` holds pg-boss 10's tables: keeps the queue's row and its jobs (archived
- * ones too, for the commands that read a finished job) as JSON in a table of their own,
- * then drops pg-boss 10's objects, so that pg-boss 12's `start()` installs its schema
- * where they were. One transaction: a crash leaves either the old schema or the stash.
- * The engine's own tables (`job_lines`, the shared limiter's) stay.
- */
-const retirePgBoss10 = async (pool: Pg.Pool, schema: string): Promise<void> => {
-  // Looked at first without the lock: every start of a process asks, and almost always
-  // finds pg-boss 12's schema, or none.
-  if ((await pgBoss10Version(pool, schema)) === undefined) return
-  await upgradeStep(pool, schema, async (client) => {
-    if ((await pgBoss10Version(client, schema)) === undefined) return
-    const archive = await tableExists(client, schema, "archive")
-    const stash = `${schema}.${PG_BOSS_10_STASH}`
-    await client.query(`CREATE TABLE ${stash} (kind TEXT NOT NULL, row JSONB NOT NULL)`)
-    await client.query(`INSERT INTO ${stash} SELECT 'queue', to_jsonb(q) FROM ${schema}.queue q WHERE q.name = $1`, [QUEUE])
-    await client.query(`INSERT INTO ${stash} SELECT 'job', to_jsonb(j) FROM ${schema}.job j WHERE j.name = $1`, [QUEUE])
-    if (archive) {
-      await client.query(
-        `INSERT INTO ${stash} SELECT 'job', to_jsonb(a) - 'archived_on' FROM ${schema}.archive a
-         WHERE a.name = $1 AND NOT EXISTS (SELECT 1 FROM ${schema}.job j WHERE j.name = a.name AND j.id = a.id)`,
-        [QUEUE]
-      )
-    }
-    // The job table's partitions go with it; the type goes last, once nothing uses it.
-    await client.query(
-      `DROP TABLE IF EXISTS ${schema}.job, ${schema}.archive, ${schema}.schedule, ${schema}.subscription,
-         ${schema}.queue, ${schema}.version CASCADE`
-    )
-    await client.query(`DROP FUNCTION IF EXISTS ${schema}.create_queue(text, json), ${schema}.delete_queue(text)`)
-    await client.query(`DROP TYPE IF EXISTS ${schema}.job_state`)
-  })
-}
-
-/** The version of the pg-boss 10 schema in `schema`, or undefined (none, or another pg-boss's). */
-const pgBoss10Version = async (db: Pg.Pool | Pg.PoolClient, schema: string): Promise<number | undefined> => {
-  if (!(await tableExists(db, schema, "version"))) return undefined
-  const { rows } = await db
-    .query<{ version: number }>(`SELECT version FROM ${schema}.version`)
-    .catch(unlessDropped({ rows: [] as Array<{ version: number }> }))
-  const version = rows[0]?.version
-  return version !== undefined && version >= PG_BOSS_10_SCHEMAS.from && version <= PG_BOSS_10_SCHEMAS.to ? version : undefined
-}
-
 /** The queue's settings in pg-boss 10's queue row (QUEUE_OPTIONS where it has none), as createQueue options. */
 const queueOptionsOf10 = (row: Record<string, unknown>): Omit<Queue, "name"> => {
   const { name: _name, ...defaults } = QUEUE_OPTIONS
@@ -211,45 +122,6 @@ const queueOptionsOf10 = (row: Record<string, unknown>): Omit<Queue, "name"> => 
     ...(typeof row.retention_minutes === "number" ? { retentionSeconds: row.retention_minutes * 60 } : {})
   }
 }
-
-/** pg-boss 10's queue row kept by `retirePgBoss10`, if there is one to restore. */
-const stashedQueue = async (pool: Pg.Pool, schema: string): Promise<Record<string, unknown> | undefined> => {
-  if (!(await tableExists(pool, schema, PG_BOSS_10_STASH))) return undefined
-  const queue = await pool
-    .query<{ row: Record<string, unknown> }>(`SELECT row FROM ${schema}.${PG_BOSS_10_STASH} WHERE kind = 'queue' LIMIT 1`)
-    .catch(unlessDropped(undefined))
-  // Dropped meanwhile: another process restored the jobs already.
-  if (queue === undefined) return undefined
-  return queue.rows[0]?.row ?? {}
-}
-
-/**
- * Puts the jobs `retirePgBoss10` kept into pg-boss 12's job table, once its queue exists:
- * same ids, states, attempts, times and outputs (a job already there, or one a new
- * command queued meanwhile under the same key, wins), then drops the stash.
- */
-const restorePgBoss10Jobs = (pool: Pg.Pool, schema: string): Promise<void> =>
-  upgradeStep(pool, schema, async (client) => {
-    const stash = `${schema}.${PG_BOSS_10_STASH}`
-    if (!(await tableExists(client, schema, PG_BOSS_10_STASH))) return
-    await client.query(
-      `INSERT INTO ${schema}.job (id, name, priority, data, state, retry_limit, retry_count, retry_delay, retry_backoff,
-         start_after, started_on, singleton_key, singleton_on, expire_seconds, deletion_seconds, created_on, completed_on,
-         keep_until, output, dead_letter, policy, heartbeat_seconds)
-       SELECT (s.row->>'id')::uuid, s.row->>'name', (s.row->>'priority')::int, NULLIF(s.row->'data', 'null'::jsonb),
-         (s.row->>'state')::${schema}.job_state, (s.row->>'retry_limit')::int, (s.row->>'retry_count')::int,
-         (s.row->>'retry_delay')::int, (s.row->>'retry_backoff')::bool, (s.row->>'start_after')::timestamptz,
-         (s.row->>'started_on')::timestamptz, s.row->>'singleton_key', (s.row->>'singleton_on')::timestamp,
-         EXTRACT(epoch FROM (s.row->>'expire_in')::interval)::int, q.deletion_seconds, (s.row->>'created_on')::timestamptz,
-         (s.row->>'completed_on')::timestamptz, (s.row->>'keep_until')::timestamptz, NULLIF(s.row->'output', 'null'::jsonb),
-         s.row->>'dead_letter', COALESCE(s.row->>'policy', q.policy), q.heartbeat_seconds
-       FROM ${stash} s JOIN ${schema}.queue q ON q.name = s.row->>'name'
-       WHERE s.kind = 'job'
-       ORDER BY (s.row->>'created_on')::timestamptz
-       ON CONFLICT DO NOTHING`
-    )
-    await client.query(`DROP TABLE ${stash}`)
-  })
 
 /**
  * Opens the engine for the scope. `worker` turns on pg-boss's maintenance (expiry,
@@ -275,7 +147,7 @@ export const openEngine = (
     pool.on("error", () => undefined)
     const boss = yield* Effect.acquireRelease(
       call("start", async () => {
-        await retirePgBoss10(pool, location.schema)
+        await retirePgBoss10(pool, location.schema, QUEUE)
         const b = new PgBoss({
           connectionString: location.url,
           schema: location.schema,
@@ -299,7 +171,6 @@ export const openEngine = (
       // stop() waits for pg-boss's own work to end (10 needed `wait: true` for that).
       (b) => Effect.promise(() => b.stop({ graceful: false }).catch(() => undefined))
     )
-    const q = (sql: string) => `${sql.replaceAll("$schema", location.schema)}`
     // Workers started together on a new database race to create the same objects; the
     // server may answer one of them "deadlock detected", which a second try gets past.
     yield* call("prepare the queue", async () => {
@@ -313,29 +184,10 @@ export const openEngine = (
         })
       }
       if (old !== undefined) await restorePgBoss10Jobs(pool, location.schema)
-      await pool.query(q(
-        `CREATE TABLE IF NOT EXISTS $schema.job_lines (
-           seq    BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-           job_id UUID   NOT NULL,
-           at     TIMESTAMPTZ NOT NULL DEFAULT now(),
-           line   TEXT   NOT NULL
-         );
-         CREATE INDEX IF NOT EXISTS job_lines_job ON $schema.job_lines (job_id, seq);`
-      )).catch(async (e: unknown) => {
-        // Two processes creating it at once: the loser's duplicate is harmless.
-        if (!/already exists|duplicate key/.test(detailOf(e))) throw e
-      })
+      await createJobLines(pool, location.schema)
     }).pipe(Effect.retry({ times: 4, schedule: Schedule.spaced("200 millis"), while: (e) => /deadlock detected/.test(e.detail) }))
 
-    const findOpen = (key: string) =>
-      call("look up the job", async () => {
-        const { rows } = await pool.query<{ id: string }>(
-          q(`SELECT id FROM $schema.job WHERE name = $1 AND singleton_key = $2 AND state < 'completed'
-             ORDER BY created_on LIMIT 1`),
-          [QUEUE, key]
-        )
-        return rows[0]?.id
-      })
+    const findOpen = (key: string) => call("look up the job", () => openJobOf(pool, location.schema, QUEUE, key))
 
     const api: EngineApi = {
       location,
@@ -362,16 +214,9 @@ export const openEngine = (
           return { id, state: job.state, outcome: (job.output ?? undefined) as JobOutcome | undefined }
         }),
       lines: (id, afterSeq) =>
-        call("read the job's output", async () => {
-          const { rows } = await pool.query<{ seq: string; line: string }>(
-            q("SELECT seq, line FROM $schema.job_lines WHERE job_id = $1 AND seq > $2 ORDER BY seq"),
-            [id, afterSeq]
-          )
-          return rows.map((r) => ({ seq: Number(r.seq), line: r.line }))
-        }),
+        call("read the job's output", () => jobLinesAfter(pool, location.schema, id, afterSeq)),
       addLine: (id, line) =>
-        call("write the job's output", () =>
-          pool.query(q("INSERT INTO $schema.job_lines (job_id, line) VALUES ($1, $2)"), [id, line]).then(() => undefined))
+        call("write the job's output", () => addJobLine(pool, location.schema, id, line))
     }
     return api
   })

@@ -23,6 +23,8 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { createInterface } from "node:readline"
 import type Pg from "pg"
+import { joinWorkers, jobLockFree, liveWorkers, lockJob, tryLockAccount, unlockAll } from "../store/engine-locks.ts"
+import { activeJobsStartedBefore, addJobLine, jobExpiry, renewJob } from "../store/engine-queue.ts"
 import { type EngineApi, QUEUE } from "./engine.ts"
 import {
   accountKeyOf,
@@ -45,16 +47,6 @@ export interface WorkerOptions {
   readonly log: (line: string) => void
 }
 
-/** A running job's lock: two keys, the pool's namespace and the job id's hash. */
-const LOCK = "hashtext('worksync-job'), hashtext($1)"
-/** The account lock: one running job per service account in the whole pool. */
-const ACCOUNT_LOCK = "hashtext('worksync-account'), hashtext($1)"
-/** Held by each worker while it runs, so the pool can count its live workers. */
-const WORKER_LOCK = "hashtext('worksync-worker'), $1"
-/** Live workers of this database: the holders of a worker lock (classid is key 1, as an oid). */
-const LIVE_WORKERS = `SELECT count(*)::int AS n FROM pg_locks
-  WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = hashtext('worksync-worker')::oid
-    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
 /** Helpers of one job at most (each takes a slot of another worker). */
 const MAX_HELPERS = 16
 /** How often each worker looks for running jobs whose worker is gone. */
@@ -72,23 +64,13 @@ export const runWorker = (engine: EngineApi, options: WorkerOptions): Effect.Eff
   const schema = engine.location.schema
 
   const sweep = call("sweep for lost jobs", async () => {
-    const { rows } = await pool.query<{ id: string }>(
-      `SELECT id FROM ${schema}.job WHERE name = $1 AND state = 'active'
-       AND started_on < now() - make_interval(secs => $2)`,
-      [QUEUE, SWEEP_GRACE_SECONDS]
-    )
-    for (const { id } of rows) {
+    for (const id of await activeJobsStartedBefore(pool, schema, QUEUE, SWEEP_GRACE_SECONDS)) {
       const client = await pool.connect()
       try {
-        const { rows: got } = await client.query<{ free: boolean }>(`SELECT pg_try_advisory_lock(${LOCK}) AS free`, [id])
-        if (got[0]?.free !== true) continue
-        await client.query(`SELECT pg_advisory_unlock(${LOCK})`, [id])
+        if (!(await jobLockFree(client, id))) continue
         // Its worker is gone: back to the queue (pg-boss counts it as one attempt).
         await boss.fail(QUEUE, id, { error: "its worker stopped answering" })
-        await pool.query(`INSERT INTO ${schema}.job_lines (job_id, line) VALUES ($1, $2)`, [
-          id,
-          `worksync worker: the worker running this job is gone; ${options.name} handed it back to the pool`
-        ])
+        await addJobLine(pool, schema, id, `worksync worker: the worker running this job is gone; ${options.name} handed it back to the pool`)
         options.log(`handed back job ${id}: its worker is gone`)
       } finally {
         client.release()
@@ -106,11 +88,11 @@ export const runWorker = (engine: EngineApi, options: WorkerOptions): Effect.Eff
     ).pipe(Effect.catch((e) => Effect.andThen(Effect.sync(() => options.log(e.message)), Effect.sleep(IDLE_POLL))))
   )
 
-  // This worker's presence, counted when a job's work is spread (`LIVE_WORKERS`).
+  // This worker's presence, counted when a job's work is spread (`liveWorkers`).
   const present = Effect.acquireRelease(
     call("join the pool", async () => {
       const c = await pool.connect()
-      await c.query(`SELECT pg_advisory_lock(${WORKER_LOCK})`, [Math.floor(Math.random() * 2 ** 31)])
+      await joinWorkers(c)
       return c
     }),
     (c) => Effect.sync(() => c.release(true))
@@ -147,8 +129,8 @@ const childExit = (child: ChildProcess) =>
  */
 const askHelpers = (engine: EngineApi, job: JobSpec, id: string, toDo: number) =>
   Effect.gen(function*() {
-    const { rows } = yield* engine.call("count the workers", () => engine.pool.query<{ n: number }>(LIVE_WORKERS))
-    const n = Math.min((rows[0]?.n ?? 1) - 1, toDo - 1, MAX_HELPERS)
+    const live = yield* engine.call("count the workers", () => liveWorkers(engine.pool))
+    const n = Math.min((live ?? 1) - 1, toDo - 1, MAX_HELPERS)
     if (n <= 0) return
     for (let i = 1; i <= n; i++) yield* engine.submit({ ...job, helper: { of: id, n: i } })
     yield* engine.addLine(id, `worksync worker: ${n} helper(s) asked to take part of this job's ${toDo} file(s)`)
@@ -162,11 +144,7 @@ const askHelpers = (engine: EngineApi, job: JobSpec, id: string, toDo: number) =
  */
 const heartbeat = (engine: EngineApi, id: string, expireSeconds: number) =>
   Effect.repeat(
-    Effect.ignore(engine.call("renew the job", () =>
-      engine.pool.query(
-        `UPDATE ${engine.location.schema}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'`,
-        [QUEUE, id]
-      ))),
+    Effect.ignore(engine.call("renew the job", () => renewJob(engine.pool, engine.location.schema, QUEUE, id))),
     Schedule.spaced(Duration.seconds(Math.max(1, expireSeconds / 4)))
   )
 
@@ -197,20 +175,16 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
     const client: Pg.PoolClient = yield* Effect.acquireRelease(
       call("hold the job's lock", async () => {
         const c = await pool.connect()
-        await c.query(`SELECT pg_advisory_lock(${LOCK})`, [id])
+        await lockJob(c, id)
         return c
       }),
       // Both locks (the job's and its account's) go with the session's advisory locks.
-      (c) => Effect.promise(() => c.query("SELECT pg_advisory_unlock_all()").then(() => c.release(), () => c.release(true)))
+      (c) => Effect.promise(() => unlockAll(c).then(() => c.release(), () => c.release(true)))
     )
     // Holding the lock, the job is this run's alone. An earlier run of it that pg-boss
     // expired while it still ran held the lock until it ended, and may have finished the
     // job meanwhile: then there is nothing left to run.
-    const expiry = yield* call("read the job", () =>
-      pool.query<{ state: string; expire: number }>(
-        `SELECT state, expire_seconds::float8 AS expire FROM ${engine.location.schema}.job WHERE name = $1 AND id = $2`,
-        [QUEUE, id]
-      ).then((r) => r.rows[0]))
+    const expiry = yield* call("read the job", () => jobExpiry(pool, engine.location.schema, QUEUE, id))
     if (expiry?.state !== "active") return
     yield* Effect.forkScoped(heartbeat(engine, id, expiry.expire))
     if (job.helper !== undefined) {
@@ -223,9 +197,7 @@ const runJob = (engine: EngineApi, options: WorkerOptions, id: string, data: unk
     // A helper is part of a job that holds its account already.
     const account = accountKeyOf(job)
     const held = () =>
-      call("wait for the account", () =>
-        client.query<{ held: boolean }>(`SELECT pg_try_advisory_lock(${ACCOUNT_LOCK}) AS held`, [account])
-          .then((r) => r.rows[0]?.held === true))
+      call("wait for the account", () => tryLockAccount(client, account))
     if (job.helper === undefined && !(yield* held())) {
       yield* line(`worksync worker: waiting for another job of the same account to finish (one at a time keeps its rate limit)`)
       yield* Effect.repeat(Effect.andThen(Effect.sleep(IDLE_POLL), held()), { until: (free) => free }).pipe(
