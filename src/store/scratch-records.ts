@@ -12,6 +12,8 @@ export interface ScratchRecords {
   /** Keeps the items, in one transaction; an id kept already keeps its last item. */
   readonly putAll: (items: ReadonlyArray<{ readonly id: string }>) => void
   readonly count: () => number
+  /** Whether an id is kept (its text is not read). */
+  readonly has: (id: string) => boolean
   /** The JSON text kept of an id, if any. */
   readonly get: (id: string) => string | undefined
   /** Every id, by id, read a page at a time (nothing held open between pages). */
@@ -34,6 +36,7 @@ export const scratchRecords = (name: string): Effect.Effect<ScratchRecords, Stor
       for (const item of items) put.run(item.id, JSON.stringify(item))
     })
     const one = db.prepare<[string], string>("SELECT summary FROM record WHERE id = ?").pluck()
+    const kept = db.prepare<[string], number>("SELECT 1 FROM record WHERE id = ?").pluck()
     const count = db.prepare<[], number>("SELECT count(*) FROM record").pluck()
     const mark = db.prepare<[string]>("UPDATE record SET matched = 1 WHERE id = ?")
     // A page at a time, no statement left open between pages: a caller's loop yields to
@@ -54,6 +57,7 @@ export const scratchRecords = (name: string): Effect.Effect<ScratchRecords, Stor
     return {
       putAll: (items) => putAll(items),
       count: () => count.get()!,
+      has: (id) => kept.get(id) !== undefined,
       get: (id) => one.get(id),
       ids: paged("1 = 1"),
       match: (id) => void mark.run(id),

@@ -95,7 +95,7 @@ export const readTarget = (
     }
     const records: TargetRecords = {
       size: file.count(),
-      has: (id) => file.get(id) !== undefined,
+      has: file.has,
       get: (id) => {
         const summary = file.get(id)
         return summary === undefined ? undefined : (JSON.parse(summary) as RecordSummary)

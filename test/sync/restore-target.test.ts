@@ -31,6 +31,8 @@ const check = (ws: string) =>
       expect(now.records.size).toBe(listed.length)
       // Each summary comes back from the file as the service listed it.
       for (const r of listed) expect(now.records.get(r.id)).toEqual(r)
+      expect(listed.every((r) => now.records.has(r.id))).toBe(true)
+      expect(now.records.has("not-a-listed-id")).toBe(false)
       // A walk of the ids inside another (a caller's loop that reads again meanwhile).
       const pairs: Array<string> = []
       for (const a of now.records.ids()) for (const b of now.records.ids()) if (a < b) pairs.push(`${a} ${b}`)
