@@ -49,12 +49,10 @@ layer(emulatorLayer({ seed: "empty", timeScale: 0.01 }), { timeout: 60_000, excl
       const port = yield* Effect.promise(() => freePort())
       let current: MirrorChild | undefined
       const start = () => Effect.promise(() => startMirror(handle, snapshot, port, ws).then((m) => (current = m)))
-      // A wait that times out shows what the mirror at hand printed.
+      // A wait the test's timeout cuts short logs what the mirror at hand printed.
       const wait = (condition: () => boolean, what: string) =>
-        Effect.promise(() =>
-          until(condition, what).catch((e: Error) => {
-            throw new Error(`${e.message}; the mirror printed:\n${current?.stdout()}\n${current?.stderr()}`)
-          })
+        until(condition, what).pipe(
+          Effect.onInterrupt(() => Effect.logError(`the mirror printed:\n${current?.stdout()}\n${current?.stderr()}`))
         )
       /** The next read of a record is held unanswered; resolves once the mirror's read is waiting. */
       const holdRead = (times = 1) => Effect.sync(() => handle.faults.inject({ route: "get-record", kind: "hold", times }))

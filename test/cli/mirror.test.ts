@@ -99,7 +99,7 @@ layer(emulatorLayer({ seed: "empty", timeScale: 0.01 }), { timeout: 30_000, excl
       const port = yield* Effect.promise(() => freePort())
 
       const first = yield* Effect.promise(() => startMirror(handle, snapshot, port, ws))
-      yield* Effect.promise(() => until(() => same(handle, snapshot, ws), "the first reconciliation"))
+      yield* until(() => same(handle, snapshot, ws), "the first reconciliation")
       expect(mirrored(snapshot).map((r) => r.title).sort()).toEqual(["One", "Three", "Two"])
 
       // Every kind of change, each delivery sent twice and delayed at random.
@@ -108,8 +108,8 @@ layer(emulatorLayer({ seed: "empty", timeScale: 0.01 }), { timeout: 30_000, excl
       const wanted = ["TODO_CREATED", "TODO_NAME_CHANGED", "TODO_DONE_STATUS_UPDATED", "TODO_DUE_DATE_ADDED", "TODO_ASSIGNEE_ADDED", "TODO_MOVED", "TODO_CHECKLIST_CREATED", "COMMENT_CREATED", "TODO_DELETED"]
       const events = () => first.stdout().trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { event: string; applied: boolean })
       // Every kind delivered (twice) and handled; one the snapshot was already newer than is left (applied: false).
-      yield* Effect.promise(() => until(() => wanted.every((e) => events().filter((x) => x.event === e).length >= 2), "every delivery, twice"))
-      yield* Effect.promise(() => until(() => same(handle, snapshot, ws), "the changes to be mirrored"))
+      yield* until(() => wanted.every((e) => events().filter((x) => x.event === e).length >= 2), "every delivery, twice")
+      yield* until(() => same(handle, snapshot, ws), "the changes to be mirrored")
       // The second copy of each was recognised and left.
       expect(events().filter((x) => !x.applied).length).toBeGreaterThanOrEqual(events().length / 2)
       handle.faults.configure({ webhookDeliveries: undefined })
@@ -128,19 +128,19 @@ layer(emulatorLayer({ seed: "empty", timeScale: 0.01 }), { timeout: 30_000, excl
       const saved = JSON.parse(fs.readFileSync(secretFile, "utf8")) as { webhookId: string; secrets: Array<string> }
       expect(fs.statSync(secretFile).mode & 0o777).toBe(0o600)
       yield* Effect.promise(() => changeEverything(handle, ws, "while down"))
-      yield* Effect.promise(() => until(() => {
+      yield* until(() => {
         const row = handle.ctx.db.prepare("SELECT enabled, status FROM webhooks WHERE id = ?").get(saved.webhookId) as { enabled: number; status: string }
         return row.enabled === 0 && row.status === "UNHEALTHY"
-      }, "the webhook to be disabled"))
+      }, "the webhook to be disabled")
 
       // Restarted: the same webhook re-enabled, the window reconciled, the snapshot exact.
       const second = yield* Effect.promise(() => startMirror(handle, snapshot, port, ws))
       expect(second.stderr()).toMatch(/re-enabled/)
-      yield* Effect.promise(() => until(() => same(handle, snapshot, ws), "reconciliation after the gap"))
+      yield* until(() => same(handle, snapshot, ws), "reconciliation after the gap")
       const row = handle.ctx.db.prepare("SELECT enabled FROM webhooks WHERE id = ?").get(saved.webhookId) as { enabled: number }
       expect(row.enabled).toBe(1)
       yield* Effect.promise(() => changeEverything(handle, ws, "after"))
-      yield* Effect.promise(() => until(() => same(handle, snapshot, ws), "changes after the restart"))
+      yield* until(() => same(handle, snapshot, ws), "changes after the restart")
       second.child.kill("SIGINT")
       expect((yield* Effect.promise(() => second.exited)).code).toBe(0)
 

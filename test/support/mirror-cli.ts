@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as net from "node:net"
 import { expect } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
@@ -47,14 +48,16 @@ export const freePort = () =>
     })
   })
 
-/** Polls a condition of the test's own state (the emulator's tables, files, output). */
-export const until = async (condition: () => boolean, what = "condition") => {
-  for (let i = 0; i < 3000; i++) {
-    if (condition()) return
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
+/**
+ * Waits until a condition of the test's own state (the emulator's tables, files, output)
+ * holds, polling. No deadline of its own: a busy machine only makes the wait longer, and the
+ * test's timeout ends a wait for what never comes, stopping the polling; `what` names the
+ * wait in the log of a test cut short while waiting.
+ */
+export const until = (condition: () => boolean, what = "condition") =>
+  Effect.promise(async (signal) => {
+    while (!condition() && !signal.aborted) await new Promise((r) => setTimeout(r, 10))
+  }).pipe(Effect.onInterrupt(() => Effect.logError(`stopped while waiting for ${what}`)))
 
 export interface MirrorChild {
   readonly child: ChildProcess
@@ -82,12 +85,18 @@ export const startMirror = async (handle: EmulatorHandle, snapshot: string, port
   ], { env: { ...process.env, ...mirrorEnv(handle) }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
+  let listens = () => {}
+  const listening = new Promise<void>((resolve) => (listens = resolve))
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d
+    if (stderr.includes("listening on")) listens()
+  })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal }))
   )
-  await until(() => stderr.includes("listening on") || child.exitCode !== null)
+  // Waits on the line itself (or the exit of a mirror that fails to start), no deadline.
+  await Promise.race([listening, exited])
   expect(child.exitCode, stderr).toBeNull()
   const events = () => stdout.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
   return { child, stdout: () => stdout, stderr: () => stderr, events, exited }
