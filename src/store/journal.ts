@@ -69,4 +69,3 @@ export {
   type OpenJournalOptions,
   type Planner
 } from "./journal/service.ts"
-export { makePostgresJournalApi, openPostgresJournal, openPostgresJournalStates } from "./journal/postgres.ts"

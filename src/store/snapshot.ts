@@ -9,8 +9,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { isPostgresUrl } from "./postgres.ts"
-import { openPostgresSnapshot } from "./snapshot-postgres.ts"
+import { snapshotOnPostgres } from "./postgres-backends.ts"
+import { isPostgresUrl } from "./postgres-url.ts"
 import { openSqliteSnapshot } from "./snapshot-sqlite.ts"
 import { RunNotFound, type RunRow, type SnapshotError, type SnapshotStoreService } from "./snapshot-types.ts"
 import { StoreOpenError } from "./sqlite.ts"
@@ -47,7 +47,9 @@ export const openSnapshot = (
   location: string,
   options: SnapshotOpenOptions = {}
 ): Effect.Effect<SnapshotStoreService, StoreOpenError, Scope.Scope> =>
-  isPostgresUrl(location) ? openPostgresSnapshot(location, options) : openSqliteSnapshot(location, options)
+  isPostgresUrl(location)
+    ? Effect.flatMap(snapshotOnPostgres, (pg) => pg.openPostgresSnapshot(location, options))
+    : openSqliteSnapshot(location, options)
 
 export class SnapshotStore extends Context.Service<SnapshotStore, SnapshotStoreService>()("worksync/SnapshotStore") {
   /** Opens (creating when missing) the store at `location` for the life of the layer. */

@@ -13,8 +13,8 @@ import { workspaceFilesFromServices } from "../../connectors/files/workspace-fil
 import { announcePlanned } from "../../engine/job.ts"
 import { StoreBusy } from "../../store/file-lock.ts"
 import { describeJournalError, openJournal } from "../../store/journal.ts"
-import { isPostgresUrl } from "../../store/postgres.ts"
-import { copyPostgresPlanStores } from "../../store/postgres-copy.ts"
+import { planCopiesOnPostgres } from "../../store/postgres-backends.ts"
+import { isPostgresUrl } from "../../store/postgres-url.ts"
 import { SnapshotStore } from "../../store/snapshot.ts"
 import { copySqliteFile } from "../../store/sqlite-copy.ts"
 import { findWorkspace } from "../../sync/backup.ts"
@@ -54,7 +54,7 @@ export const sourceSnapshotFile = (journal: string): string => {
 const planCopies = (journal: string) =>
   Effect.gen(function*() {
     if (isPostgresUrl(journal)) {
-      return yield* copyPostgresPlanStores(journal, sourceSnapshotFile(journal)).pipe(
+      return yield* (yield* planCopiesOnPostgres).copyPostgresPlanStores(journal, sourceSnapshotFile(journal)).pipe(
         Effect.mapError((e) => new CliExit({ code: ExitCode.failed, message: `--plan: copying ${e.file}: ${e.detail}` }))
       )
     }

@@ -3,7 +3,7 @@
  * or foreign file and an unknown run are invocation errors (64); anything else is 1.
  */
 import { NothingToExport } from "../../connectors/export.ts"
-import { isPostgresUrl, redactUrl } from "../../store/postgres.ts"
+import { isPostgresUrl, redactUrl } from "../../store/postgres-url.ts"
 import { RunNotFound, SnapshotError, StoreOpenError } from "../../store/snapshot.ts"
 import { CliExit, ExitCode, usageError } from "../exit.ts"
 

@@ -21,10 +21,7 @@
  * a normal commit at the end of the run (or at the first claim), which flushes everything
  * committed before it.
  */
-import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { SqlError } from "effect/sql/SqlError"
@@ -45,6 +42,7 @@ import type { BatchedTransitions } from "./batch.ts"
 import { JournalError, JournalStateError } from "./errors.ts"
 import { INSERT_CHUNK, json, type OpRow, toOp, WAITS_FOR } from "./schema.ts"
 import { JOURNAL_PG_MIGRATIONS, JOURNAL_PG_VERSION } from "./schema-postgres.ts"
+import { toPromise } from "./to-promise.ts"
 import type { JournalApi, OpenJournalOptions, Planner } from "./service.ts"
 import {
   type Adoption,
@@ -188,13 +186,6 @@ export const openPostgresJournalView = (
     if (pg === undefined) return undefined
     const api = makePostgresJournalApi(pg, { owner: 0 })
     return { getMany: api.getMany, mappings: api.mappings, getMeta: api.getMeta }
-  })
-
-/** Runs an Effect for a Promise-based caller: its failure as it is, not wrapped. */
-export const toPromise = <A, E>(context: Context.Context<never>, effect: Effect.Effect<A, E>): Promise<A> =>
-  Effect.runPromiseExitWith(context)(effect).then((exit) => {
-    if (Exit.isSuccess(exit)) return exit.value
-    throw Cause.squash(exit.cause)
   })
 
 /**

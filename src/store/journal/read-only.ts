@@ -13,8 +13,9 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { JournalError, type JournalApi, type Op, type OpState } from "../journal.ts"
-import { isPostgresUrl } from "../postgres.ts"
-import { openPostgresJournalStates, openPostgresJournalView, toPromise } from "./postgres.ts"
+import { journalOnPostgres } from "../postgres-backends.ts"
+import { isPostgresUrl } from "../postgres-url.ts"
+import { toPromise } from "./to-promise.ts"
 import { type OpRow, toOp } from "./schema.ts"
 
 export type JournalView = Pick<JournalApi, "getMany" | "mappings" | "getMeta">
@@ -31,7 +32,9 @@ export const EMPTY_VIEW: JournalView = {
  * exist (no file, a schema without one) reads as empty and is not created.
  */
 export const openJournalView = (location: string | undefined): Effect.Effect<JournalView, JournalError, Scope.Scope> => {
-  if (location !== undefined && isPostgresUrl(location)) return Effect.map(openPostgresJournalView(location), (view) => view ?? EMPTY_VIEW)
+  if (location !== undefined && isPostgresUrl(location)) {
+    return Effect.flatMap(journalOnPostgres, (pg) => Effect.map(pg.openPostgresJournalView(location), (view) => view ?? EMPTY_VIEW))
+  }
   if (location === undefined || !fs.existsSync(location)) return Effect.succeed(EMPTY_VIEW)
   const fail = (operation: string) => (e: unknown) =>
     new JournalError({ file: location, operation, detail: e instanceof Error ? e.message : String(e) })
@@ -93,7 +96,7 @@ export const openJournalStates = (location: string | undefined): Effect.Effect<J
   if (location === undefined) return Effect.succeed({})
   if (isPostgresUrl(location)) {
     return Effect.gen(function*() {
-      const states = yield* openPostgresJournalStates(location)
+      const states = yield* (yield* journalOnPostgres).openPostgresJournalStates(location)
       if (states === undefined) return {}
       const services = yield* Effect.context<never>()
       return {

@@ -6,10 +6,10 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { lockStore, StoreBusy, StoreLockError } from "../file-lock.ts"
 import { type BatchedTransitions, batchedTransitions } from "./batch.ts"
-import { isPostgresUrl } from "../postgres.ts"
+import { journalOnPostgres } from "../postgres-backends.ts"
+import { isPostgresUrl } from "../postgres-url.ts"
 import { JournalDb } from "./db.ts"
 import { JournalError, JournalStateError } from "./errors.ts"
-import { openPostgresJournal } from "./postgres.ts"
 import type {
   Adoption,
   ClaimNextOptions,
@@ -264,7 +264,7 @@ export const openJournal = (
   file: string,
   options: OpenJournalOptions = {}
 ): Effect.Effect<JournalApi, JournalError | StoreBusy | StoreLockError, Scope.Scope> =>
-  isPostgresUrl(file) ? openPostgresJournal(file, options) : Effect.gen(function*() {
+  isPostgresUrl(file) ? Effect.flatMap(journalOnPostgres, (pg) => pg.openPostgresJournal(file, options)) : Effect.gen(function*() {
     if (options.helper === true) {
       return yield* new JournalError({
         file,
