@@ -4,17 +4,23 @@
 // packages first. The shipped dist/cli.cjs is one file, but esbuild keeps the same
 // modules behind lazy initialisers there, so this is the set a start evaluates.
 // Exits 1 when the start-up graph holds a module that belongs behind a dynamic import.
+// With --entry FILE, the graph a command's run module (src/cli/run/NAME.ts) evaluates when
+// the command runs: there, only the PostgreSQL drivers must stay out (they load when a
+// location names PostgreSQL).
 //
-//   node scripts/cli-graph.mjs [--all]     (--all: list every module, not only the totals)
+//   node scripts/cli-graph.mjs [--all] [--entry FILE]   (--all: every module, not only the totals)
 import { build } from "esbuild"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
+const entryAt = process.argv.indexOf("--entry")
+const entryFile = entryAt > 0 ? process.argv[entryAt + 1] : "src/cli/main.ts"
+
 const outdir = mkdtempSync(join(tmpdir(), "worksync-cli-graph-"))
 try {
   const { metafile } = await build({
-    entryPoints: { cli: "src/cli/main.ts" },
+    entryPoints: { cli: entryFile },
     outdir,
     bundle: true,
     platform: "node",
@@ -29,7 +35,7 @@ try {
   })
 
   const outputs = metafile.outputs
-  const entry = Object.keys(outputs).find((o) => outputs[o].entryPoint === "src/cli/main.ts")
+  const entry = Object.keys(outputs).find((o) => outputs[o].entryPoint === entryFile)
   const seen = new Set()
   const visit = (out) => {
     if (seen.has(out)) return
@@ -67,8 +73,8 @@ try {
   const whyAt = process.argv.indexOf("--why")
   if (whyAt > 0) {
     const pattern = new RegExp(process.argv[whyAt + 1])
-    const parent = new Map([["src/cli/main.ts", null]])
-    const queue = ["src/cli/main.ts"]
+    const parent = new Map([[entryFile, null]])
+    const queue = [entryFile]
     let found
     while (queue.length > 0 && found === undefined) {
       const file = queue.shift()
@@ -87,10 +93,12 @@ try {
     console.log(found === undefined ? `\nnothing matches ${pattern}` : `\nwhy ${found}:\n  ${chain.join("\n  -> ")}`)
   }
 
-  const forbidden = [
-    /^src\/(store|sync|connectors|client|streams|emulator)\//,
-    /node_modules\/(csv-parse|csv-stringify|picomatch|undici|graphql|busboy)\//
-  ]
+  const forbidden = entryAt > 0
+    ? [/node_modules\/(@effect\/sql-pg|pg|pg-pool|pg-boss)\//]
+    : [
+      /^src\/(store|sync|connectors|client|streams|emulator)\//,
+      /node_modules\/(csv-parse|csv-stringify|picomatch|undici|graphql|busboy)\//
+    ]
   // effect/Schema (with fast-check, through effect/FastCheck) stays: @effect/cli's own
   // option parsing imports it (internal/primitive.js), so only @effect/cli could drop it.
   const bad = [...inputs.keys()].filter((f) => forbidden.some((re) => re.test(f)))

@@ -21,6 +21,14 @@ it("the start-up graph of the CLI bundle holds no store, sync, connector, client
   expect(r.status).toBe(0)
 }, 60_000)
 
+it("a backup to a SQLite file evaluates no PostgreSQL driver: @effect/sql-pg and pg load only for a PostgreSQL location", () => {
+  const r = spawnSync(process.execPath, ["scripts/cli-graph.mjs", "--all", "--entry", "src/cli/run/backup.ts"], { encoding: "utf8", timeout: 60_000 })
+  expect(r.stdout).toMatch(/src\/store\/snapshot-sqlite\.ts/)
+  expect(r.stdout).not.toMatch(/node_modules\/(@effect\/sql-pg|pg|pg-pool)\//)
+  expect(r.stdout).not.toMatch(/src\/store\/(snapshot-postgres|postgres)\.ts/)
+  expect(r.status).toBe(0)
+}, 60_000)
+
 it("worksync --help does not load better-sqlite3 (the store is evaluated only when a command runs)", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-startup-"))
   try {
