@@ -56,15 +56,12 @@ import {
   InvalidInput,
   LimitExceeded,
   type OutcomeUnknown,
-  RateLimited,
-  ServerError,
-  Unauthorized,
-  UnexpectedStatus
+  Unauthorized
 } from "./errors.ts"
 import { buildMultipart, type UploadSource } from "./multipart.ts"
 import { Pipeline, type PipelineApi } from "./pipeline.ts"
-import { errorPartsOf } from "./responses.ts"
-import { parseRetryAfter, summarizeInput } from "./retry.ts"
+import { errorPartsOf, failureOfStatus } from "./responses.ts"
+import { summarizeInput } from "./retry.ts"
 import { type Answer, decodeWith, parseJson } from "./transport.ts"
 
 export type GraphqlCallError = HttpFailure | GraphqlError | OutcomeUnknown | LimitExceeded | InputRejected
@@ -300,9 +297,6 @@ export const graphqlErrorOf = (operation: string, json: unknown): GraphqlError |
 
 /** Maps a non-2xx answer of the GraphQL endpoint. */
 const graphqlFailure = (operation: string, answer: Answer, nowMs: number): HttpFailure | GraphqlError => {
-  if (answer.status === 429) {
-    return new RateLimited({ operation, retryAfterMs: parseRetryAfter(answer.headers["retry-after"], nowMs) })
-  }
   let json: unknown = null
   try {
     json = JSON.parse(answer.text)
@@ -312,17 +306,19 @@ const graphqlFailure = (operation: string, answer: Answer, nowMs: number): HttpF
   const gql = graphqlErrorOf(operation, json)
   const parts = errorPartsOf(answer.text)
   const detail = gql?.serverMessage ?? parts.message
-  switch (answer.status) {
-    case 400:
-      return gql ?? new InvalidInput({ operation, issues: parts.issues, detail })
-    case 401:
-      return new Unauthorized({ operation, detail })
-    case 403:
-      return new Forbidden({ operation, code: gql?.code ?? parts.code, detail })
-    default:
-      if (answer.status >= 500) return new ServerError({ operation, status: answer.status, detail })
-      return gql ?? new UnexpectedStatus({ operation, status: answer.status, detail })
-  }
+  return failureOfStatus(operation, answer, nowMs, detail, (status): HttpFailure | GraphqlError | undefined => {
+    switch (status) {
+      case 400:
+        return gql ?? new InvalidInput({ operation, issues: parts.issues, detail })
+      case 401:
+        return new Unauthorized({ operation, detail })
+      case 403:
+        return new Forbidden({ operation, code: gql?.code ?? parts.code, detail })
+      default:
+        // Another status with a GraphQL error in its body: that error says more than the status.
+        return gql ?? undefined
+    }
+  })
 }
 
 // ----------------------------------------------------------------------------------------

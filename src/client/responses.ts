@@ -1,6 +1,7 @@
 /**
  * Reading answers of the service: the parts of an error body and the tagged error of a
- * REST status. Shared by the REST, GraphQL and upload clients.
+ * status. Shared by the REST, GraphQL and upload clients: `failureOfStatus` is the one
+ * place a status becomes an error, each interface adding what its 4xx mean.
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -57,30 +58,45 @@ export const errorPartsOf = (text: string): ErrorParts => {
 const decodeRestErrorBodyResult = Schema.decodeUnknownResult(RestErrorBody)
 const decodeRestErrorBody = (u: unknown): RestErrorBody | null => Result.getOrNull(decodeRestErrorBodyResult(u))
 
+/**
+ * The tagged error of a non-2xx answer. Every interface answers 429 (with its Retry-After)
+ * and 5xx alike; `byStatus` says what the interface's other statuses mean, and a status it
+ * does not know is unexpected. `detail` is the server's message as the interface reads it.
+ */
+export const failureOfStatus = <E>(
+  operation: string,
+  answer: Answer,
+  nowMs: number,
+  detail: string,
+  byStatus: (status: number) => E | undefined
+): E | RateLimited | ServerError | UnexpectedStatus => {
+  if (answer.status === 429) return new RateLimited({ operation, retryAfterMs: parseRetryAfter(answer.headers["retry-after"], nowMs) })
+  if (answer.status >= 500) return new ServerError({ operation, status: answer.status, detail })
+  return byStatus(answer.status) ?? new UnexpectedStatus({ operation, status: answer.status, detail })
+}
+
 /** Maps a non-2xx REST answer to its tagged error. */
 export const restFailure = (operation: string, answer: Answer, nowMs: number): HttpFailure => {
   const parts = errorPartsOf(answer.text)
-  switch (answer.status) {
-    case 400:
-      return new InvalidInput({ operation, issues: parts.issues, detail: parts.message })
-    case 401:
-      return new Unauthorized({ operation, detail: parts.message })
-    case 403:
-      return new Forbidden({ operation, code: parts.code, detail: parts.message })
-    case 404:
-      // Not in the status table; another reading's "not found" (decoding policy 7).
-      return new NotFound({ operation, status: 404, code: parts.code, detail: parts.message })
-    case 422:
-      return parts.code === "NOT_FOUND"
-        ? new NotFound({ operation, status: 422, code: parts.code, detail: parts.message })
-        : new ValidationFailed({ operation, code: parts.code ?? "VALIDATION_FAILED", serverMessage: parts.message })
-    case 429:
-      return new RateLimited({ operation, retryAfterMs: parseRetryAfter(answer.headers["retry-after"], nowMs) })
-    default:
-      return answer.status >= 500
-        ? new ServerError({ operation, status: answer.status, detail: parts.message })
-        : new UnexpectedStatus({ operation, status: answer.status, detail: parts.message })
-  }
+  return failureOfStatus(operation, answer, nowMs, parts.message, (status): HttpFailure | undefined => {
+    switch (status) {
+      case 400:
+        return new InvalidInput({ operation, issues: parts.issues, detail: parts.message })
+      case 401:
+        return new Unauthorized({ operation, detail: parts.message })
+      case 403:
+        return new Forbidden({ operation, code: parts.code, detail: parts.message })
+      case 404:
+        // Not in the status table; another reading's "not found" (decoding policy 7).
+        return new NotFound({ operation, status: 404, code: parts.code, detail: parts.message })
+      case 422:
+        return parts.code === "NOT_FOUND"
+          ? new NotFound({ operation, status: 422, code: parts.code, detail: parts.message })
+          : new ValidationFailed({ operation, code: parts.code ?? "VALIDATION_FAILED", serverMessage: parts.message })
+      default:
+        return undefined
+    }
+  })
 }
 
 /** What a 400 says when the operation itself is unknown (not the input). */

@@ -41,8 +41,7 @@ import {
 } from "./errors.ts"
 import { bodyStream, type UploadSource } from "./multipart.ts"
 import { Pipeline, type PipelineApi } from "./pipeline.ts"
-import { errorPartsOf } from "./responses.ts"
-import { parseRetryAfter } from "./retry.ts"
+import { errorPartsOf, failureOfStatus } from "./responses.ts"
 import { type Answer, decodeWith, exchange, parseJson } from "./transport.ts"
 
 export type UploadError =
@@ -118,19 +117,17 @@ const uploadFailure = (
   onConfirm: string | null
 ): RateLimited | ServerError | UploadSizeMismatch | UploadRejected | UnexpectedStatus => {
   const parts = errorPartsOf(answer.text)
-  if (answer.status === 429) {
-    return new RateLimited({ operation, retryAfterMs: parseRetryAfter(answer.headers["retry-after"], nowMs) })
-  }
-  if (answer.status >= 500) return new ServerError({ operation, status: answer.status, detail: parts.message })
-  if (answer.status === 400 && onConfirm !== null) {
-    // The code is kept in the detail: it may say the file is confirmed already.
-    const detail = parts.code !== null && !parts.message.includes(parts.code) ? `${parts.code}: ${parts.message}` : parts.message
-    return new UploadSizeMismatch({ operation, uid: onConfirm, detail })
-  }
-  if (answer.status === 400 || answer.status === 401 || answer.status === 403 || answer.status === 404) {
-    return new UploadRejected({ operation, status: answer.status, code: parts.code, detail: parts.message })
-  }
-  return new UnexpectedStatus({ operation, status: answer.status, detail: parts.message })
+  return failureOfStatus(operation, answer, nowMs, parts.message, (status): UploadSizeMismatch | UploadRejected | undefined => {
+    if (status === 400 && onConfirm !== null) {
+      // The code is kept in the detail: it may say the file is confirmed already.
+      const detail = parts.code !== null && !parts.message.includes(parts.code) ? `${parts.code}: ${parts.message}` : parts.message
+      return new UploadSizeMismatch({ operation, uid: onConfirm, detail })
+    }
+    if (status === 400 || status === 401 || status === 403 || status === 404) {
+      return new UploadRejected({ operation, status, code: parts.code, detail: parts.message })
+    }
+    return undefined
+  })
 }
 
 /** Lets a transfer of `size` bytes take its time: the timeout grows with the size (at 256 KB/s). */
