@@ -81,6 +81,22 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
       expect(fs.existsSync(journal)).toBe(false)
     }))
 
+  it.effect("a person --people maps to an e-mail the workspace does not know is listed, not matched to the user of their name", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      const ws = handle.admin.createWorkspace({ name: "jira mapped away" }).id
+      const dir = yield* tempDir("ws-preset-cli-")
+      const people = path.join(dir, "people.csv")
+      // The workspace's one "Alice Example" is another person than the one the file names.
+      handle.admin.createUser({ email: "alice.example@corp.example", firstName: "Alice", lastName: "Example", workspaces: { [ws]: "MEMBER" } })
+      fs.writeFileSync(people, "name,email\nAlice Example,alice@elsewhere.example\n")
+      const journal = path.join(dir, "j.sqlite")
+      const r = yield* run(handle, ["import-csv", "--workspace", ws, "--csv", jira(dir), "--preset", "jira", "--journal", journal, "--people", people, "--dry-run", "--json"])
+      expect(r.code).toBe(0)
+      expect(JSON.parse(r.stdout).people).toEqual({ unresolved: ["Alice Example", "alice@example.com"] })
+      expect(r.stderr).toContain("import: not in the workspace, records created without them (map them with --people to its users): Alice Example, alice@example.com")
+    }))
+
   it.effect("imports, then a rerun sends nothing; --json carries the contract's fields", () =>
     Effect.gen(function*() {
       const handle = yield* Emulator

@@ -206,7 +206,7 @@ export const importCsvRun = (flags: ImportCsvFlags) =>
     // What this service could not take (operations beyond the documents), one line each.
     for (const notice of result.notices) yield* logLine(verbosity, `import: ${notice}`)
     if (result.people !== undefined && result.people.unresolved.length > 0) {
-      yield* logLine(verbosity, `import: not in the workspace, records created without them (map them with --people): ${result.people.unresolved.join(", ")}`)
+      yield* logLine(verbosity, `import: not in the workspace, records created without them (map them with --people to its users): ${result.people.unresolved.join(", ")}`)
     }
     for (const a of result.attachmentsNotFetched ?? []) yield* logLine(verbosity, `import: attachment ${a.name} not fetched: ${a.reason}`)
     if (result.references !== undefined && result.references.outside > 0) {

@@ -29,4 +29,10 @@ describe("resolvePerson", () => {
     expect(resolvePerson(dir, { name: "Cy Person" })).toBe("cy@example.com")
     expect(resolvePerson(dir, { email: "dee@example.com", name: "Dee" })).toBeUndefined()
   })
+
+  it("a person the file maps to an e-mail the workspace does not know stays unresolved, though their own e-mail or name is a user's", () => {
+    const dir = directory("name,email\nCy Person,cy@elsewhere.example\nann@example.com,ann@elsewhere.example\n")
+    expect(resolvePerson(dir, { name: "Cy Person" })).toBeUndefined()
+    expect(resolvePerson(dir, { email: "ann@example.com", name: "Ann" })).toBeUndefined()
+  })
 })
