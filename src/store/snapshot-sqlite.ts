@@ -17,6 +17,7 @@ import {
   type FileObjectRef,
   type ForgetResult,
   MEMBERSHIP,
+  type MemberState,
   type MemberVersion,
   type MirrorReread,
   type RecordEntry,
@@ -157,6 +158,12 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
       `SELECT r.vid AS vid, r.workspace_id AS workspaceId, r.updated_at AS updatedAt
        FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`
     ),
+    memberState: db.prepare(
+      `SELECT r.vid AS vid, r.workspace_id AS workspaceId, r.updated_at AS updatedAt, r.detail AS detail
+       FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`
+    ),
+    activityItems: db.prepare("SELECT item FROM activity WHERE vid = ? ORDER BY seq").pluck(),
+    removeRecordMember: db.prepare("DELETE FROM run_records WHERE run_id = ? AND id = ?"),
     bumpRecords: db.prepare(
       "UPDATE records SET last_run = @run WHERE vid IN (SELECT vid FROM run_records WHERE run_id = @run) AND last_run < @run"
     ),
@@ -342,6 +349,17 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
             if (v !== undefined) found.set(id, v)
           }
           return found
+        })()
+      ),
+    changeMember: (runId, id, change, rereadDone) =>
+      run("change a record of the run", () =>
+        // One transaction: each statement on its own would take and release the file's locks.
+        db.transaction(() => {
+          const v = s.memberState.get(runId, id) as Omit<MemberState, "activity"> | undefined
+          const next = change(v === undefined ? undefined : { ...v, activity: s.activityItems.all(v.vid) as Array<string> })
+          if (next === "remove") s.removeRecordMember.run(runId, id)
+          else if (next !== undefined) writeRecord(runId, next)
+          if (rereadDone !== undefined) s.rereadDone.run(id, rereadDone)
         })()
       ),
     /** Counts of one run's membership tables. */

@@ -125,6 +125,15 @@ export interface MemberVersion {
   readonly updatedAt: string | null
 }
 
+/** What a run holds of one record, read together: its version, detail and activity (JSON text, the service's order). */
+export interface MemberState extends MemberVersion {
+  readonly detail: string
+  readonly activity: ReadonlyArray<string>
+}
+
+/** What `changeMember` makes of a record: a version to hold, the record removed from the run, or nothing written. */
+export type MemberChange = RecordEntry | "remove" | undefined
+
 /**
  * A delivery whose record the mirror reads again (`mirror_rereads`), kept until a read of
  * the record is in the snapshot.
@@ -217,6 +226,18 @@ export interface SnapshotStoreService extends SnapshotReads, SnapshotDiff, Snaps
    * absent), read together: one read transaction, not one per record (the mirror's batch).
    */
   readonly memberVersions: (runId: number, ids: ReadonlyArray<string>) => Effect.Effect<Map<string, MemberVersion>, SnapshotError>
+  /**
+   * Reads what a run holds of a record and writes what `change` makes of it, in one
+   * transaction (the mirror's read of a record again: its compare and its write, with
+   * the record's `mirror_rereads` rows up to `rereadDone` removed in the same commit).
+   * `change` runs inside the transaction: synchronous, no I/O; a throw rolls back.
+   */
+  readonly changeMember: (
+    runId: number,
+    id: string,
+    change: (held: MemberState | undefined) => MemberChange,
+    rereadDone?: number
+  ) => Effect.Effect<void, SnapshotError>
   readonly counts: (runId: number) => Effect.Effect<RunCounts, SnapshotError>
   /** Records which object holds each file's bytes in the run (and the objects' sizes), in one transaction. */
   readonly putFileObjects: (runId: number, refs: ReadonlyArray<FileObjectRef>) => Effect.Effect<void, SnapshotError>

@@ -21,6 +21,8 @@ export type { RunEntity, RunFileKnownObject, RunFileObject, WorkspaceEntity } fr
 export {
   type FileObjectRef,
   type ForgetResult,
+  type MemberChange,
+  type MemberState,
   type MemberVersion,
   type MirrorReread,
   type RecordEntry,

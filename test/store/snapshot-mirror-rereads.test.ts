@@ -1,15 +1,22 @@
 /**
  * The mirror's records to read again (`mirror_rereads`), on a SQLite file and on a
  * PostgreSQL schema: kept across a reopen (a mirror stopped or killed reads them at its
- * next start), and a finished read removes only the asks it covered.
+ * next start), and a finished read removes only the asks it covered, in the same commit
+ * as what the read wrote (`changeMember`).
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { openSnapshot } from "../../src/store/snapshot.ts"
+import { type MemberState, openSnapshot, type RecordEntry, scopeOf } from "../../src/store/snapshot.ts"
 import { tempDir } from "../support/effect.ts"
 import { freshSchema } from "../support/postgres.ts"
+import { activityOf, detailOf, summaryOf } from "./snapshot-fixtures.ts"
+
+const version = (id: string, v: number, activity: number): RecordEntry => {
+  const detail = detailOf(id, v)
+  return { kind: "version", workspaceId: "w1", summary: summaryOf(detail), detail, activity: activityOf(id, activity) }
+}
 
 const BACKENDS: ReadonlyArray<{ readonly name: string; readonly location: Effect.Effect<string, never, Scope.Scope> }> = [
   { name: "sqlite", location: Effect.map(tempDir("ws-snap-"), (dir) => path.join(dir, "snap.sqlite")) },
@@ -50,5 +57,57 @@ for (const backend of BACKENDS) {
           expect(yield* store.addMirrorRereads([])).toEqual([])
         }))
       }))
+
+    it.live("changeMember: reads what the run holds of a record, writes what the change makes of it and removes its asks, together", () =>
+      Effect.gen(function*() {
+        const store = yield* openSnapshot(yield* backend.location)
+        const run = yield* store.beginRun(scopeOf([]), true)
+        yield* store.putRecords(run, [version("a", 0, 2), version("b", 0, 0)])
+        const [a1, b1, a2] = yield* store.addMirrorRereads([
+          { recordId: "a", event: null },
+          { recordId: "b", event: null },
+          { recordId: "a", event: "COMMENT_CREATED" }
+        ])
+        const before = (yield* store.memberVersion(run, "a"))!
+
+        // Nothing written: what was held is handed over whole, and the asks up to a1 go.
+        let seen: MemberState | undefined
+        yield* store.changeMember(run, "a", (held) => {
+          seen = held
+          return undefined
+        }, a1)
+        expect(seen).toEqual({
+          ...before,
+          detail: yield* store.memberDetail(run, "a"),
+          activity: activityOf("a", 2).map((item) => JSON.stringify({ ...item, recordId: "a" }))
+        })
+        expect((yield* store.mirrorRereads).map((r) => r.seq)).toEqual([b1, a2])
+
+        // A change that fails writes nothing and removes no ask.
+        const failed = yield* Effect.flip(store.changeMember(run, "a", () => {
+          throw new Error("no")
+        }, a2))
+        expect(failed._tag).toBe("SnapshotError")
+        expect((yield* store.mirrorRereads).map((r) => r.seq)).toEqual([b1, a2])
+        expect(yield* store.memberVersion(run, "a")).toEqual(before)
+
+        // A new version, and its asks gone in the same commit.
+        yield* store.changeMember(run, "a", () => version("a", 1, 3), a2)
+        const after = (yield* store.memberVersion(run, "a"))!
+        expect(after.vid).not.toBe(before.vid)
+        expect(JSON.parse((yield* store.memberDetail(run, "a"))!)).toMatchObject({ title: "Record a v1" })
+        expect((yield* store.mirrorRereads).map((r) => r.seq)).toEqual([b1])
+
+        // Removed from the run; a record the run does not hold is handed over as undefined.
+        yield* store.changeMember(run, "b", () => "remove", b1)
+        expect(yield* store.memberVersion(run, "b")).toBeUndefined()
+        expect(yield* store.mirrorRereads).toEqual([])
+        seen = before as MemberState
+        yield* store.changeMember(run, "b", (held) => {
+          seen = held
+          return undefined
+        })
+        expect(seen).toBeUndefined()
+      }).pipe(Effect.scoped))
   })
 }

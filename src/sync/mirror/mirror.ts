@@ -35,7 +35,7 @@ import { backup } from "../backup.ts"
 import { actionOf, type MirrorAction } from "./apply.ts"
 import { readAgain } from "./read-again.ts"
 import { makeRereadQueue } from "./rereads.ts"
-import { openMirrorRun, summaryOf } from "./run.ts"
+import { openMirrorRun, versionEntry } from "./run.ts"
 import { checkWebhook, ensureWebhook, mirrorSecretFile } from "./webhook.ts"
 
 export interface MirrorEvent {
@@ -151,8 +151,8 @@ export const mirror = (options: MirrorOptions) =>
     const gap = yield* Ref.make<string | undefined>(undefined)
     const rereads = yield* makeRereadQueue({
       store,
-      read: (recordId, activityOnly) =>
-        readAgain({ store, rest, run: Ref.get(runRef), workspaces: options.workspaces }, recordId, activityOnly),
+      read: (recordId, activityOnly, seq) =>
+        readAgain({ store, rest, run: Ref.get(runRef), workspaces: options.workspaces }, recordId, activityOnly, seq),
       told,
       log,
       delayMs: REREAD_DELAY_MS,
@@ -281,13 +281,8 @@ export const mirror = (options: MirrorOptions) =>
         // Rows of their own, after the delivery's: the read that covers them removes both.
         const seqs = yield* rereads.keep(waiting.map(({ event, recordId }) => ({ recordId, event })))
         waiting.forEach(({ ask }, i) => (ask.seq = seqs[i]!))
-        yield* store.putRecords(runId, [...writes.entries()].map(([id, w]) => ({
-          kind: "version" as const,
-          workspaceId: w.workspaceId,
-          summary: summaryOf({ ...w.detail, id }),
-          detail: w.detail,
-          activity: { reuseFrom: w.vid }
-        })))
+        yield* store.putRecords(runId, [...writes.values()].map((w) =>
+          versionEntry(w.workspaceId, w.detail, { reuseFrom: w.vid })))
         for (const e of lines) told(e)
         yield* Effect.forEach(asks, ([id, ask]) => rereads.ask(id, ask), { discard: true })
       })

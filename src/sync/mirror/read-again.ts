@@ -10,7 +10,7 @@ import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
 import type { ActivityItem } from "../../schema/activity.ts"
 import type { SnapshotStoreService } from "../../store/snapshot.ts"
 import { recordActivityStream } from "../../streams/activity.ts"
-import { writeVersion } from "./run.ts"
+import { versionEntry } from "./run.ts"
 
 export interface ReadAgainContext {
   readonly store: SnapshotStoreService
@@ -27,8 +27,13 @@ export interface ReadAgainContext {
  * holds by then: a delivery applied meanwhile may have brought a newer state. After a
  * delivery that carried the whole record, only its activity is read (`activityOnly`).
  * A record the service no longer has leaves the run.
+ *
+ * What the run holds is compared and the outcome written in one transaction
+ * (`changeMember`), which also removes the record's `mirror_rereads` rows up to
+ * `rereadDone` when given: on SQLite each statement on its own would take and release
+ * the file's locks, ten times the statement's own cost.
  */
-export const readAgain = (ctx: ReadAgainContext, recordId: string, activityOnly: boolean) =>
+export const readAgain = (ctx: ReadAgainContext, recordId: string, activityOnly: boolean, rereadDone?: number) =>
   Effect.gen(function*() {
     const { rest, store } = ctx
     const known = yield* store.memberVersion(yield* ctx.run, recordId)
@@ -37,18 +42,17 @@ export const readAgain = (ctx: ReadAgainContext, recordId: string, activityOnly:
         Effect.map((c) => Option.some<Array<ActivityItem>>(c)),
         Effect.catchIf((e) => isNotFound(e.cause), () => Effect.succeed(Option.none<Array<ActivityItem>>()))
       )
-      if (Option.isNone(activity)) return yield* store.removeMembers("records", yield* ctx.run, [recordId])
-      const now = yield* ctx.run
-      const stored = yield* store.memberVersion(now, recordId)
-      if (stored === undefined) return
-      // The activity the version holds already (as stored: with its record's id): the
-      // write would be the same version again, so none is made.
-      const held = yield* store.activityOfVersions(stored.vid - 1, stored.vid)
-      if (held.length === activity.value.length && held.every((h, i) => h.item === JSON.stringify({ ...activity.value[i], recordId }))) return
-      const text = yield* store.memberDetail(now, recordId)
-      if (text === undefined) return
-      const detail = JSON.parse(text) as Record<string, unknown>
-      return yield* writeVersion(store, now, stored.workspaceId, detail, activity.value)
+      return yield* store.changeMember(yield* ctx.run, recordId, (held) => {
+        if (Option.isNone(activity)) return "remove"
+        if (held === undefined) return undefined
+        // The activity the version holds already (as stored: with its record's id): the
+        // write would be the same version again, so none is made.
+        if (
+          held.activity.length === activity.value.length &&
+          held.activity.every((h, i) => h === JSON.stringify({ ...activity.value[i], recordId }))
+        ) return undefined
+        return versionEntry(held.workspaceId, JSON.parse(held.detail) as Record<string, unknown>, activity.value)
+      }, rereadDone)
     }
     const candidates = known !== undefined
       ? [known.workspaceId]
@@ -62,12 +66,11 @@ export const readAgain = (ctx: ReadAgainContext, recordId: string, activityOnly:
       )
       if (Option.isNone(detail)) continue
       const activity: Array<ActivityItem> = [...yield* Stream.runCollect(recordActivityStream({ workspaceId, recordId }))]
-      const now = yield* ctx.run
-      const stored = yield* store.memberVersion(now, recordId)
-      if (stored?.updatedAt != null && stored.updatedAt > detail.value.updatedAt) return
-      yield* writeVersion(store, now, workspaceId, detail.value, activity)
-      return
+      return yield* store.changeMember(yield* ctx.run, recordId, (held) =>
+        held?.updatedAt != null && held.updatedAt > detail.value.updatedAt
+          ? undefined
+          : versionEntry(workspaceId, detail.value, activity), rereadDone)
     }
     // Gone from the service: gone from the mirror.
-    yield* store.removeMembers("records", yield* ctx.run, [recordId])
+    yield* store.changeMember(yield* ctx.run, recordId, () => "remove", rereadDone)
   }).pipe(Effect.provideService(RestClient, ctx.rest))

@@ -46,8 +46,11 @@ export interface RereadQueue {
 
 export interface RereadQueueOptions {
   readonly store: SnapshotStoreService
-  /** Reads one record again into the mirror's run (read-again.ts). */
-  readonly read: (recordId: string, activityOnly: boolean) => Effect.Effect<unknown, unknown>
+  /**
+   * Reads one record again into the mirror's run (read-again.ts) and, in the same
+   * write, removes the record's rows up to `seq` (`changeMember`'s `rereadDone`).
+   */
+  readonly read: (recordId: string, activityOnly: boolean, seq: number) => Effect.Effect<unknown, unknown>
   readonly told: (e: MirrorEvent) => void
   readonly log: (line: string) => void
   readonly delayMs: number
@@ -101,7 +104,7 @@ export const makeRereadQueue = (options: RereadQueueOptions): Effect.Effect<Rere
         pending.delete(id)
         const done = yield* Deferred.make<void>()
         inFlight.set(id, { ask, done })
-        const exit = yield* Effect.exit(Effect.andThen(options.read(id, ask.activityOnly), store.mirrorRereadDone(id, ask.seq))).pipe(
+        const exit = yield* Effect.exit(options.read(id, ask.activityOnly, ask.seq)).pipe(
           Effect.ensuring(Effect.sync(() => {
             inFlight.delete(id)
             Deferred.doneUnsafe(done, Effect.void)

@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect"
 import { type RecordDetail, RECORD_SUMMARY_FIELDS } from "../../schema/records.ts"
 import type { ActivityItem } from "../../schema/activity.ts"
-import type { RunRow, SnapshotStoreService } from "../../store/snapshot.ts"
+import type { RecordEntry, RunRow, SnapshotStoreService } from "../../store/snapshot.ts"
 
 /** Opens the mirror's run as a copy of `from`. */
 export const openMirrorRun = (store: SnapshotStoreService, from: RunRow) =>
@@ -28,18 +28,24 @@ export const openMirrorRun = (store: SnapshotStoreService, from: RunRow) =>
 export const summaryOf = (detail: Record<string, unknown>): { readonly id: string; readonly updatedAt?: string } =>
   Object.fromEntries(RECORD_SUMMARY_FIELDS.filter((k) => k in detail).map((k) => [k, detail[k]])) as { id: string; updatedAt?: string }
 
-/** Writes a record's new state into the run: its detail, and its activity as read (or the stored one). */
+/** A record's new state as the run holds it: its detail, and its activity as read (or the stored one). */
+export const versionEntry = (
+  workspaceId: string,
+  detail: RecordDetail | Record<string, unknown>,
+  activity: ReadonlyArray<ActivityItem | object> | { readonly reuseFrom: number }
+): RecordEntry => ({
+  kind: "version",
+  workspaceId,
+  summary: summaryOf(detail as Record<string, unknown>),
+  detail: detail as object,
+  activity
+})
+
+/** Writes a record's new state into the run. */
 export const writeVersion = (
   store: SnapshotStoreService,
   runId: number,
   workspaceId: string,
   detail: RecordDetail | Record<string, unknown>,
   activity: ReadonlyArray<ActivityItem | object> | { readonly reuseFrom: number }
-) =>
-  store.putRecords(runId, [{
-    kind: "version",
-    workspaceId,
-    summary: summaryOf(detail as Record<string, unknown>),
-    detail: detail as object,
-    activity
-  }])
+) => store.putRecords(runId, [versionEntry(workspaceId, detail, activity)])
