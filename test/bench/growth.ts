@@ -19,6 +19,10 @@
  *   npm run bench -- growth                            (sizes 10000,100000)
  *   node --import tsx test/bench/growth.ts sizes=10000,100000,1000000 out=docs/growth.md
  *   node --import tsx test/bench/growth.ts sizes=2000 only=backup,diff   (a quick look)
+ *   node --import tsx test/bench/growth.ts sizes=10000 only=backup memory=1 node=--max-semi-space-size=4
+ *
+ * `node=FLAGS` adds to the commands' NODE_OPTIONS (not this process's); `memory=1` preloads
+ * _memory-peak.cjs into each command, which prints the parts of its memory at its peak RSS.
  *
  * Each value may also come from the environment (GROWTH_SIZES=..., GROWTH_ONLY=...).
  */
@@ -44,6 +48,10 @@ const SIZES = (setting("sizes") ?? "10000,100000").split(",").map((s) => {
 })
 const ONLY = setting("only")?.split(",")
 const OUT = setting("out")
+const NODE_FLAGS = [
+  ...(setting("memory") === "1" ? [`--require=${new URL("./_memory-peak.cjs", import.meta.url).pathname}`] : []),
+  ...(setting("node") === undefined ? [] : [setting("node")!])
+].join(" ")
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
 const TIME_BIN = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : null
@@ -54,6 +62,7 @@ interface Row {
   readonly items: number
   readonly wallMs: number
   readonly rssMb: number | null
+  readonly cpuS: number | null
   readonly requests: number
 }
 
@@ -66,12 +75,15 @@ interface Account {
 
 /** Runs the CLI as a child; the emulator answers from this process's event loop meanwhile. */
 const runCli = (emu: EmulatorHandle, args: ReadonlyArray<string>, env: Record<string, string>, cwd: string) =>
-  new Promise<{ wallMs: number; rssMb: number | null; requests: number }>((resolve, reject) => {
+  new Promise<{ wallMs: number; rssMb: number | null; cpuS: number | null; requests: number }>((resolve, reject) => {
     const before = emu.stats().total
     const argvAll = [BIN, ...args]
+    const base = cleanEnv()
+    const nodeOptions = [base.NODE_OPTIONS, NODE_FLAGS].filter((o) => o !== undefined && o !== "").join(" ")
+    const childEnv = { ...base, ...env, ...(nodeOptions === "" ? {} : { NODE_OPTIONS: nodeOptions }) }
     const child = TIME_BIN === null
-      ? spawn(process.execPath, argvAll, { env: { ...cleanEnv(), ...env }, cwd, stdio: ["ignore", "ignore", "pipe"] })
-      : spawn(TIME_BIN, ["-f", "maxrss_kb=%M", process.execPath, ...argvAll], { env: { ...cleanEnv(), ...env }, cwd, stdio: ["ignore", "ignore", "pipe"] })
+      ? spawn(process.execPath, argvAll, { env: childEnv, cwd, stdio: ["ignore", "ignore", "pipe"] })
+      : spawn(TIME_BIN, ["-f", "maxrss_kb=%M cpu_s=%U+%S", process.execPath, ...argvAll], { env: childEnv, cwd, stdio: ["ignore", "ignore", "pipe"] })
     let stderr = ""
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       stderr += d
@@ -82,12 +94,21 @@ const runCli = (emu: EmulatorHandle, args: ReadonlyArray<string>, env: Record<st
     child.on("close", (code) => {
       const wallMs = performance.now() - t0
       const rss = /maxrss_kb=(\d+)/.exec(stderr)
+      for (const line of stderr.split("\n")) {
+        if (/^(memory_peak|memory_highest|cpu_s=|maxrss_kb=)/.test(line)) process.stderr.write(`  ${args[0]}: ${line}\n`)
+      }
       // Exit 2 is "finished, with items reported" (an import's rejected rows): still a run.
       if (code !== 0 && code !== 2) {
         reject(new Error(`worksync ${args[0]} exited ${code}:\n${stderr.slice(-4000)}`))
         return
       }
-      resolve({ wallMs, rssMb: rss === null ? null : Number(rss[1]) / 1024, requests: emu.stats().total - before })
+      const cpu = /cpu_s=([\d.]+)\+([\d.]+)/.exec(stderr)
+      resolve({
+        wallMs,
+        rssMb: rss === null ? null : Number(rss[1]) / 1024,
+        cpuS: cpu === null ? null : Number(cpu[1]) + Number(cpu[2]),
+        requests: emu.stats().total - before
+      })
     })
   })
 
@@ -195,9 +216,10 @@ const measureSize = async (size: number): Promise<Array<Row>> => {
 
 const pad = (s: string, n: number) => s.padEnd(n)
 const table = (rows: ReadonlyArray<Row>): string => {
-  const head = "| command | size | wall s | µs per item | peak RSS MB | requests per item |\n|---|---:|---:|---:|---:|---:|\n"
+  const head = "| command | size | wall s | CPU s | µs per item | peak RSS MB | requests per item |\n|---|---:|---:|---:|---:|---:|---:|\n"
   return head + rows.map((r) =>
-    `| ${pad(r.command, 34)} | ${r.size} | ${(r.wallMs / 1000).toFixed(1)} | ${((r.wallMs * 1000) / r.items).toFixed(0)} | ` +
+    `| ${pad(r.command, 34)} | ${r.size} | ${(r.wallMs / 1000).toFixed(1)} | ${r.cpuS === null ? "-" : r.cpuS.toFixed(1)} | ` +
+    `${((r.wallMs * 1000) / r.items).toFixed(0)} | ` +
     `${r.rssMb === null ? "-" : r.rssMb.toFixed(0)} | ${(r.requests / r.items).toFixed(2)} |`
   ).join("\n") + "\n"
 }

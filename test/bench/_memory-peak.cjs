@@ -1,0 +1,33 @@
+// Preloaded into a command by the growth benchmark with `memory=1` (node --require):
+// samples the process's memory every 20 ms and, on exit, prints to stderr the sample
+// taken at the highest RSS and the highest of each part, so a peak can be told apart
+// into V8's heap (used and reserved, by space), external memory and array buffers, and
+// what is neither (SQLite's caches and maps, code, other threads' heaps).
+"use strict"
+const fs = require("node:fs")
+const v8 = require("node:v8")
+const mb = (n) => Math.round(n / 104857.6) / 10
+let atPeak
+const highest = { rss: 0, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 }
+const sample = () => {
+  const m = process.memoryUsage()
+  for (const k of Object.keys(highest)) if (m[k] > highest[k]) highest[k] = m[k]
+  if (atPeak === undefined || m.rss > atPeak.rss) {
+    const spaces = {}
+    for (const s of v8.getHeapSpaceStatistics()) if (s.space_size > 0) spaces[s.space_name.replace(/_space$/, "")] = [mb(s.space_used_size), mb(s.space_size)]
+    // The kernel's split of the RSS: anonymous (heaps, malloc) against mapped files (code, SQLite's map).
+    const status = {}
+    try {
+      for (const [, k, v] of fs.readFileSync("/proc/self/status", "utf8").matchAll(/^(RssAnon|RssFile|Threads):\s+(\d+)/gm)) status[k] = Number(v)
+    } catch {
+      // not Linux
+    }
+    atPeak = { ...m, anon: (status.RssAnon ?? 0) * 1024, file: (status.RssFile ?? 0) * 1024, threads: `${status.Threads}`, spaces }
+  }
+}
+setInterval(sample, 20).unref()
+process.once("exit", () => {
+  sample()
+  const fmt = (o) => Object.entries(o).map(([k, v]) => `${k}=${typeof v === "number" ? mb(v) : typeof v === "string" ? v : JSON.stringify(v)}`).join(" ")
+  process.stderr.write(`memory_peak ${fmt(atPeak)}\nmemory_highest ${fmt(highest)}\n`)
+})
