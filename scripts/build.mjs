@@ -63,8 +63,13 @@ await Promise.all([
   }),
   build({
     ...common,
-    // The planning thread's code (src/store/plan-writer.ts) sits next to both bundles.
-    entryPoints: { cli: "src/cli/main.ts", "plan-writer.worker": "src/store/plan-writer.worker.ts" },
+    // The threads' code (the planning thread of src/store/plan-writer.ts, the export threads
+    // of src/connectors/export-threads.ts) sits next to both bundles.
+    entryPoints: {
+      cli: "src/cli/main.ts",
+      "plan-writer.worker": "src/store/plan-writer.worker.ts",
+      "export.worker": "src/connectors/export.worker.ts"
+    },
     format: "cjs",
     outExtension: { ".js": ".cjs" },
     // import.meta.url (how a module finds files next to it) from CommonJS's module.filename

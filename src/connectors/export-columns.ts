@@ -123,6 +123,14 @@ export const WORKSPACE_COLUMNS: ReadonlyArray<Column> = [
   field("updatedAt")
 ]
 
+/** The columns of each file of a CSV export. */
+export const COLUMNS_OF = {
+  records: RECORD_COLUMNS,
+  activity: ACTIVITY_COLUMNS,
+  files: FILE_COLUMNS,
+  workspaces: WORKSPACE_COLUMNS
+} as const satisfies Record<string, ReadonlyArray<Column>>
+
 /** Prefixes a spreadsheet would read as a formula (OWASP CSV injection list). */
 const FORMULA_START = /^[=+\-@\t\r]/
 
@@ -156,3 +164,23 @@ export const csvLine = (columns: ReadonlyArray<Column>, row: Obj, guard: boolean
   for (let i = 0; i < columns.length; i++) cells[i] = csvField(cellText(columns[i]!.get(row), guard))
   return `${cells.join(",")}\n`
 }
+
+/** The formats of an export. */
+export type ExportFormat = "ndjson" | "csv"
+
+/**
+ * The lines of a batch of stored objects (JSON text) in `format`, as one string: ndjson
+ * the stored text as it is, csv a `csvLine` per object. The same on whichever thread makes
+ * it (export.ts, export.worker.ts), so the bytes written are the same.
+ */
+export const linesOf = (
+  format: ExportFormat,
+  columns: ReadonlyArray<Column>,
+  rows: ReadonlyArray<string>,
+  guard: boolean
+): string =>
+  rows.length === 0
+    ? ""
+    : format === "ndjson"
+    ? `${rows.join("\n")}\n`
+    : rows.map((json) => csvLine(columns, JSON.parse(json) as Obj, guard)).join("")

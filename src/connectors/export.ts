@@ -2,7 +2,9 @@
  * Export of one snapshot run to files: `records`, `activity`, `files` and
  * `workspaces`, as ndjson (the stored objects, one per line) or csv (flattened
  * columns). Rows stream from the store in a fixed order (by id; activity by record id
- * then service order) and are written in bounded batches, so memory stays flat.
+ * then service order) and are written in bounded batches, so memory stays flat. On a
+ * SQLite snapshot, large files are read and made into lines on threads while this one
+ * writes them (export-threads.ts): the same bytes, batches and failures.
  * Each file is written under a temporary name and renamed when complete. With the files
  * directory of `backup --files`, the run's file bytes are laid out under `files/` too
  * (export-files.ts).
@@ -11,13 +13,18 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import type * as Scope from "effect/Scope"
 import * as path from "node:path"
 import type { ObjectStoreApi } from "../store/object-store.ts"
-import { type RunNotFound, resolveRun, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
+import { isPostgresUrl } from "../store/postgres-url.ts"
+import { type ExportReader, type IdRange, openExportReader, type RangeEntity } from "../store/snapshot-export.ts"
+import { type RunNotFound, resolveRun, SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
+import { COLUMNS_OF, csvField, type ExportFormat, linesOf } from "./export-columns.ts"
 import { exportFiles, type FilesExport } from "./export-files.ts"
-import { ACTIVITY_COLUMNS, type Column, csvField, csvLine, FILE_COLUMNS, RECORD_COLUMNS, WORKSPACE_COLUMNS } from "./export-columns.ts"
+import { type ExportThreads, openExportThreads, ThreadFailure, type ThreadStart } from "./export-threads.ts"
 
-export type ExportFormat = "ndjson" | "csv"
+export type { ExportFormat }
 
 export interface ExportOptions {
   readonly outDir: string
@@ -30,6 +37,11 @@ export interface ExportOptions {
   readonly onProgress?: ((file: string, rows: number) => void) | undefined
   /** The files directory of `backup --files`: lay the run's file bytes out under `files/`. */
   readonly files?: ObjectStoreApi | undefined
+  /**
+   * Read and format on threads (a SQLite snapshot only): true always, false never;
+   * by default for files of many rows.
+   */
+  readonly threads?: boolean | undefined
 }
 
 export interface ExportResult {
@@ -63,28 +75,62 @@ interface Source {
   readonly name: "records" | "activity" | "files" | "workspaces"
   /** The stored objects (JSON text) the file holds, in its order. */
   readonly read: (store: SnapshotStoreService, runId: number) => Stream.Stream<string, SnapshotError>
-  readonly columns: ReadonlyArray<Column>
+  /** What the file holds, one row per member, for an export on threads; activity has several per record. */
+  readonly entity?: RangeEntity
 }
 
 const SOURCES: ReadonlyArray<Source> = [
-  { name: "records", read: (store, runId) => store.runItems("records", runId), columns: RECORD_COLUMNS },
-  { name: "activity", read: (store, runId) => store.runActivity(runId), columns: ACTIVITY_COLUMNS },
-  { name: "files", read: (store, runId) => store.runItems("files", runId), columns: FILE_COLUMNS },
-  { name: "workspaces", read: (store, runId) => store.runItems("workspaces", runId), columns: WORKSPACE_COLUMNS }
+  { name: "records", read: (store, runId) => store.runItems("records", runId), entity: "records" },
+  { name: "activity", read: (store, runId) => store.runActivity(runId) },
+  { name: "files", read: (store, runId) => store.runItems("files", runId), entity: "files" },
+  { name: "workspaces", read: (store, runId) => store.runItems("workspaces", runId), entity: "workspaces" }
 ]
 
-/** Rows per batch: one write each (and an interruption point between two). */
+/** Rows per batch: one write each (and an interruption point between two); on threads, rows per range. */
 const BATCH = 2000
 
-const writeOne = (
-  store: SnapshotStoreService,
-  source: Source,
-  runId: number,
+/**
+ * Files from this many batches on are written on threads (export-threads.ts), when the
+ * snapshot is a SQLite file: for fewer, starting the threads costs more than it saves.
+ */
+const THREADS_MIN_BATCHES = 10
+
+/**
+ * Threads reading and formatting, on a machine of two cores or more: reading and making
+ * lines is nearly all of an export's CPU, the writing thread needs little, and each
+ * thread more would hold some 30 MB more.
+ */
+const THREADS = 2
+
+/** The ranges in `first`, then the rest of `rest`. */
+const chain = (first: ReadonlyArray<IdRange>, rest: Iterator<IdRange, void>): Iterator<IdRange, void> => {
+  let i = 0
+  return { next: () => (i < first.length ? { done: false, value: first[i++]! } : rest.next()) }
+}
+
+/** Writes `text` (or bytes) to `fd` whole. */
+const writeAll = (fd: number, chunk: string | Uint8Array) => {
+  if (typeof chunk === "string") {
+    if (chunk.length > 0) fs.writeSync(fd, chunk)
+    return
+  }
+  for (let at = 0; at < chunk.length;) at += fs.writeSync(fd, chunk, at, chunk.length - at)
+}
+
+/** Writes one batch of lines, with its number of rows. */
+type Sink = (chunk: string | Uint8Array, rows: number) => void
+
+/**
+ * Writes one export file under a temporary name, renamed to `target` when complete and
+ * removed otherwise: the header, then what `fill` gives the sink, synced.
+ */
+const writeOne = <E>(
   target: string,
-  format: ExportFormat,
-  guard: boolean,
+  name: Source["name"],
+  header: string,
+  fill: (sink: Sink) => Effect.Effect<void, E | ExportError>,
   onProgress: ((file: string, rows: number) => void) | undefined
-): Effect.Effect<number, ExportError | SnapshotError> => {
+): Effect.Effect<number, E | ExportError> => {
   const temp = `${target}.partial`
   const wrap = <A>(f: () => A) =>
     Effect.try({ try: f, catch: (e) => new ExportError({ file: target, detail: (e as Error).message }) })
@@ -92,30 +138,14 @@ const writeOne = (
     wrap(() => fs.openSync(temp, "w", 0o600)),
     (fd) => {
       let count = 0
-      const write = (text: string) => {
-        if (text.length > 0) fs.writeSync(fd, text)
-      }
-      const parse = (json: string) => JSON.parse(json) as Record<string, unknown>
       return Effect.gen(function*() {
-        if (format === "csv") write(`${source.columns.map((c) => csvField(c.name)).join(",")}\n`)
-        yield* source.read(store, runId).pipe(
-          Stream.grouped(BATCH),
-          // One bounded batch per step: the fiber can be interrupted between batches. Each
-          // batch is written as one string, at once: no line outlives its batch, so the
-          // young generation's collections have nothing to promote and the heap stays small.
-          Stream.runForEach((rows) =>
-            wrap(() => {
-              count += rows.length
-              write(
-                format === "ndjson"
-                  ? `${rows.join("\n")}\n`
-                  : rows.map((json) => csvLine(source.columns, parse(json), guard)).join("")
-              )
-              onProgress?.(source.name, count)
-            })
-          )
-        )
-        if (count === 0) onProgress?.(source.name, 0)
+        yield* wrap(() => writeAll(fd, header))
+        yield* fill((chunk, rows) => {
+          writeAll(fd, chunk)
+          count += rows
+          onProgress?.(name, count)
+        })
+        if (count === 0) onProgress?.(name, 0)
         yield* wrap(() => fs.fsyncSync(fd))
         return count
       })
@@ -129,30 +159,123 @@ const writeOne = (
   )
 }
 
+/** The file's rows read on this thread, a batch at a time, made into lines here. */
+const fillHere = (
+  store: SnapshotStoreService,
+  source: Source,
+  runId: number,
+  target: string,
+  format: ExportFormat,
+  guard: boolean
+) =>
+(sink: Sink): Effect.Effect<void, ExportError | SnapshotError> =>
+  source.read(store, runId).pipe(
+    Stream.grouped(BATCH),
+    // One bounded batch per step: the fiber can be interrupted between batches. Each
+    // batch is written as one string, at once: no line outlives its batch, so the
+    // young generation's collections have nothing to promote and the heap stays small.
+    Stream.runForEach((rows) =>
+      Effect.try({
+        try: () => sink(linesOf(format, COLUMNS_OF[source.name], rows, guard), rows.length),
+        catch: (e) => new ExportError({ file: target, detail: (e as Error).message })
+      })
+    )
+  )
+
+/** The file's ranges read and made into lines on the threads, written here in order. */
+const fillOnThreads = (
+  threads: ExportThreads,
+  store: SnapshotStoreService,
+  entity: RangeEntity,
+  ranges: Iterator<IdRange, void>,
+  target: string
+) =>
+(sink: Sink): Effect.Effect<void, ExportError | SnapshotError> =>
+  Effect.tryPromise({
+    try: (signal) => threads.write(entity, ranges, sink, signal),
+    // What failed is named as on one thread: a read is the store's, the rest the file's.
+    catch: (e) =>
+      e instanceof ThreadFailure && e.stage === "read"
+        ? new SnapshotError({ file: store.file, operation: `read the run's ${entity}`, detail: e.message })
+        : new ExportError({ file: target, detail: e instanceof Error ? e.message : String(e) })
+  })
+
+/**
+ * What an export on threads needs, opened for the scope when the store is a SQLite file:
+ * a read-only connection that cuts the files into ranges, and the threads, started on
+ * first use. Undefined when the store is elsewhere or the file cannot be read so.
+ */
+const threadsFor = (
+  store: SnapshotStoreService,
+  start: ThreadStart
+): Effect.Effect<
+  | { readonly reader: ExportReader; readonly threads: Effect.Effect<ExportThreads | undefined, never, Scope.Scope> }
+  | undefined,
+  never,
+  Scope.Scope
+> =>
+  isPostgresUrl(store.file)
+    ? Effect.succeed(undefined)
+    : Effect.gen(function*() {
+      const reader = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          try {
+            return openExportReader(store.file)
+          } catch {
+            return undefined
+          }
+        }),
+        (r) => Effect.sync(() => r?.close())
+      )
+      if (reader === undefined) return undefined
+      const threads = yield* Effect.cached(
+        Effect.acquireRelease(
+          Effect.sync(() => openExportThreads(start, THREADS)),
+          (t) => Effect.promise(() => t?.close() ?? Promise.resolve())
+        )
+      )
+      return { reader, threads }
+    })
+
 /** Writes the four export files of one run into `outDir`. */
 export const exportRun = (
   store: SnapshotStoreService,
   options: ExportOptions
 ): Effect.Effect<ExportResult, ExportError | SnapshotError | RunNotFound | NothingToExport> =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const run = yield* resolveRun(store, options.run)
     if (run === undefined) return yield* new NothingToExport({ file: store.file })
     yield* Effect.try({
       try: () => fs.mkdirSync(options.outDir, { recursive: true }),
       catch: (e) => new ExportError({ file: options.outDir, detail: (e as Error).message })
     })
+    const guard = options.guardFormulas === true
+    const format = options.format
+    const onThreads = options.threads === false || (options.threads === undefined && os.availableParallelism() < THREADS)
+      ? undefined
+      : yield* threadsFor(store, { file: store.file, runId: run.id, format, guard })
     const files: Array<{ name: string; path: string; rows: number }> = []
     for (const source of SOURCES) {
-      const target = path.join(options.outDir, `${source.name}.${options.format}`)
-      const rows = yield* writeOne(
-        store,
-        source,
-        run.id,
-        target,
-        options.format,
-        options.guardFormulas === true,
-        options.onProgress
-      )
+      const target = path.join(options.outDir, `${source.name}.${format}`)
+      const header = format === "csv" ? `${COLUMNS_OF[source.name].map((c) => csvField(c.name)).join(",")}\n` : ""
+      let fill = fillHere(store, source, run.id, target, format, guard)
+      if (onThreads !== undefined && source.entity !== undefined) {
+        const entity = source.entity
+        const readError = (e: unknown) =>
+          new SnapshotError({ file: store.file, operation: `read the run's ${entity}`, detail: (e as Error).message })
+        const ranges = yield* Effect.try({ try: () => onThreads.reader.ranges(entity, run.id, BATCH), catch: readError })
+        // The first ranges say whether the file is large enough for threads; the rest are
+        // cut as the threads ask for them.
+        const first: Array<IdRange> = []
+        while (first.length < THREADS_MIN_BATCHES) {
+          const next = yield* Effect.try({ try: () => ranges.next(), catch: readError })
+          if (next.done === true) break
+          first.push(next.value)
+        }
+        const threads = options.threads === true || first.length >= THREADS_MIN_BATCHES ? yield* onThreads.threads : undefined
+        if (threads !== undefined) fill = fillOnThreads(threads, store, entity, chain(first, ranges), target)
+      }
+      const rows = yield* writeOne(target, source.name, header, fill, options.onProgress)
       files.push({ name: source.name, path: target, rows })
     }
     if (options.files === undefined) return { runId: String(run.id), format: options.format, files }
@@ -160,7 +283,7 @@ export const exportRun = (
       Effect.catchTag("LocalIoError", (e) => Effect.fail(new ExportError({ file: e.path, detail: e.detail })))
     )
     return { runId: String(run.id), format: options.format, files, fileBytes }
-  })
+  }))
 
 /** `exportRun` with the store from the context. */
 export const exportSnapshot = (options: ExportOptions) => Effect.flatMap(SnapshotStore, (store) => exportRun(store, options))

@@ -17,15 +17,12 @@
  * there (worksync bundled into someone else's build), or no thread can be started,
  * `openPlanWriter` returns undefined and the caller plans on its own thread.
  */
-import * as fs from "node:fs"
-import { createRequire } from "node:module"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 // Not the ./journal.ts barrel: the planning thread loads this module, and the barrel
 // brings the PostgreSQL journal (effect/sql, @effect/sql-pg) into its start.
 import { JsonText } from "./journal/schema.ts"
 import type { OpState, PlannedOp, PlanOp } from "./journal/types.ts"
+import { workerEntry } from "./worker-entry.ts"
 
 /** A batch of ops as it crosses to the worker. */
 export interface OpsMessage {
@@ -112,30 +109,12 @@ export interface PlanWriter {
   readonly close: () => Promise<void>
 }
 
-/** How to start the worker from here: the built file, or the TypeScript source through tsx. */
-const workerEntry = (): { readonly source: string; readonly eval: boolean } | undefined => {
-  const here = fileURLToPath(import.meta.url)
-  const dir = path.dirname(here)
-  const built = path.join(dir, "plan-writer.worker.cjs")
-  if (fs.existsSync(built)) return { source: built, eval: false }
-  const source = path.join(dir, "plan-writer.worker.ts")
-  if (!here.endsWith(".ts") || !fs.existsSync(source)) return undefined
-  let tsx: string
-  try {
-    tsx = createRequire(here).resolve("tsx/cjs/api")
-  } catch {
-    return undefined
-  }
-  // tsx's require hook, registered in the worker, compiles the source on the fly.
-  return { source: `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(source)})`, eval: true }
-}
-
 /**
  * Starts the planning thread on `file` for plan run `run` (begun by the caller), or returns
  * undefined when the worker's code is not available here.
  */
 export const openPlanWriter = (file: string, run: number): PlanWriter | undefined => {
-  const entry = workerEntry()
+  const entry = workerEntry(import.meta.url, "plan-writer.worker")
   if (entry === undefined) return undefined
   let worker: Worker
   try {

@@ -157,10 +157,10 @@ export interface SnapshotReads {
 }
 
 /** A record's stored content is its detail; every other entity's, its item. */
-const contentColumn = (entity: RunEntity) => (entity === "records" ? "detail" : "item")
+export const contentColumn = (entity: RunEntity) => (entity === "records" ? "detail" : "item")
 
 /** A run's members of an entity joined to their stored versions (`m` and `v`), of one run (the first `?`). */
-const membersOf = (entity: RunEntity) => `FROM run_${entity} m JOIN ${entity} v ON v.vid = m.vid WHERE m.run_id = ?`
+export const membersOf = (entity: RunEntity) => `FROM run_${entity} m JOIN ${entity} v ON v.vid = m.vid WHERE m.run_id = ?`
 
 /** The run's files with the object the run holds each one's bytes in (of one workspace when `workspaceId` is given). */
 const runFileObjectsQuery = (runId: number, order: "id" | "workspace", workspaceId?: string): SnapshotQuery => ({

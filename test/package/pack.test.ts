@@ -138,6 +138,7 @@ describe("npm pack", () => {
       ...Object.values(manifest.exports).flatMap((e) => [e.types, e.default]),
       "dist/cli.cjs",
       "dist/plan-writer.worker.cjs",
+      "dist/export.worker.cjs",
       "README.md",
       "LICENSE"
     ].map((p) => p.replace(/^\.\//, ""))
