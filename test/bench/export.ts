@@ -1,55 +1,146 @@
 /**
  * Benchmark: export of 1,000,000 records to ndjson (target <= 10 s) and to csv
- * (target <= 5 s, peak RSS <= 250 MB). Each export runs in a fresh child process so its
- * peak RSS is its own. Prints figures (wall time, the child's CPU time user+system, peak RSS);
- * asserts nothing.
+ * (target <= 5 s, peak RSS <= 250 MB). Prints figures; asserts nothing.
  *
- *   npx tsx test/bench/export.ts [records=1000000]
+ *   npm run bench -- export [records=1000000]
+ *     REPEAT=1          measured exports of each format (each in a child process of its own)
+ *     AGAINST=DIR       also export with the source tree at DIR (a `git worktree` of another
+ *                       commit), alternating with this one run by run
+ *     SNAPSHOT=FILE     export this snapshot (filled before by this benchmark) instead of
+ *                       filling a fresh one; it is kept
+ *
+ * Each export is a bundle of its source tree, as the CLI runs (its threads load their
+ * bundled file, not TypeScript), in a fresh process, so its peak RSS is its own. It prints
+ * the wall time, the process's CPU time (user + system, every thread) and its peak RSS.
  */
+import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
-import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { exportRun, type ExportFormat } from "../../src/connectors/export.ts"
-import { openSnapshot } from "../../src/store/snapshot.ts"
+import type { ExportFigures } from "./_export-child.ts"
+import { root, sourcesOf } from "./_source-tree.ts"
 import { fillSnapshot } from "./diff-fill.ts"
 
-const self = fileURLToPath(import.meta.url)
+const REPEAT = Number(process.env.REPEAT ?? 1)
+const here = path.dirname(fileURLToPath(import.meta.url))
+const trees = [root, ...(process.env.AGAINST === undefined ? [] : [path.resolve(process.env.AGAINST)])]
 
-if (process.argv[2] === "--child") {
-  const [file, outDir, format] = process.argv.slice(3) as [string, string, ExportFormat]
-  const started = performance.now()
-  const result = await Effect.runPromise(
-    Effect.scoped(Effect.flatMap(openSnapshot(file, { mustExist: true }), (store) => exportRun(store, { outDir, format })))
-  )
-  const cpu = process.cpuUsage()
-  process.stdout.write(JSON.stringify({
-    ms: Math.round(performance.now() - started),
-    cpuMs: Math.round((cpu.user + cpu.system) / 1000),
-    maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-    rows: result.files.find((f) => f.name === "records")!.rows,
-    bytes: fs.statSync(path.join(outDir, `records.${format}`)).size
-  }) + "\n")
-} else {
+/** The child and, when its tree has them, its export threads, bundled from `tree` into `out`. */
+const bundle = async (tree: string, out: string) => {
+  const common = {
+    bundle: true,
+    platform: "node" as const,
+    target: "node22",
+    external: ["better-sqlite3", "pg", "pg-native"],
+    logLevel: "warning" as const,
+    nodePaths: [path.join(root, "node_modules")]
+  }
+  await build({
+    ...common,
+    entryPoints: { child: path.join(here, "_export-child.ts") },
+    outdir: out,
+    format: "esm",
+    outExtension: { ".js": ".mjs" },
+    plugins: [sourcesOf(tree)],
+    banner: { js: "import { createRequire as __wsCreateRequire } from 'node:module'; const require = __wsCreateRequire(import.meta.url);" }
+  })
+  const worker = path.join(tree, "src/connectors/export.worker.ts")
+  if (fs.existsSync(worker)) {
+    await build({
+      ...common,
+      entryPoints: { "export.worker": worker },
+      outdir: out,
+      format: "cjs",
+      outExtension: { ".js": ".cjs" },
+      define: { "import.meta.url": "__wsModuleUrl" },
+      banner: { js: "var __wsModuleUrl = require('node:url').pathToFileURL(__filename).href;" }
+    })
+  }
+  // Packages (better-sqlite3) resolve from the bundle's directory upwards.
+  fs.symlinkSync(path.join(root, "node_modules"), path.join(out, "node_modules"))
+}
+
+/** Whether two files hold the same bytes, read a megabyte at a time. */
+const sameBytes = (a: string, b: string): boolean => {
+  const [fa, fb] = [fs.openSync(a, "r"), fs.openSync(b, "r")]
+  try {
+    const [ba, bb] = [Buffer.alloc(1 << 20), Buffer.alloc(1 << 20)]
+    for (;;) {
+      const [na, nb] = [fs.readSync(fa, ba), fs.readSync(fb, bb)]
+      if (na !== nb || !ba.subarray(0, na).equals(bb.subarray(0, nb))) return false
+      if (na === 0) return true
+    }
+  } finally {
+    fs.closeSync(fa)
+    fs.closeSync(fb)
+  }
+}
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const seconds = (ms: number) => (ms / 1000).toFixed(2)
+const nameOf = (tree: string) => (tree === root ? "this tree" : tree)
+
+const main = async () => {
   // `records=N` as the header shows it, or a bare N.
   const n = Number((process.argv[2] ?? "1000000").replace(/^records=/, ""))
   if (!Number.isInteger(n) || n <= 0) throw new Error(`records must be a positive whole number, not ${process.argv[2]}`)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-export-"))
-  const file = path.join(dir, "snapshot.sqlite")
-  const t0 = performance.now()
-  fillSnapshot(file, n, 0.01)
-  console.log(`filled ${n} records x 2 runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
-  for (const format of ["ndjson", "csv"] as const) {
-    const out = execFileSync(process.execPath, ["--import", "tsx", self, "--child", file, path.join(dir, format), format], { encoding: "utf8" })
-    const r = JSON.parse(out) as Record<string, number>
-    console.log(
-      `export ${format}: ${r.rows} records in ${(r.ms! / 1000).toFixed(2)} s (CPU ${(r.cpuMs! / 1000).toFixed(2)} s)${
-          format === "ndjson" ? " (target <= 10 s)" : " (target <= 5 s)"
-        }, ` +
-        `${(r.bytes! / 1e6).toFixed(0)} MB written, peak RSS ${r.maxRssMb} MB`
-    )
+  try {
+    let file = process.env.SNAPSHOT
+    if (file === undefined) {
+      file = path.join(dir, "snapshot.sqlite")
+      const t0 = performance.now()
+      fillSnapshot(file, n, 0.01)
+      console.log(`filled ${n} records x 2 runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+    }
+    console.log(`${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}`)
+    const outs = await Promise.all(trees.map(async (tree, i) => {
+      const out = path.join(dir, `build-${i}`)
+      await bundle(tree, out)
+      return out
+    }))
+    for (const format of ["ndjson", "csv"] as const) {
+      const runs: Array<Array<ExportFigures>> = trees.map(() => [])
+      for (let r = 0; r < REPEAT; r++) {
+        for (let t = 0; t < trees.length; t++) {
+          const outDir = path.join(dir, `${format}-${t}`)
+          const text = execFileSync(process.execPath, [path.join(outs[t]!, "child.mjs")], {
+            env: { ...process.env, SNAPSHOT: file, OUT: outDir, FORMAT: format },
+            encoding: "utf8",
+            stdio: ["ignore", "pipe", "inherit"]
+          })
+          const f = JSON.parse(text.trim().split("\n").at(-1)!) as ExportFigures
+          runs[t]!.push(f)
+          console.log(
+            `${trees.length > 1 ? `${nameOf(trees[t]!)}: ` : ""}export ${format}: ${f.rows} records in ${seconds(f.ms)} s (CPU ${seconds(f.cpuMs)} s)${
+              format === "ndjson" ? " (target <= 10 s)" : " (target <= 5 s)"
+            }, ${(f.bytes / 1e6).toFixed(0)} MB written, peak RSS ${f.maxRssMb} MB`
+          )
+        }
+      }
+      if (REPEAT > 1) {
+        runs.forEach((figures, t) => {
+          const min = (xs: Array<number>) => Math.min(...xs)
+          const wall = figures.map((f) => f.ms), cpu = figures.map((f) => f.cpuMs), rss = figures.map((f) => f.maxRssMb)
+          console.log(
+            `${format}, ${nameOf(trees[t]!)}, ${REPEAT} runs: wall min ${seconds(min(wall))} / median ${seconds(median(wall))} s, ` +
+              `CPU min ${seconds(min(cpu))} / median ${seconds(median(cpu))} s, peak RSS ${min(rss)}-${Math.max(...rss)} MB`
+          )
+        })
+      }
+      // The trees' files must be the same bytes.
+      if (trees.length > 1) {
+        for (const name of ["records", "activity", "files", "workspaces"]) {
+          const same = sameBytes(path.join(dir, `${format}-0`, `${name}.${format}`), path.join(dir, `${format}-1`, `${name}.${format}`))
+          console.log(`${name}.${format}: ${same ? "the same bytes" : "DIFFERS"} from both trees`)
+        }
+      }
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
   }
-  fs.rmSync(dir, { recursive: true, force: true })
 }
+
+await main()
