@@ -334,24 +334,25 @@ export const openPostgresSnapshot = (
           Effect.map((rows) => new Map(rows.map(({ id, ...v }) => [id, v]))),
           Effect.mapError(fail("look up run members"))
         ),
-      changeMember: (runId, id, change, rereadDone) =>
-        tx("change a record of the run", Effect.gen(function*() {
-          const [v] = yield* q<Omit<MemberState, "activity">>(
-            `SELECT r.vid AS vid, r.workspace_id AS "workspaceId", r.updated_at AS "updatedAt", r.detail AS detail
-             FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`,
-            [runId, id]
-          )
-          const activity = v === undefined
-            ? []
-            : (yield* q<{ item: string }>("SELECT item FROM activity WHERE vid = ? ORDER BY seq", [v.vid])).map((r) => r.item)
-          const next = yield* Effect.try({
-            try: () => change(v === undefined ? undefined : { ...v, activity }),
-            catch: (e) => e instanceof Error ? e : new Error(String(e))
-          })
-          if (next === "remove") yield* q("DELETE FROM run_records WHERE run_id = ? AND id = ?", [runId, id])
-          else if (next !== undefined) yield* putRecords(runId, [next])
-          if (rereadDone !== undefined) yield* q("DELETE FROM mirror_rereads WHERE record_id = ? AND seq <= ?", [id, rereadDone])
-        })),
+      changeMembers: (runId, changes) =>
+        changes.length === 0 ? Effect.void : tx("change records of the run", Effect.forEach(changes, ({ change, id, rereadDone }) =>
+          Effect.gen(function*() {
+            const [v] = yield* q<Omit<MemberState, "activity">>(
+              `SELECT r.vid AS vid, r.workspace_id AS "workspaceId", r.updated_at AS "updatedAt", r.detail AS detail
+               FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`,
+              [runId, id]
+            )
+            const activity = v === undefined
+              ? []
+              : (yield* q<{ item: string }>("SELECT item FROM activity WHERE vid = ? ORDER BY seq", [v.vid])).map((r) => r.item)
+            const next = yield* Effect.try({
+              try: () => change(v === undefined ? undefined : { ...v, activity }),
+              catch: (e) => e instanceof Error ? e : new Error(String(e))
+            })
+            if (next === "remove") yield* q("DELETE FROM run_records WHERE run_id = ? AND id = ?", [runId, id])
+            else if (next !== undefined) yield* putRecords(runId, [next])
+            if (rereadDone !== undefined) yield* q("DELETE FROM mirror_rereads WHERE record_id = ? AND seq <= ?", [id, rereadDone])
+          }), { discard: true })),
       counts: (runId) =>
         Effect.all({
           workspaces: count("SELECT count(*) AS n FROM run_workspaces WHERE run_id = ?", runId),

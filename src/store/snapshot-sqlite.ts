@@ -351,15 +351,18 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
           return found
         })()
       ),
-    changeMember: (runId, id, change, rereadDone) =>
-      run("change a record of the run", () =>
-        // One transaction: each statement on its own would take and release the file's locks.
+    changeMembers: (runId, changes) =>
+      run("change records of the run", () =>
+        // One transaction: each statement on its own would take and release the file's
+        // locks, and each commit append to its log.
         db.transaction(() => {
-          const v = s.memberState.get(runId, id) as Omit<MemberState, "activity"> | undefined
-          const next = change(v === undefined ? undefined : { ...v, activity: s.activityItems.all(v.vid) as Array<string> })
-          if (next === "remove") s.removeRecordMember.run(runId, id)
-          else if (next !== undefined) writeRecord(runId, next)
-          if (rereadDone !== undefined) s.rereadDone.run(id, rereadDone)
+          for (const { change, id, rereadDone } of changes) {
+            const v = s.memberState.get(runId, id) as Omit<MemberState, "activity"> | undefined
+            const next = change(v === undefined ? undefined : { ...v, activity: s.activityItems.all(v.vid) as Array<string> })
+            if (next === "remove") s.removeRecordMember.run(runId, id)
+            else if (next !== undefined) writeRecord(runId, next)
+            if (rereadDone !== undefined) s.rereadDone.run(id, rereadDone)
+          }
         })()
       ),
     /** Counts of one run's membership tables. */

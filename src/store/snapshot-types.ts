@@ -131,8 +131,17 @@ export interface MemberState extends MemberVersion {
   readonly activity: ReadonlyArray<string>
 }
 
-/** What `changeMember` makes of a record: a version to hold, the record removed from the run, or nothing written. */
+/** What a change makes of a record: a version to hold, the record removed from the run, or nothing written. */
 export type MemberChange = RecordEntry | "remove" | undefined
+
+/** One record's change of `changeMembers`. */
+export interface MemberChangeAsk {
+  readonly id: string
+  /** Given what the run holds of the record (by then: after the batch's earlier changes); synchronous, no I/O. */
+  readonly change: (held: MemberState | undefined) => MemberChange
+  /** Removes the record's `mirror_rereads` rows up to this seq in the same commit. */
+  readonly rereadDone?: number | undefined
+}
 
 /**
  * A delivery whose record the mirror reads again (`mirror_rereads`), kept until a read of
@@ -227,17 +236,12 @@ export interface SnapshotStoreService extends SnapshotReads, SnapshotDiff, Snaps
    */
   readonly memberVersions: (runId: number, ids: ReadonlyArray<string>) => Effect.Effect<Map<string, MemberVersion>, SnapshotError>
   /**
-   * Reads what a run holds of a record and writes what `change` makes of it, in one
-   * transaction (the mirror's read of a record again: its compare and its write, with
-   * the record's `mirror_rereads` rows up to `rereadDone` removed in the same commit).
-   * `change` runs inside the transaction: synchronous, no I/O; a throw rolls back.
+   * For each record in turn, reads what a run holds of it and writes what its `change`
+   * makes of it, all in one transaction (the mirror's reads of records again: each one's
+   * compare and write, with its `mirror_rereads` rows removed in the same commit). A
+   * change that throws rolls back the whole batch.
    */
-  readonly changeMember: (
-    runId: number,
-    id: string,
-    change: (held: MemberState | undefined) => MemberChange,
-    rereadDone?: number
-  ) => Effect.Effect<void, SnapshotError>
+  readonly changeMembers: (runId: number, changes: ReadonlyArray<MemberChangeAsk>) => Effect.Effect<void, SnapshotError>
   readonly counts: (runId: number) => Effect.Effect<RunCounts, SnapshotError>
   /** Records which object holds each file's bytes in the run (and the objects' sizes), in one transaction. */
   readonly putFileObjects: (runId: number, refs: ReadonlyArray<FileObjectRef>) => Effect.Effect<void, SnapshotError>

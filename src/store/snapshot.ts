@@ -22,6 +22,7 @@ export {
   type FileObjectRef,
   type ForgetResult,
   type MemberChange,
+  type MemberChangeAsk,
   type MemberState,
   type MemberVersion,
   type MirrorReread,

@@ -2,7 +2,7 @@
  * The mirror's records to read again (`mirror_rereads`), on a SQLite file and on a
  * PostgreSQL schema: kept across a reopen (a mirror stopped or killed reads them at its
  * next start), and a finished read removes only the asks it covered, in the same commit
- * as what the read wrote (`changeMember`).
+ * as what the read wrote (`changeMembers`).
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -58,7 +58,7 @@ for (const backend of BACKENDS) {
         }))
       }))
 
-    it.live("changeMember: reads what the run holds of a record, writes what the change makes of it and removes its asks, together", () =>
+    it.live("changeMembers: reads what the run holds of each record, writes what its change makes of it and removes its asks, together", () =>
       Effect.gen(function*() {
         const store = yield* openSnapshot(yield* backend.location)
         const run = yield* store.beginRun(scopeOf([]), true)
@@ -72,10 +72,14 @@ for (const backend of BACKENDS) {
 
         // Nothing written: what was held is handed over whole, and the asks up to a1 go.
         let seen: MemberState | undefined
-        yield* store.changeMember(run, "a", (held) => {
-          seen = held
-          return undefined
-        }, a1)
+        yield* store.changeMembers(run, [{
+          id: "a",
+          rereadDone: a1,
+          change: (held) => {
+            seen = held
+            return undefined
+          }
+        }])
         expect(seen).toEqual({
           ...before,
           detail: yield* store.memberDetail(run, "a"),
@@ -83,31 +87,54 @@ for (const backend of BACKENDS) {
         })
         expect((yield* store.mirrorRereads).map((r) => r.seq)).toEqual([b1, a2])
 
-        // A change that fails writes nothing and removes no ask.
-        const failed = yield* Effect.flip(store.changeMember(run, "a", () => {
-          throw new Error("no")
-        }, a2))
+        // A change that fails rolls its whole batch back: nothing written, no ask removed.
+        const failed = yield* Effect.flip(store.changeMembers(run, [
+          { id: "b", rereadDone: b1, change: () => "remove" },
+          {
+            id: "a",
+            rereadDone: a2,
+            change: () => {
+              throw new Error("no")
+            }
+          }
+        ]))
         expect(failed._tag).toBe("SnapshotError")
         expect((yield* store.mirrorRereads).map((r) => r.seq)).toEqual([b1, a2])
         expect(yield* store.memberVersion(run, "a")).toEqual(before)
+        expect(yield* store.memberVersion(run, "b")).toBeDefined()
 
-        // A new version, and its asks gone in the same commit.
-        yield* store.changeMember(run, "a", () => version("a", 1, 3), a2)
-        const after = (yield* store.memberVersion(run, "a"))!
-        expect(after.vid).not.toBe(before.vid)
+        // A new version of a, b removed from the run, and their asks gone, in one commit;
+        // a later change in the batch sees what an earlier one wrote.
+        let after: MemberState | undefined
+        yield* store.changeMembers(run, [
+          { id: "a", rereadDone: a2, change: () => version("a", 1, 3) },
+          { id: "b", rereadDone: b1, change: () => "remove" },
+          {
+            id: "a",
+            change: (held) => {
+              after = held
+              return undefined
+            }
+          }
+        ])
+        expect(after?.vid).toBe((yield* store.memberVersion(run, "a"))?.vid)
+        expect(after?.vid).not.toBe(before.vid)
+        expect(after?.activity).toHaveLength(3)
         expect(JSON.parse((yield* store.memberDetail(run, "a"))!)).toMatchObject({ title: "Record a v1" })
-        expect((yield* store.mirrorRereads).map((r) => r.seq)).toEqual([b1])
-
-        // Removed from the run; a record the run does not hold is handed over as undefined.
-        yield* store.changeMember(run, "b", () => "remove", b1)
         expect(yield* store.memberVersion(run, "b")).toBeUndefined()
         expect(yield* store.mirrorRereads).toEqual([])
+
+        // A record the run does not hold is handed over as undefined.
         seen = before as MemberState
-        yield* store.changeMember(run, "b", (held) => {
-          seen = held
-          return undefined
-        })
+        yield* store.changeMembers(run, [{
+          id: "b",
+          change: (held) => {
+            seen = held
+            return undefined
+          }
+        }])
         expect(seen).toBeUndefined()
+        yield* store.changeMembers(run, [])
       }).pipe(Effect.scoped))
   })
 }

@@ -33,6 +33,7 @@ import { SnapshotStore, type SnapshotStoreService } from "../../store/snapshot.t
 import { serveWebhookBatches, type ReceivedDelivery } from "../../webhooks/receiver.ts"
 import { backup } from "../backup.ts"
 import { actionOf, type MirrorAction } from "./apply.ts"
+import { makeMemberBatches } from "./member-batches.ts"
 import { readAgain } from "./read-again.ts"
 import { makeRereadQueue } from "./rereads.ts"
 import { openMirrorRun, versionEntry } from "./run.ts"
@@ -149,10 +150,11 @@ export const mirror = (options: MirrorOptions) =>
     let hook = yield* register
     const runRef = yield* Ref.make(0)
     const gap = yield* Ref.make<string | undefined>(undefined)
+    const members = makeMemberBatches(store)
     const rereads = yield* makeRereadQueue({
       store,
       read: (recordId, activityOnly, seq) =>
-        readAgain({ store, rest, run: Ref.get(runRef), workspaces: options.workspaces }, recordId, activityOnly, seq),
+        readAgain({ store, rest, run: Ref.get(runRef), workspaces: options.workspaces, members }, recordId, activityOnly, seq),
       told,
       log,
       delayMs: REREAD_DELAY_MS,

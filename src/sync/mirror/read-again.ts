@@ -10,6 +10,7 @@ import { RestClient, type RestClientApi } from "../../client/rest-client.ts"
 import type { ActivityItem } from "../../schema/activity.ts"
 import type { SnapshotStoreService } from "../../store/snapshot.ts"
 import { recordActivityStream } from "../../streams/activity.ts"
+import { type MemberBatches, unbatched } from "./member-batches.ts"
 import { versionEntry } from "./run.ts"
 
 export interface ReadAgainContext {
@@ -19,6 +20,8 @@ export interface ReadAgainContext {
   readonly run: Effect.Effect<number>
   /** Workspace ids mirrored; empty: every workspace the token reads. */
   readonly workspaces: ReadonlyArray<string>
+  /** How a read looks up and writes the run (member-batches.ts: with the other reads of its turn). Default: a transaction each. */
+  readonly members?: MemberBatches
 }
 
 /**
@@ -29,20 +32,21 @@ export interface ReadAgainContext {
  * A record the service no longer has leaves the run.
  *
  * What the run holds is compared and the outcome written in one transaction
- * (`changeMember`), which also removes the record's `mirror_rereads` rows up to
+ * (`changeMembers`), which also removes the record's `mirror_rereads` rows up to
  * `rereadDone` when given: on SQLite each statement on its own would take and release
  * the file's locks, ten times the statement's own cost.
  */
 export const readAgain = (ctx: ReadAgainContext, recordId: string, activityOnly: boolean, rereadDone?: number) =>
   Effect.gen(function*() {
     const { rest, store } = ctx
-    const known = yield* store.memberVersion(yield* ctx.run, recordId)
+    const { change, version } = ctx.members ?? unbatched(store)
+    const known = yield* version(yield* ctx.run, recordId)
     if (activityOnly && known !== undefined) {
       const activity = yield* Stream.runCollect(recordActivityStream({ workspaceId: known.workspaceId, recordId })).pipe(
         Effect.map((c) => Option.some<Array<ActivityItem>>(c)),
         Effect.catchIf((e) => isNotFound(e.cause), () => Effect.succeed(Option.none<Array<ActivityItem>>()))
       )
-      return yield* store.changeMember(yield* ctx.run, recordId, (held) => {
+      return yield* change(yield* ctx.run, { id: recordId, rereadDone, change: (held) => {
         if (Option.isNone(activity)) return "remove"
         if (held === undefined) return undefined
         // The activity the version holds already (as stored: with its record's id): the
@@ -52,7 +56,7 @@ export const readAgain = (ctx: ReadAgainContext, recordId: string, activityOnly:
           held.activity.every((h, i) => h === JSON.stringify({ ...activity.value[i], recordId }))
         ) return undefined
         return versionEntry(held.workspaceId, JSON.parse(held.detail) as Record<string, unknown>, activity.value)
-      }, rereadDone)
+      } })
     }
     const candidates = known !== undefined
       ? [known.workspaceId]
@@ -66,11 +70,13 @@ export const readAgain = (ctx: ReadAgainContext, recordId: string, activityOnly:
       )
       if (Option.isNone(detail)) continue
       const activity: Array<ActivityItem> = [...yield* Stream.runCollect(recordActivityStream({ workspaceId, recordId }))]
-      return yield* store.changeMember(yield* ctx.run, recordId, (held) =>
-        held?.updatedAt != null && held.updatedAt > detail.value.updatedAt
-          ? undefined
-          : versionEntry(workspaceId, detail.value, activity), rereadDone)
+      return yield* change(yield* ctx.run, {
+        id: recordId,
+        rereadDone,
+        change: (held) =>
+          held?.updatedAt != null && held.updatedAt > detail.value.updatedAt ? undefined : versionEntry(workspaceId, detail.value, activity)
+      })
     }
     // Gone from the service: gone from the mirror.
-    yield* store.changeMember(yield* ctx.run, recordId, () => "remove", rereadDone)
+    yield* change(yield* ctx.run, { id: recordId, rereadDone, change: () => "remove" })
   }).pipe(Effect.provideService(RestClient, ctx.rest))

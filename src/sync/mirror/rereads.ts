@@ -48,7 +48,7 @@ export interface RereadQueueOptions {
   readonly store: SnapshotStoreService
   /**
    * Reads one record again into the mirror's run (read-again.ts) and, in the same
-   * write, removes the record's rows up to `seq` (`changeMember`'s `rereadDone`).
+   * write, removes the record's rows up to `seq` (`changeMembers`' `rereadDone`).
    */
   readonly read: (recordId: string, activityOnly: boolean, seq: number) => Effect.Effect<unknown, unknown>
   readonly told: (e: MirrorEvent) => void
