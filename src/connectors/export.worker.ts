@@ -1,11 +1,12 @@
 /**
  * An export thread (see export-threads.ts): its own read-only connection to the snapshot
- * file; for each range asked for, the stored objects' lines in the export's format, as
- * UTF-8 bytes handed over to the writing thread.
+ * file; for each range asked for, the stored objects' lines in the export's format (the
+ * lines export.ts's `linesOf` makes on one thread: ndjson the stored text, csv `csvLine`),
+ * as UTF-8 bytes handed over to the writing thread.
  */
 import { parentPort, workerData } from "node:worker_threads"
-import { type ExportReader, openExportReader } from "../store/snapshot-export.ts"
-import { COLUMNS_OF, linesOf } from "./export-columns.ts"
+import { type ExportReader, openExportReader, type RangeEntity } from "../store/snapshot-export.ts"
+import { COLUMNS_OF, csvLine } from "./export-columns.ts"
 import type { FromThread, ThreadStart, ToThread } from "./export-threads.ts"
 
 const port = parentPort!
@@ -24,14 +25,36 @@ try {
 /** Memory of answers written, handed back: the next answers are written into it. */
 const spares: Array<ArrayBuffer> = []
 
-/** `text` as UTF-8 in a spare buffer when one is large enough, or in a new one. */
-const encoded = (text: string): Uint8Array => {
-  const size = Buffer.byteLength(text, "utf8")
-  let memory = spares.pop()
-  if (memory === undefined || memory.byteLength < size) memory = new ArrayBuffer(size)
-  const bytes = Buffer.from(memory, 0, size)
-  bytes.write(text, "utf8")
-  return new Uint8Array(memory, 0, size)
+/** Bytes first made for an answer: about a range of records' CSV lines. */
+const FIRST_BYTES = 1 << 20
+
+/**
+ * The lines of `rows` as UTF-8, written line by line into spare memory (grown as needed):
+ * a range's lines are never joined into one string, encoded again after.
+ */
+const encodedLines = (entity: RangeEntity, rows: ReadonlyArray<string>): Uint8Array => {
+  const columns = COLUMNS_OF[entity]
+  let bytes = Buffer.from(spares.pop() ?? new ArrayBuffer(FIRST_BYTES))
+  let at = 0
+  const room = (units: number) => {
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    if (bytes.length - at >= units * 3) return
+    const larger = Buffer.from(new ArrayBuffer(Math.max(bytes.length * 2, at + units * 3)))
+    bytes.copy(larger, 0, 0, at)
+    bytes = larger
+  }
+  for (const json of rows) {
+    if (format === "csv") {
+      const line = csvLine(columns, JSON.parse(json) as Record<string, unknown>, guard)
+      room(line.length)
+      at += bytes.write(line, at, "utf8")
+    } else {
+      room(json.length + 1)
+      at += bytes.write(json, at, "utf8")
+      bytes[at++] = 0x0a
+    }
+  }
+  return new Uint8Array(bytes.buffer, 0, at)
 }
 
 const answer = (m: Extract<ToThread, { readonly range: unknown }>): FromThread => {
@@ -43,7 +66,7 @@ const answer = (m: Extract<ToThread, { readonly range: unknown }>): FromThread =
     return { failed: "read", detail: message(e) }
   }
   try {
-    return { rows: rows.length, bytes: encoded(linesOf(format, COLUMNS_OF[m.entity], rows, guard)) }
+    return { rows: rows.length, bytes: encodedLines(m.entity, rows) }
   } catch (e) {
     return { failed: "format", detail: message(e) }
   }
