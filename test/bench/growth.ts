@@ -12,22 +12,28 @@
  *   restore --delete-missing in place, restore into a new workspace (every record
  *   created, in list order), migrate (into another organization), import-csv
  *   (generic mapping, one row per record) and import-csv --preset jira (a Jira export of
- *   the same size), prune (keeps the newest run), verify (integrity).
- * Not here: copy-files (bench copy-small, copy-large), the mirror (bench mirror), verify
- * --rehearse (bench verify-rehearse): their sources are seeded differently.
+ *   the same size), prune (keeps the newest run), verify (integrity), copy-files (a
+ *   directory of one small file for every ten records into a workspace), and the mirror's
+ *   catch-up (started after 10% of the records changed: from its start to the end of the
+ *   reconciling backup, when it says it mirrors; then stopped with SIGTERM).
+ * Not here: verify --rehearse (bench verify-rehearse), the mirror's rate of applied
+ * deliveries (bench mirror).
  *
  *   npm run bench -- growth                            (sizes 10000,100000)
- *   node --import tsx test/bench/growth.ts sizes=10000,100000,1000000 out=docs/growth.md
+ *   node --import tsx test/bench/growth.ts sizes=10000,100000,1000000 out=growth-run.md
  *   node --import tsx test/bench/growth.ts sizes=2000 only=backup,diff   (a quick look)
  *   node --import tsx test/bench/growth.ts sizes=10000 only=backup memory=1 node=--max-semi-space-size=4
  *
  * `node=FLAGS` adds to the commands' NODE_OPTIONS (not this process's); `memory=1` preloads
  * _memory-peak.cjs into each command, which prints the parts of its memory at its peak RSS.
+ * `out=FILE` appends the run's header at its start and each row as it is measured, so a run
+ * of hours that is cut short keeps what it measured.
  *
  * Each value may also come from the environment (GROWTH_SIZES=..., GROWTH_ONLY=...).
  */
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
@@ -73,8 +79,21 @@ interface Account {
   readonly tokenSecret: string
 }
 
-/** Runs the CLI as a child; the emulator answers from this process's event loop meanwhile. */
-const runCli = (emu: EmulatorHandle, args: ReadonlyArray<string>, env: Record<string, string>, cwd: string) =>
+/**
+ * Sends SIGTERM to the command: to the process /usr/bin/time runs (which waits for it and
+ * then prints its figures; it would die of the signal itself), else to the child.
+ */
+const stop = (pid: number): void => {
+  const children = TIME_BIN === null ? "" : fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim()
+  for (const p of children === "" ? [pid] : children.split(/\s+/).map(Number)) process.kill(p, "SIGTERM")
+}
+
+/**
+ * Runs the CLI as a child; the emulator answers from this process's event loop meanwhile.
+ * `until`: a command that runs until stopped (the mirror) is measured to the first stderr
+ * line matching it, then sent SIGTERM.
+ */
+const runCli = (emu: EmulatorHandle, args: ReadonlyArray<string>, env: Record<string, string>, cwd: string, until?: RegExp) =>
   new Promise<{ wallMs: number; rssMb: number | null; cpuS: number | null; requests: number }>((resolve, reject) => {
     const before = emu.stats().total
     const argvAll = [BIN, ...args]
@@ -85,14 +104,19 @@ const runCli = (emu: EmulatorHandle, args: ReadonlyArray<string>, env: Record<st
       ? spawn(process.execPath, argvAll, { env: childEnv, cwd, stdio: ["ignore", "ignore", "pipe"] })
       : spawn(TIME_BIN, ["-f", "maxrss_kb=%M cpu_s=%U+%S", process.execPath, ...argvAll], { env: childEnv, cwd, stdio: ["ignore", "ignore", "pipe"] })
     let stderr = ""
+    let reachedMs: number | undefined
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       stderr += d
+      if (until !== undefined && reachedMs === undefined && until.test(stderr)) {
+        reachedMs = performance.now() - t0
+        stop(child.pid!)
+      }
       if (stderr.length > 1 << 20) stderr = stderr.slice(-(1 << 16))
     })
     const t0 = performance.now()
     child.on("error", reject)
     child.on("close", (code) => {
-      const wallMs = performance.now() - t0
+      const wallMs = reachedMs ?? performance.now() - t0
       const rss = /maxrss_kb=(\d+)/.exec(stderr)
       for (const line of stderr.split("\n")) {
         if (/^(memory_peak|memory_highest|cpu_s=|maxrss_kb=)/.test(line)) process.stderr.write(`  ${args[0]}: ${line}\n`)
@@ -132,7 +156,27 @@ const writeJiraCsv = (file: string, rows: number): void => {
 
 const wanted = (command: string) => ONLY === undefined || ONLY.some((o) => command.startsWith(o))
 
-const measureSize = async (size: number): Promise<Array<Row>> => {
+/** `count` files of 1 KB, each its own bytes, in `dir`. */
+const writeSmallFiles = (dir: string, count: number): void => {
+  fs.mkdirSync(dir, { recursive: true })
+  for (let i = 0; i < count; i++) {
+    const bytes = Buffer.alloc(1024, i % 251)
+    bytes.writeUInt32BE(i, 0)
+    fs.writeFileSync(path.join(dir, `file-${String(i).padStart(6, "0")}.txt`), bytes)
+  }
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as net.AddressInfo).port
+      server.close(() => resolve(port))
+    })
+  })
+
+const measureSize = async (size: number, onRow: (row: Row) => void): Promise<Array<Row>> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-growth-"))
   const rows: Array<Row> = []
   process.stderr.write(`seeding ${size} records\n`)
@@ -157,11 +201,13 @@ const measureSize = async (size: number): Promise<Array<Row>> => {
       WORKSYNC_TARGET_TOKEN_SECRET: target.tokenSecret
     }
     const snapshot = path.join(dir, "snapshot.sqlite")
-    const step = async (command: string, items: number, args: ReadonlyArray<string>, env: Record<string, string> = source) => {
+    const step = async (command: string, items: number, args: ReadonlyArray<string>, env: Record<string, string> = source, until?: RegExp) => {
       if (!wanted(command)) return
       process.stderr.write(`${size}: ${command}\n`)
-      const r = await runCli(emu, args, env, dir)
-      rows.push({ command, size, items, ...r })
+      const r = await runCli(emu, args, env, dir, until)
+      const row = { command, size, items, ...r }
+      rows.push(row)
+      onRow(row)
     }
     const onePercent = Math.max(1, Math.floor(size / 100))
 
@@ -207,6 +253,22 @@ const measureSize = async (size: number): Promise<Array<Row>> => {
     }
     await step("prune (keep the newest run)", size, ["prune", "--snapshot", snapshot, "--keep-last", "1"])
     await step("verify", size, ["verify", "--snapshot", snapshot])
+    if (wanted("copy-files")) {
+      const files = Math.max(1, Math.floor(size / 10))
+      const from = path.join(dir, "files")
+      writeSmallFiles(from, files)
+      const into = emu.admin.createWorkspace({ name: "Files" }).id
+      await step("copy-files (1 KB files)", files, [
+        "copy-files", "--from", `dir:${from}`, "--to", `workspace:${into}`, "--journal", path.join(dir, "copy.sqlite")
+      ])
+    }
+    if (wanted("mirror")) {
+      emu.admin.touchRecords(Math.max(1, Math.floor(size / 10)), ws)
+      const port = await freePort()
+      await step("mirror (catch-up, 10% changed)", size, [
+        "mirror", "--snapshot", snapshot, "--listen", `127.0.0.1:${port}`, "--public-url", `http://127.0.0.1:${port}/hooks`, "--workspace", ws
+      ], source, /mirroring into run/)
+    }
   } finally {
     await emu.close()
     fs.rmSync(dir, { recursive: true, force: true })
@@ -215,22 +277,23 @@ const measureSize = async (size: number): Promise<Array<Row>> => {
 }
 
 const pad = (s: string, n: number) => s.padEnd(n)
-const table = (rows: ReadonlyArray<Row>): string => {
-  const head = "| command | size | wall s | CPU s | µs per item | peak RSS MB | requests per item |\n|---|---:|---:|---:|---:|---:|---:|\n"
-  return head + rows.map((r) =>
-    `| ${pad(r.command, 34)} | ${r.size} | ${(r.wallMs / 1000).toFixed(1)} | ${r.cpuS === null ? "-" : r.cpuS.toFixed(1)} | ` +
-    `${((r.wallMs * 1000) / r.items).toFixed(0)} | ` +
-    `${r.rssMb === null ? "-" : r.rssMb.toFixed(0)} | ${(r.requests / r.items).toFixed(2)} |`
-  ).join("\n") + "\n"
-}
+const TABLE_HEAD = "| command | size | items | wall s | CPU s | µs per item | peak RSS MB | requests per item |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"
+const tableRow = (r: Row): string =>
+  `| ${pad(r.command, 34)} | ${r.size} | ${r.items} | ${(r.wallMs / 1000).toFixed(1)} | ${r.cpuS === null ? "-" : r.cpuS.toFixed(1)} | ` +
+  `${((r.wallMs * 1000) / r.items).toFixed(0)} | ` +
+  `${r.rssMb === null ? "-" : r.rssMb.toFixed(0)} | ${(r.requests / r.items).toFixed(2)} |`
+const table = (rows: ReadonlyArray<Row>): string => TABLE_HEAD + rows.map(tableRow).join("\n") + "\n"
 
-const all: Array<Row> = []
-for (const size of SIZES) {
-  all.push(...(await measureSize(size)))
-  process.stdout.write(table(all.filter((r) => r.size === size)))
-}
 const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).stdout?.trim() || "unknown commit"
 const header = `Measured ${new Date().toISOString().slice(0, 10)} on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "unknown cpu"}), ` +
-  `Node ${process.version}, ${commit}.\n\n`
+  `Node ${process.version}, ${commit}, sizes ${SIZES.join(", ")}${ONLY === undefined ? "" : `, only ${ONLY.join(",")}`}; ` +
+  `load average ${os.loadavg()[0]!.toFixed(1)} at the start.\n\n`
+if (OUT !== undefined) fs.appendFileSync(OUT, `\n${header}${TABLE_HEAD}`)
+const all: Array<Row> = []
+for (const size of SIZES) {
+  all.push(...(await measureSize(size, (row) => {
+    if (OUT !== undefined) fs.appendFileSync(OUT, `${tableRow(row)}\n`)
+  })))
+  process.stdout.write(table(all.filter((r) => r.size === size)))
+}
 process.stdout.write(`\n${header}${table(all)}`)
-if (OUT !== undefined) fs.writeFileSync(OUT, header + table(all))
