@@ -1,0 +1,64 @@
+/**
+ * The CLI's heap settings (bin/worksync.js, docs/growth.md "What the commands hold"): a
+ * command but import-csv runs with semi-spaces of at most 8 MB, set by starting node
+ * again as the same process (execve) before anything is read or written; a setting the
+ * user gives, on node's command line or in NODE_OPTIONS, wins and is not doubled.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+
+describe.runIf(process.platform !== "win32" && typeof process.execve === "function")("heap settings of the CLI", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "worksync-heap-"))
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+  // Preloaded: says, as the process ends, which process it was and the flags node started with.
+  const hook = path.join(dir, "hook.cjs")
+  fs.writeFileSync(hook, `process.on("exit", () => process.stderr.write("heap " + JSON.stringify({ pid: process.pid, execArgv: process.execArgv }) + "\\n"))\n`)
+
+  const run = (nodeArgs: ReadonlyArray<string>, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
+    const r = spawnSync(process.execPath, [...nodeArgs, "-r", hook, "bin/worksync.js", ...args], {
+      encoding: "utf8",
+      env: { ...process.env, NODE_OPTIONS: "", ...env },
+      input: "",
+      timeout: 30_000
+    })
+    const ends = [...r.stderr.matchAll(/^heap (.*)$/gm)].map((m) => JSON.parse(m[1]!) as { pid: number; execArgv: Array<string> })
+    return { ...r, ends }
+  }
+
+  it("a command runs as the same process with semi-spaces of 8 MB, its output and exit code unchanged; import-csv as V8 sizes them", () => {
+    const r = run([], ["--version"])
+    expect(r.status).toBe(0)
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+    // One end only: the process started first was replaced, not left to run beside it.
+    expect(r.ends).toEqual([{ pid: r.pid, execArgv: ["--max-semi-space-size=8", "-r", hook] }])
+
+    // import-csv keeps V8's young generation (its planning's CPU), not the process's flags.
+    const csv = run([], ["import-csv", "--help"])
+    expect(csv.status).toBe(0)
+    expect(csv.stdout).toMatch(/import-csv/)
+    expect(csv.ends).toEqual([{ pid: csv.pid, execArgv: ["-r", hook] }])
+
+    const bad = run([], ["no-such-command"])
+    expect(bad.status).toBe(64)
+    expect(bad.stderr).toMatch(/no-such-command/)
+    expect(bad.ends).toHaveLength(1)
+  })
+
+  it("a young generation the user sizes on node's command line or in NODE_OPTIONS is left as given", () => {
+    const argv = run(["--max_semi_space_size=2"], ["--version"])
+    expect(argv.status).toBe(0)
+    expect(argv.ends).toEqual([{ pid: argv.pid, execArgv: ["--max_semi_space_size=2", "-r", hook] }])
+
+    const env = run([], ["--version"], { NODE_OPTIONS: "--max-semi-space-size=32" })
+    expect(env.status).toBe(0)
+    expect(env.ends).toEqual([{ pid: env.pid, execArgv: ["-r", hook] }])
+
+    // --max-heap-size cannot be given with both semi-space and old-space sizes: none is added to it.
+    const heap = run([], ["--version"], { NODE_OPTIONS: "--max-heap-size=512" })
+    expect(heap.status).toBe(0)
+    expect(heap.ends).toEqual([{ pid: heap.pid, execArgv: ["-r", hook] }])
+  })
+})
