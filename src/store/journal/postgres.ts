@@ -544,7 +544,9 @@ export const makePostgresJournalApi = (
     release,
     setMapping,
     recordAdoption,
-    recordBefore
+    recordBefore,
+    // Every transition above is committed (and flushed by the server) before it returns.
+    sync: () => Effect.void
   }
 
   return {
