@@ -33,14 +33,16 @@ export interface ThreadStart {
  */
 export type ToThread =
   | { readonly entity: RangeEntity; readonly range: IdRange }
+  | { readonly ready: true }
+  | { readonly begin: true }
   | { readonly close: true }
   | { readonly spare: ArrayBuffer }
 
-/** One answer per request, in order: a range's lines as UTF-8 bytes, what failed, or closed. */
+/** One answer per request, in order: a range's lines as UTF-8 bytes, what failed, or done (ready, begun, closed). */
 export type FromThread =
   | { readonly rows: number; readonly bytes: Uint8Array }
   | { readonly failed: "read" | "format"; readonly detail: string }
-  | { readonly closed: true }
+  | { readonly done: true }
 
 /**
  * Why an export on threads failed: reading the snapshot (`read`), making the lines
@@ -53,6 +55,10 @@ export class ThreadFailure extends Error {
 }
 
 export interface ExportThreads {
+  /** Resolves once every thread has started and opened the file. */
+  readonly ready: () => Promise<void>
+  /** Begins every thread's read transaction (snapshot-export.ts `begin`). */
+  readonly begin: () => Promise<void>
   /**
    * Reads and formats `ranges` of the entity on the threads, calling `sink` with each
    * range's bytes and rows in the order of the ranges. Rejects with a ThreadFailure; stops
@@ -121,7 +127,14 @@ export const openExportThreads = (start: ThreadStart, count: number): ExportThre
     return undefined
   }
   const leastBusy = () => threads.reduce((a, b) => (b.waiting.length < a.waiting.length ? b : a))
+  const all = async (m: ToThread) => {
+    for (const answer of await Promise.all(threads.map((t) => request(t, m)))) {
+      if ("failed" in answer) throw new ThreadFailure(answer.failed, answer.detail)
+    }
+  }
   return {
+    ready: () => all({ ready: true }),
+    begin: () => all({ begin: true }),
     write: async (entity, ranges, sink, signal) => {
       const window = threads.length * DEPTH
       const asked: Array<{ readonly thread: Thread; readonly range: IdRange; readonly answer: Promise<FromThread> }> = []
@@ -150,7 +163,7 @@ export const openExportThreads = (start: ThreadStart, count: number): ExportThre
         const answer = await first.answer
         if (signal.aborted) throw new ThreadFailure("thread", "interrupted")
         if ("failed" in answer) throw new ThreadFailure(answer.failed, answer.detail)
-        if (!("rows" in answer)) throw new ThreadFailure("thread", "the export thread closed early")
+        if (!("rows" in answer)) throw new ThreadFailure("thread", "the export thread answered out of turn")
         const expected = range.rows
         if (answer.rows !== expected) {
           throw new ThreadFailure("read", `the run changed while it was exported (${answer.rows} rows read where ${expected} were counted)`)

@@ -18,7 +18,7 @@ import type * as Scope from "effect/Scope"
 import * as path from "node:path"
 import type { ObjectStoreApi } from "../store/object-store.ts"
 import { isPostgresUrl } from "../store/postgres-url.ts"
-import { type ExportReader, type IdRange, openExportReader, type RangeEntity } from "../store/snapshot-export.ts"
+import { type ExportReader, holdWrites, type IdRange, openExportReader, type RangeEntity } from "../store/snapshot-export.ts"
 import { type RunNotFound, resolveRun, SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
 import { COLUMNS_OF, csvField, type ExportFormat, linesOf } from "./export-columns.ts"
 import { exportFiles, type FilesExport } from "./export-files.ts"
@@ -102,11 +102,11 @@ const THREADS_MIN_BATCHES = 10
  */
 const THREADS = 2
 
-/** The ranges in `first`, then the rest of `rest`. */
-const chain = (first: ReadonlyArray<IdRange>, rest: Iterator<IdRange, void>): Iterator<IdRange, void> => {
-  let i = 0
-  return { next: () => (i < first.length ? { done: false, value: first[i++]! } : rest.next()) }
-}
+/**
+ * How long the export waits for a writer at work (a mirror's batch, a backup's) to let its
+ * threads begin reading one state of the file; past it, it exports on one thread.
+ */
+const HOLD_WAIT_MS = 5000
 
 /** Writes `text` (or bytes) to `fd` whole. */
 const writeAll = (fd: number, chunk: string | Uint8Array) => {
@@ -201,9 +201,12 @@ const fillOnThreads = (
   })
 
 /**
- * What an export on threads needs, opened for the scope when the store is a SQLite file:
- * a read-only connection that cuts the files into ranges, and the threads, started on
- * first use. Undefined when the store is elsewhere or the file cannot be read so.
+ * What an export on threads needs, opened for the scope when the store is a SQLite file: a
+ * read-only connection that cuts the files into ranges, and the threads, started when a
+ * file first needs them. The threads' read transactions and this connection's begin while
+ * writers are held off, so all of them read one state of the file; when that cannot be (no
+ * thread to be had, no lock within HOLD_WAIT_MS), `threads` gives undefined and the export
+ * reads on one thread, as before.
  */
 const threadsFor = (
   store: SnapshotStoreService,
@@ -228,11 +231,26 @@ const threadsFor = (
         (r) => Effect.sync(() => r?.close())
       )
       if (reader === undefined) return undefined
+      const begun = async (): Promise<ExportThreads | undefined> => {
+        const threads = openExportThreads(start, THREADS)
+        if (threads === undefined) return undefined
+        try {
+          await threads.ready()
+          const release = holdWrites(store.file, HOLD_WAIT_MS)
+          try {
+            reader.begin()
+            await threads.begin()
+          } finally {
+            release()
+          }
+          return threads
+        } catch {
+          await threads.close()
+          return undefined
+        }
+      }
       const threads = yield* Effect.cached(
-        Effect.acquireRelease(
-          Effect.sync(() => openExportThreads(start, THREADS)),
-          (t) => Effect.promise(() => t?.close() ?? Promise.resolve())
-        )
+        Effect.acquireRelease(Effect.promise(begun), (t) => Effect.promise(() => t?.close() ?? Promise.resolve()))
       )
       return { reader, threads }
     })
@@ -261,19 +279,12 @@ export const exportRun = (
       let fill = fillHere(store, source, run.id, target, format, guard)
       if (onThreads !== undefined && source.entity !== undefined) {
         const entity = source.entity
-        const readError = (e: unknown) =>
-          new SnapshotError({ file: store.file, operation: `read the run's ${entity}`, detail: (e as Error).message })
-        const ranges = yield* Effect.try({ try: () => onThreads.reader.ranges(entity, run.id, BATCH), catch: readError })
-        // The first ranges say whether the file is large enough for threads; the rest are
-        // cut as the threads ask for them.
-        const first: Array<IdRange> = []
-        while (first.length < THREADS_MIN_BATCHES) {
-          const next = yield* Effect.try({ try: () => ranges.next(), catch: readError })
-          if (next.done === true) break
-          first.push(next.value)
-        }
-        const threads = options.threads === true || first.length >= THREADS_MIN_BATCHES ? yield* onThreads.threads : undefined
-        if (threads !== undefined) fill = fillOnThreads(threads, store, entity, chain(first, ranges), target)
+        const large = options.threads === true || (yield* Effect.try({
+          try: () => onThreads.reader.holds(entity, run.id, THREADS_MIN_BATCHES * BATCH),
+          catch: (e) => new SnapshotError({ file: store.file, operation: `read the run's ${entity}`, detail: (e as Error).message })
+        }))
+        const threads = large ? yield* onThreads.threads : undefined
+        if (threads !== undefined) fill = fillOnThreads(threads, store, entity, onThreads.reader.ranges(entity, run.id, BATCH), target)
       }
       const rows = yield* writeOne(target, source.name, header, fill, options.onProgress)
       files.push({ name: source.name, path: target, rows })

@@ -79,8 +79,18 @@ port.on("message", (m: ToThread) => {
   }
   if ("close" in m) {
     reader?.close()
-    port.postMessage({ closed: true } satisfies FromThread)
+    port.postMessage({ done: true } satisfies FromThread)
     port.close()
+    return
+  }
+  if ("ready" in m || "begin" in m) {
+    try {
+      if (reader === undefined) throw new Error(unopened)
+      if ("begin" in m) reader.begin()
+      port.postMessage({ done: true } satisfies FromThread)
+    } catch (e) {
+      port.postMessage({ failed: "read", detail: message(e) } satisfies FromThread)
+    }
     return
   }
   const a = answer(m)

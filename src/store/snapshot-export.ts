@@ -1,10 +1,10 @@
 /**
  * The reads of an export on threads (connectors/export-threads.ts), on a SQLite snapshot
  * file: what a run holds of an entity cut into ranges of ids, and the stored content of
- * one range. Each thread opens the file read-only on a connection of its own; a run being
- * exported is complete and never changes, so ranges read by different connections make up
- * what one read of the whole would (the caller checks each range's count, so a run forgotten
- * meanwhile fails the export instead of cutting it short).
+ * one range. Each thread reads on a read-only connection of its own, in one read
+ * transaction for the export; the transactions all begin while `holdWrites` keeps every
+ * writer out (a mirror changes the run it shows as complete), so they all read one state of
+ * the file, as one read of the whole would. The caller still checks each range's count.
  *
  * The content and its order are runItems' (snapshot-reads.ts): the same join, by member id.
  */
@@ -22,6 +22,10 @@ export interface IdRange {
 }
 
 export interface ExportReader {
+  /** Begins the read transaction every later read is made in: they all read the state of the file now. */
+  readonly begin: () => void
+  /** Whether the run holds at least `n` of the entity (reads at most `n` keys). */
+  readonly holds: (entity: RangeEntity, runId: number, n: number) => boolean
   /**
    * What the run holds of the entity, by id, cut into ranges of `size` members (the last
    * one fewer), each cut when it is asked for.
@@ -41,9 +45,11 @@ export const openExportReader = (file: string): ExportReader => {
     if (s === undefined) statements.set(sql, s = db.prepare(sql).pluck())
     return s
   }
-  // One read transaction for the connection's life: the ranges, cut as the export goes,
-  // are those of one state of the file.
-  db.exec("BEGIN")
+  const begin = () => {
+    db.exec("BEGIN")
+    // A read transaction takes its state of the file at its first read.
+    db.prepare("SELECT count(*) FROM runs").get()
+  }
   function* ranges(entity: RangeEntity, runId: number, size: number): Generator<IdRange, void> {
     // The id `size` members on (from the start, or after `after`): an index range of the
     // membership table's key, run_id then id.
@@ -75,5 +81,27 @@ export const openExportReader = (file: string): ExportReader => {
     if (range.upTo !== null) params.push(range.upTo)
     return prepared(sql).all(...params) as Array<string>
   }
-  return { ranges, content, close: () => db.close() }
+  const holds = (entity: RangeEntity, runId: number, n: number): boolean =>
+    (prepared(`SELECT count(*) FROM (SELECT 1 FROM run_${entity} WHERE run_id = ? LIMIT ?)`).get(runId, n) as number) >= n
+  return { begin, holds, ranges, content, close: () => db.close() }
+}
+
+/**
+ * Keeps every writer of the SQLite file out (SQLite's write lock, nothing written) until
+ * the returned function is called; waits for a writer at work for up to `timeoutMs`. Throws
+ * when the lock cannot be had (a file that cannot be opened for writing, a writer that
+ * holds it longer).
+ */
+export const holdWrites = (file: string, timeoutMs: number): (() => void) => {
+  const db = new Database(file, { fileMustExist: true, timeout: timeoutMs })
+  try {
+    db.exec("BEGIN IMMEDIATE")
+  } catch (e) {
+    db.close()
+    throw e
+  }
+  return () => {
+    db.exec("ROLLBACK")
+    db.close()
+  }
 }

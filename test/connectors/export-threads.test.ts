@@ -26,13 +26,13 @@ const tricky: ReadonlyArray<Record<string, unknown>> = [
   { customFields: [{ id: "cf1", value: "x,\"y\"\n" }], checklists: [{ title: "é,\"" }] }
 ]
 
-const fill = (store: SnapshotStoreService) =>
+const fill = (store: SnapshotStoreService, n = RECORDS) =>
   Effect.gen(function*() {
     const run = yield* store.beginRun("*", false)
     const workspaces = [{ id: "w1", slug: "main", name: "Main, \"the\" one" }, { id: "w0", slug: "old", name: "Old" }]
     yield* store.putWorkspaces(run, workspaces)
-    const records = Array.from({ length: RECORDS }, (_, i) => {
-      const detail = detailOf(`r${(i * 7919) % RECORDS}`, i % 3, tricky[i % 97] ?? {})
+    const records = Array.from({ length: n }, (_, i) => {
+      const detail = detailOf(`r${(i * 7919) % n}`, i % 3, tricky[i % 97] ?? {})
       return { kind: "version" as const, workspaceId: "w1", summary: summaryOf(detail), detail, activity: activityOf(detail.id, i % 3) }
     })
     for (let i = 0; i < records.length; i += 500) yield* store.putRecords(run, records.slice(i, i + 500))
@@ -113,5 +113,33 @@ describe("export on threads", () => {
       expect(errors.two.message).toMatch(/^export: cannot write .*records\.csv: .*JSON/)
       // Neither a complete-looking file nor the partial one is left.
       expect(errors.left).toEqual([[], []])
+    }), 120_000)
+
+  it.effect("reads one state of the run, whatever is written to the store meanwhile (a mirror changes the run it shows)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("ws-export-threads-")
+      const changed = yield* withStore(path.join(dir, "s.sqlite"), (store) =>
+        Effect.gen(function*() {
+          // More ranges than are read ahead of the first one written.
+          const n = 12_500
+          const run = yield* fill(store, n)
+          yield* exportRun(store, { outDir: path.join(dir, "before"), format: "csv", threads: false })
+          const db = sqliteOf(store)
+          const [last, beforeLast] = Array.from({ length: n }, (_, i) => `r${i}`).sort().reverse()
+          let changed = false
+          // Once the first batch is written, a record of the last range is changed and
+          // another one removed from the run, committed on the store's own connection.
+          const onProgress = (file: string, rows: number) => {
+            if (file !== "records" || rows !== 2000 || changed) return
+            db.prepare("UPDATE records SET detail = json_set(detail, '$.title', 'changed') WHERE id = ?").run(last)
+            db.prepare("DELETE FROM run_records WHERE run_id = ? AND id = ?").run(run, beforeLast)
+            changed = true
+          }
+          yield* exportRun(store, { outDir: path.join(dir, "during"), format: "csv", threads: true, onProgress })
+          return changed
+        })
+      )
+      expect(changed).toBe(true)
+      expect(fs.readFileSync(path.join(dir, "during", "records.csv")).equals(fs.readFileSync(path.join(dir, "before", "records.csv")))).toBe(true)
     }), 120_000)
 })
