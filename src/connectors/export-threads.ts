@@ -3,10 +3,12 @@
  * snapshot file (each on a read-only connection of its own, store/snapshot-export.ts) and
  * make their lines, while the calling thread writes the answers in the order of the
  * ranges. On two cores, reading and JSON.parse, most of an export's CPU, run side by side.
+ * Every thread reads in one read transaction, begun with the others' (`begin`, see
+ * snapshot-export.ts `holdWrites`), so all read one state of the file.
  *
- * Few ranges are asked for at once (WINDOW), each of at most BATCH members, so what waits
- * to be written stays a few megabytes whatever the size of the run; each range goes to the
- * thread with the fewest waiting. Only bytes cross back, transferred, not copied; once
+ * Few ranges are asked for at once (DEPTH per thread), each of a batch of members at most,
+ * so what waits to be written stays a few megabytes whatever the size of the run; each
+ * range goes to the thread with the fewest waiting. Only bytes cross back, transferred, not copied; once
  * written, their memory goes back to the thread that made them, to be written into again:
  * buffers left to the writing thread's collector, which seldom runs as it makes little
  * garbage of its own, held some 60 MB.
