@@ -38,11 +38,9 @@
  * costs one fsync per commit, so commits are grouped: planning (nothing is sent yet) runs
  * with NORMAL and rare checkpoints, and ends with a FULL checkpoint and commit
  * (`beginPlanRun` / `endPlanRun`); replay commits the transitions of concurrent ops
- * together and fsyncs the log off the event loop, a claim going on only once fsynced and
- * a completion at once (journal/batch.ts says why that stays exactly once; `claimMany`).
- * Planning inserts many rows per statement (`INSERT OR IGNORE ... RETURNING key`):
- * per-statement overhead, not SQLite's b-tree work, is what bounded it at one insert per
- * op.
+ * together (journal/batch.ts, `claimMany`). Planning inserts many rows per statement
+ * (`INSERT OR IGNORE ... RETURNING key`): per-statement overhead, not SQLite's b-tree
+ * work, is what bounded it at one insert per op.
  *
  * Files are created owner-only (0600); SQLite gives the -wal and -shm files the database
  * file's mode. No credential is ever written here: payloads hold ids and field values.

@@ -196,7 +196,7 @@ export const replay = <R>(
 
     // Ops a dead run left in flight may have been applied: reconcile before resending.
     yield* journal.resetInFlight()
-    // Transitions of concurrent ops share commits and fsyncs (journal/batch.ts); so do
+    // Transitions of concurrent ops share commits (one fsync per event-loop turn); so do
     // the mappings executors write before their op ends.
     const tx = journal.transitions
     const executorJournal: JournalApi = {
@@ -327,9 +327,6 @@ export const replay = <R>(
         deferred
       })
     }
-    // Completions commit without waiting for an fsync (journal/batch.ts): the outcome
-    // reported is durable first.
-    yield* tx.sync()
     report.deferred = deferred.ops.size
     return report
   })

@@ -5,7 +5,6 @@
  * (batch.ts) use it directly.
  */
 import type Database from "better-sqlite3"
-import * as fs from "node:fs"
 import { JournalStateError } from "./errors.ts"
 import { Planning } from "./planning.ts"
 import { json, openJournalDatabase, type OpRow, toOp, WAITS_FOR } from "./schema.ts"
@@ -36,8 +35,6 @@ export class JournalDb {
   private readonly now: () => string
   private readonly st: ReturnType<JournalDb["prepare"]>
   private readonly plans: Planning
-  /** The write-ahead log, open for fsyncs while the database is (see `logDescriptor`). */
-  private log: number | null = null
 
   constructor(readonly file: string, options: { readonly now?: () => string } = {}) {
     this.now = options.now ?? (() => new Date().toISOString())
@@ -82,8 +79,6 @@ export class JournalDb {
   private prepare() {
     const db = this.db
     return {
-      syncNormal: db.prepare("PRAGMA synchronous = NORMAL"),
-      syncFull: db.prepare("PRAGMA synchronous = FULL"),
       insert: db.prepare(
         `INSERT OR IGNORE INTO ops (key, kind, payload, depends_on, plan_run, updated_at)
          VALUES (?, ?, ?, ?, ?, ?)`
@@ -160,43 +155,12 @@ export class JournalDb {
   }
 
   close(): void {
-    if (this.log !== null) fs.closeSync(this.log)
-    this.log = null
     if (this.db.open) this.db.close()
   }
 
   /** Runs `f` in one transaction (all or nothing). */
   transaction<A>(f: () => A): A {
     return this.db.transaction(f)()
-  }
-
-  /** Whether commits go to a write-ahead log (a file's journal; not an in-memory one). */
-  hasLog(): boolean {
-    return this.db.pragma("journal_mode", { simple: true }) === "wal"
-  }
-
-  /**
-   * Runs `f` in one transaction committed without SQLite's fsync (synchronous=NORMAL for
-   * this commit only): durable once the log is fsynced (`logDescriptor`), see batch.ts.
-   */
-  transactionUnsynced<A>(f: () => A): A {
-    this.st.syncNormal.run()
-    try {
-      return this.transaction(f)
-    } finally {
-      this.st.syncFull.run()
-    }
-  }
-
-  /**
-   * A descriptor of the write-ahead log, opened on first use and closed with the database:
-   * fsyncing it makes every commit before the fsync durable. The log lives as long as a
-   * connection is open (SQLite removes it when the last one closes), under the same inode
-   * (a checkpoint rewinds or truncates it in place).
-   */
-  logDescriptor(): number {
-    if (this.log === null) this.log = fs.openSync(`${this.file}-wal`, "r+")
-    return this.log
   }
 
   get(key: string): Op | undefined {

@@ -544,9 +544,7 @@ export const makePostgresJournalApi = (
     release,
     setMapping,
     recordAdoption,
-    recordBefore,
-    // Every transition above is committed (and flushed by the server) before it returns.
-    sync: () => Effect.void
+    recordBefore
   }
 
   return {
