@@ -32,11 +32,15 @@ if (mine(["heap-growing-percent"])) setFlagsFromString("--heap-growing-percent=5
 // import-csv: its planning allocates a few objects a row for a million rows, and with
 // 8 MB semi-spaces it costs 11-27% more CPU (bench import-plan). Where execve is missing
 // (Windows), the command runs on with V8's default. Help and the version are printed
-// without it: starting node again costs about 40 ms of CPU idle, 120 ms under load.
+// without it: starting node again costs about 40 ms of CPU idle, 120 ms under load. Nor
+// a command started with an IPC channel (a pool worker's job, which reports its plan
+// through it): node has taken the channel's descriptor out of the environment, so the
+// process started again would have none.
 const args = process.argv.slice(2)
 const quick = args.length === 0 || args.some((a) => a === "--help" || a === "-h" || a === "--version")
 if (
   typeof process.execve === "function" && process.platform !== "win32" && !quick && !args.includes("import-csv") &&
+  process.channel === undefined &&
   mine(["max-semi-space-size", "min-semi-space-size", "max-heap-size", "semi-space-growth-factor"])
 ) {
   try {

@@ -5,7 +5,7 @@
  * version are printed without); a setting the user gives, on node's command line or in
  * NODE_OPTIONS, wins and is not doubled.
  */
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -68,4 +68,28 @@ describe.runIf(process.platform !== "win32" && typeof process.execve === "functi
     expect(heap.status).toBe(64)
     expect(heap.ends).toEqual([{ pid: heap.pid, execArgv: ["-r", hook] }])
   })
+
+  it("a command started with an IPC channel (a pool worker's job) keeps it: it is not started again", () =>
+    new Promise<void>((resolve, reject) => {
+      // The preloaded hook sends its line through the channel too: it reaches the parent only
+      // if the process that ends still has the channel.
+      const ipcHook = path.join(dir, "ipc-hook.cjs")
+      fs.writeFileSync(ipcHook, `process.on("exit", () => process.send?.({ pid: process.pid, execArgv: process.execArgv }))\n`)
+      const child = spawn(process.execPath, ["-r", ipcHook, "bin/worksync.js", ...missing()], {
+        env: { ...process.env, NODE_OPTIONS: "" },
+        stdio: ["ignore", "ignore", "pipe", "ipc"]
+      })
+      const messages: Array<unknown> = []
+      child.on("message", (m) => messages.push(m))
+      child.on("error", reject)
+      child.on("close", (code) => {
+        try {
+          expect(code).toBe(64)
+          expect(messages).toEqual([{ pid: child.pid, execArgv: ["-r", ipcHook] }])
+          resolve()
+        } catch (e) {
+          reject(e)
+        }
+      })
+    }))
 })
