@@ -12,6 +12,7 @@ import {
   startEmulator
 } from "../../src/emulator/index.ts"
 import { Emulator as TestEmulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { END_OF_LIST } from "../../src/emulator/core/writes.ts"
 import { ok, rpc } from "./rest-support.ts"
 
 /** An emulator of one test alone, closed when that test's scope closes (also when it fails). */
@@ -155,5 +156,17 @@ describe("admin helpers", () => {
         h.admin.banOrganization(undefined, false)
         expect((await rpc(h, "list-records", { workspaceId: ws })).status).toBe(200)
       })
+    }))
+})
+
+describe("cost of a write", () => {
+  // A record created goes to the end of its list, trash included: read through an index of
+  // the list's positions, not a scan of every record of every workspace (which made each
+  // create cost in proportion to all the records the emulator holds).
+  it.live("the end of a list is read through an index of its positions", () =>
+    Effect.gen(function* () {
+      const h = yield* ownEmulator({ variant: "reference" })
+      const plan = (h.ctx.db.prepare(`EXPLAIN QUERY PLAN ${END_OF_LIST}`).all("list") as Array<{ detail: string }>).map((r) => r.detail).join(" | ")
+      expect(plan).toMatch(/USING (COVERING )?INDEX records_list_position/)
     }))
 })

@@ -85,10 +85,12 @@ export const syncRecordLinks = (ctx: EmulatorContext, recordId: string): void =>
   )
 }
 
+/** The highest position in a list, its trashed records included (read through records_list_position). */
+export const END_OF_LIST = "SELECT max(position) AS p FROM records WHERE list_id = +?"
+
 /** Next position at the end of a list. */
 export const endOfList = (ctx: EmulatorContext, listId: string): number =>
-  (get<{ p: number | null }>(ctx.db, "SELECT max(position) AS p FROM records WHERE list_id = +?", listId)?.p ?? 0) +
-  POSITION_STEP
+  (get<{ p: number | null }>(ctx.db, END_OF_LIST, listId)?.p ?? 0) + POSITION_STEP
 
 export interface NewAction {
   readonly workspaceId: string
