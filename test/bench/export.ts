@@ -13,54 +13,18 @@
  * bundled file, not TypeScript), in a fresh process, so its peak RSS is its own. It prints
  * the wall time, the process's CPU time (user + system, every thread) and its peak RSS.
  */
-import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { ExportFigures } from "./_export-child.ts"
-import { root, sourcesOf } from "./_source-tree.ts"
+import { bundleTree, root } from "./_source-tree.ts"
 import { fillSnapshot } from "./diff-fill.ts"
 
 const REPEAT = Number(process.env.REPEAT ?? 1)
 const here = path.dirname(fileURLToPath(import.meta.url))
 const trees = [root, ...(process.env.AGAINST === undefined ? [] : [path.resolve(process.env.AGAINST)])]
-
-/** The child and, when its tree has them, its export threads, bundled from `tree` into `out`. */
-const bundle = async (tree: string, out: string) => {
-  const common = {
-    bundle: true,
-    platform: "node" as const,
-    target: "node22",
-    external: ["better-sqlite3", "pg", "pg-native"],
-    logLevel: "warning" as const,
-    nodePaths: [path.join(root, "node_modules")]
-  }
-  await build({
-    ...common,
-    entryPoints: { child: path.join(here, "_export-child.ts") },
-    outdir: out,
-    format: "esm",
-    outExtension: { ".js": ".mjs" },
-    plugins: [sourcesOf(tree)],
-    banner: { js: "import { createRequire as __wsCreateRequire } from 'node:module'; const require = __wsCreateRequire(import.meta.url);" }
-  })
-  const worker = path.join(tree, "src/connectors/export.worker.ts")
-  if (fs.existsSync(worker)) {
-    await build({
-      ...common,
-      entryPoints: { "export.worker": worker },
-      outdir: out,
-      format: "cjs",
-      outExtension: { ".js": ".cjs" },
-      define: { "import.meta.url": "__wsModuleUrl" },
-      banner: { js: "var __wsModuleUrl = require('node:url').pathToFileURL(__filename).href;" }
-    })
-  }
-  // Packages (better-sqlite3) resolve from the bundle's directory upwards.
-  fs.symlinkSync(path.join(root, "node_modules"), path.join(out, "node_modules"))
-}
 
 /** Whether two files hold the same bytes, read a megabyte at a time. */
 const sameBytes = (a: string, b: string): boolean => {
@@ -98,7 +62,7 @@ const main = async () => {
     console.log(`${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}`)
     const outs = await Promise.all(trees.map(async (tree, i) => {
       const out = path.join(dir, `build-${i}`)
-      await bundle(tree, out)
+      await bundleTree(tree, out, path.join(here, "_export-child.ts"), { "export.worker": "src/connectors/export.worker.ts" })
       return out
     }))
     for (const format of ["ndjson", "csv"] as const) {

@@ -17,7 +17,6 @@
  * calling thread's CPU time per row is what bounds an idle core when the journal's
  * inserts run on the second thread.
  */
-import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -25,44 +24,12 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { writeImportCsv } from "./_import-csv.ts"
 import type { PlanFigures } from "./_plan-child.ts"
-import { root, sourcesOf } from "./_source-tree.ts"
+import { bundleTree, root } from "./_source-tree.ts"
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000)
 const REPEAT = Number(process.env.REPEAT ?? 3)
 const here = path.dirname(fileURLToPath(import.meta.url))
 const trees = [root, ...(process.env.AGAINST === undefined ? [] : [path.resolve(process.env.AGAINST)])]
-
-/** The child and its planning thread, bundled from `tree` into `out`. */
-const bundle = async (tree: string, out: string) => {
-  const common = {
-    bundle: true,
-    platform: "node" as const,
-    target: "node22",
-    external: ["better-sqlite3", "pg", "pg-native"],
-    logLevel: "warning" as const,
-    nodePaths: [path.join(root, "node_modules")]
-  }
-  await build({
-    ...common,
-    entryPoints: { child: path.join(here, "_plan-child.ts") },
-    outdir: out,
-    format: "esm",
-    outExtension: { ".js": ".mjs" },
-    plugins: [sourcesOf(tree)],
-    banner: { js: "import { createRequire as __wsCreateRequire } from 'node:module'; const require = __wsCreateRequire(import.meta.url);" }
-  })
-  await build({
-    ...common,
-    entryPoints: { "plan-writer.worker": path.join(tree, "src/store/plan-writer.worker.ts") },
-    outdir: out,
-    format: "cjs",
-    outExtension: { ".js": ".cjs" },
-    define: { "import.meta.url": "__wsModuleUrl" },
-    banner: { js: "var __wsModuleUrl = require('node:url').pathToFileURL(__filename).href;" }
-  })
-  // Packages (better-sqlite3) resolve from the bundle's directory upwards.
-  fs.symlinkSync(path.join(root, "node_modules"), path.join(out, "node_modules"))
-}
 
 const perRow = (s: number, rows: number) => `${((s * 1e6) / rows).toFixed(2)} µs`
 /** The planning thread's CPU seconds: what no live thread accounts for (it has ended). */
@@ -77,7 +44,7 @@ const main = async () => {
     console.log(`CSV: ${ROWS.toLocaleString("en-US")} rows, ${(fs.statSync(csv).size / 1024 / 1024).toFixed(0)} MB; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)}`)
     const outs = await Promise.all(trees.map(async (tree, i) => {
       const out = path.join(dir, `build-${i}`)
-      await bundle(tree, out)
+      await bundleTree(tree, out, path.join(here, "_plan-child.ts"), { "plan-writer.worker": "src/store/plan-writer.worker.ts" })
       return out
     }))
     const runs: Array<Array<PlanFigures>> = trees.map(() => [])
