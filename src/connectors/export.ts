@@ -5,7 +5,7 @@
  * then service order) and are written in bounded batches, so memory stays flat. On a
  * SQLite snapshot, large files are read and made into lines on threads while this one
  * writes them (export-threads.ts): the same bytes, batches and failures.
- * Each file is written under a temporary name and renamed when complete. With the files
+ * Each file is written under a temporary name, and all are renamed when all are complete. With the files
  * directory of `backup --files`, the run's file bytes are laid out under `files/` too
  * (export-files.ts).
  */
@@ -33,7 +33,10 @@ export interface ExportOptions {
   readonly run?: string | undefined
   /** Prefix formula-like CSV cells (`=`, `+`, `-`, `@`) with an apostrophe. */
   readonly guardFormulas?: boolean | undefined
-  /** Called after each written batch with the rows written so far in the current file. */
+  /**
+   * Called after each written batch with the rows written so far in that file. Two files
+   * may be written at once (one made on the threads, one here): their calls interleave.
+   */
   readonly onProgress?: ((file: string, rows: number) => void) | undefined
   /** The files directory of `backup --files`: lay the run's file bytes out under `files/`. */
   readonly files?: ObjectStoreApi | undefined
@@ -120,9 +123,13 @@ const writeAll = (fd: number, chunk: string | Uint8Array) => {
 /** Writes one batch of lines, with its number of rows. */
 type Sink = (chunk: string | Uint8Array, rows: number) => void
 
+/** Where an export file is written until every file of the export is complete. */
+const partialOf = (target: string) => `${target}.partial`
+
 /**
- * Writes one export file under a temporary name, renamed to `target` when complete and
- * removed otherwise: the header, then what `fill` gives the sink, synced.
+ * Writes one export file under its partial name (`partialOf`): the header, then what
+ * `fill` gives the sink, synced; removed when it fails. The export renames it once every
+ * file is complete.
  */
 const writeOne = <E>(
   target: string,
@@ -131,7 +138,7 @@ const writeOne = <E>(
   fill: (sink: Sink) => Effect.Effect<void, E | ExportError>,
   onProgress: ((file: string, rows: number) => void) | undefined
 ): Effect.Effect<number, E | ExportError> => {
-  const temp = `${target}.partial`
+  const temp = partialOf(target)
   const wrap = <A>(f: () => A) =>
     Effect.try({ try: f, catch: (e) => new ExportError({ file: target, detail: (e as Error).message }) })
   return Effect.acquireUseRelease(
@@ -146,15 +153,18 @@ const writeOne = <E>(
           onProgress?.(name, count)
         })
         if (count === 0) onProgress?.(name, 0)
-        yield* wrap(() => fs.fsyncSync(fd))
+        // On libuv's pool: another file's lines are made meanwhile.
+        yield* Effect.callback<void, ExportError>((resume) => {
+          fs.fsync(fd, (e) =>
+            resume(e === null ? Effect.void : Effect.fail(new ExportError({ file: target, detail: e.message }))))
+        })
         return count
       })
     },
     (fd, exit) =>
       Effect.sync(() => {
         fs.closeSync(fd)
-        if (exit._tag === "Success") fs.renameSync(temp, target)
-        else fs.rmSync(temp, { force: true })
+        if (exit._tag !== "Success") fs.rmSync(temp, { force: true })
       })
   )
 }
@@ -272,11 +282,17 @@ export const exportRun = (
     const onThreads = options.threads === false || (options.threads === undefined && os.availableParallelism() < THREADS)
       ? undefined
       : yield* threadsFor(store, { file: store.file, runId: run.id, format, guard })
-    const files: Array<{ name: string; path: string; rows: number }> = []
-    for (const source of SOURCES) {
-      const target = path.join(options.outDir, `${source.name}.${format}`)
+    // Two lanes, each writing its files one after the other: the files made on the threads,
+    // and those made here, which this thread makes while it waits for the threads' lines
+    // (an export on one thread has the second lane only).
+    const lanes: Record<"threads" | "here", Array<Effect.Effect<void, ExportError | SnapshotError>>> = { threads: [], here: [] }
+    const rowsOf = new Map<Source["name"], number>()
+    const targets = SOURCES.map((source) => path.join(options.outDir, `${source.name}.${format}`))
+    for (const [i, source] of SOURCES.entries()) {
+      const target = targets[i]!
       const header = format === "csv" ? `${COLUMNS_OF[source.name].map((c) => csvField(c.name)).join(",")}\n` : ""
       let fill = fillHere(store, source, run.id, target, format, guard)
+      let lane: keyof typeof lanes = "here"
       if (onThreads !== undefined && source.entity !== undefined) {
         const entity = source.entity
         const large = options.threads === true || (yield* Effect.try({
@@ -284,11 +300,28 @@ export const exportRun = (
           catch: (e) => new SnapshotError({ file: store.file, operation: `read the run's ${entity}`, detail: (e as Error).message })
         }))
         const threads = large ? yield* onThreads.threads : undefined
-        if (threads !== undefined) fill = fillOnThreads(threads, store, entity, onThreads.reader.ranges(entity, run.id, BATCH), target)
+        if (threads !== undefined) {
+          fill = fillOnThreads(threads, store, entity, onThreads.reader.ranges(entity, run.id, BATCH), target)
+          lane = "threads"
+        }
       }
-      const rows = yield* writeOne(target, source.name, header, fill, options.onProgress)
-      files.push({ name: source.name, path: target, rows })
+      lanes[lane].push(
+        Effect.map(writeOne(target, source.name, header, fill, options.onProgress), (rows) => void rowsOf.set(source.name, rows))
+      )
     }
+    const removePartials = Effect.sync(() => targets.forEach((target) => fs.rmSync(partialOf(target), { force: true })))
+    // Every file is renamed once all are complete, and none when one fails: a failed export
+    // leaves the files of an earlier one in the directory as they were, never a mix of runs.
+    yield* Effect.all([Effect.all(lanes.threads, { discard: true }), Effect.all(lanes.here, { discard: true })], {
+      concurrency: 2,
+      discard: true
+    }).pipe(Effect.onError(() => removePartials))
+    let renaming = ""
+    yield* Effect.try({
+      try: () => targets.forEach((target) => fs.renameSync(partialOf(renaming = target), target)),
+      catch: (e) => new ExportError({ file: renaming, detail: (e as Error).message })
+    }).pipe(Effect.onError(() => removePartials))
+    const files = SOURCES.map((source, i) => ({ name: source.name, path: targets[i]!, rows: rowsOf.get(source.name) ?? 0 }))
     if (options.files === undefined) return { runId: String(run.id), format: options.format, files }
     const fileBytes = yield* exportFiles(store, run.id, options.outDir, options.files).pipe(
       Effect.catchTag("LocalIoError", (e) => Effect.fail(new ExportError({ file: e.path, detail: e.detail })))

@@ -187,6 +187,27 @@ describe("export", () => {
       }
     }))
 
+  it.effect("an export that fails in its last file leaves the files of an earlier export as they were, and no partial file", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("ws-export-")
+      const out = path.join(dir, "out")
+      const earlier = ["records", "activity", "files", "workspaces"].map((name) => [`${name}.csv`, `the earlier export's ${name}\n`] as const)
+      fs.mkdirSync(out)
+      for (const [file, text] of earlier) fs.writeFileSync(path.join(out, file), text)
+      const error = yield* withStore(path.join(dir, "s.sqlite"), (store) =>
+        Effect.gen(function*() {
+          yield* fill(store)
+          // The workspaces file is written last: records, activity and files are complete by then.
+          sqliteOf(store).prepare("UPDATE workspaces SET item = '{\"id\": ' WHERE id = 'w1'").run()
+          return yield* Effect.flip(exportRun(store, { outDir: out, format: "csv", threads: false }))
+        })
+      )
+      expect(error._tag).toBe("ExportError")
+      expect(error.message).toMatch(/workspaces\.csv: .*JSON/)
+      expect(fs.readdirSync(out).sort()).toEqual(earlier.map(([file]) => file).sort())
+      for (const [file, text] of earlier) expect(fs.readFileSync(path.join(out, file), "utf8")).toBe(text)
+    }))
+
   it.effect("fails with a clear error when the snapshot has no complete run", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir("ws-export-")

@@ -21,7 +21,8 @@ export const exportRun = (flags: ExportFlags) =>
     }
     // Rows of all four files together; the total is not known before the files are written.
     const progress = yield* makeProgress({ label: "rows exported", unit: "items", verbosity })
-    let last = { file: "", rows: 0 }
+    // Rows so far of each file: two files may be written at once.
+    const written = new Map<string, number>()
     const files = filesDir === undefined ? undefined : yield* openObjectStore(filesDir).pipe(
       Effect.mapError((e) => new CliExit({ code: ExitCode.failed, message: e.message }))
     )
@@ -32,8 +33,8 @@ export const exportRun = (flags: ExportFlags) =>
       run: Option.getOrUndefined(flags.run),
       guardFormulas: flags.guardFormulas,
       onProgress: (file, rows) => {
-        const added = file === last.file ? rows - last.rows : rows
-        last = { file, rows }
+        const added = rows - (written.get(file) ?? 0)
+        written.set(file, rows)
         Effect.runSync(progress.advance(added))
       }
     }).pipe(
