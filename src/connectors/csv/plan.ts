@@ -33,6 +33,7 @@ import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { type JournalApi, JournalError, type JournalStateError, type PlannedOp, type PlanOp } from "../../store/journal.ts"
 import { toPromise } from "../../store/journal/to-promise.ts"
 import { type JournalView, openJournalStates, openJournalView } from "../../store/journal/read-only.ts"
+import { scratchRowNames } from "../../store/scratch-row-names.ts"
 import { listsNotMade } from "../../sync/capabilities.ts"
 import { mappingsOf } from "../../sync/mapping-files.ts"
 import type { Kept } from "../../sync/pass-plan.ts"
@@ -124,7 +125,11 @@ export const planCsvImport = (
       label: TOOL_PRESETS[source.tool.name].label,
       tool: source.tool.name,
       reader: source.tool.reader,
-      people: { byEmail: dir.users, byName: dir.names, file: options.people }
+      people: { byEmail: dir.users, byName: dir.names, file: options.people },
+      names: yield* scratchRowNames("import-names").pipe(
+        Effect.tapError(() => Effect.sync(() => reader.close())),
+        Effect.mapError((e) => new ImportFailed({ message: e.message }))
+      )
     })
     /** The tool row of the record just extracted (tool presets only). */
     let toolRow: PresetRow | undefined
@@ -270,7 +275,7 @@ export const planCsvImport = (
           if (versioned !== undefined && changes !== undefined) countNew(changes.ops, versioned)
           // A row's references are written after this pass's last write of it.
           if (changes !== undefined) for (const op of changes.ops) lastWrite.set((op.payload as { recordRef: string }).recordRef, op.key)
-          results.forEach((p, i) => {
+          const settle = (p: PlannedOp, i: number) => {
             const e = createRows[i]!
             const row = createValid[i]!
             if (p.duplicate) {
@@ -294,7 +299,10 @@ export const planCsvImport = (
                 if (c !== undefined) conflicts.push(c)
               }
             }
-          })
+          }
+          // A tool's rows keep their names in the scratch file: one transaction a batch.
+          if (tool !== undefined) tool.inBatch(() => results.forEach(settle))
+          else results.forEach(settle)
           return followUps.length === 0 ? undefined : assigner.plan(followUps).then((planned) => countNew(followUps, planned))
         })
       }
@@ -335,15 +343,16 @@ export const planCsvImport = (
       const left = new Set(kept.filter((k) => k.what === "record" || k.what === "description").map((k) => k.item))
       const refs = tool.referenceOps({ after: (k) => lastWrite.get(k) ?? k, skip: (k) => left.has(itemOf(k)) })
       let rewritten = 0
-      if (refs.ops.length > 0) {
-        const planned = await assigner.plan(refs.ops)
-        countNew(refs.ops, planned)
+      for (const ops of refs.pages) {
+        if (ops.length === 0) continue
+        const planned = await assigner.plan(ops)
+        countNew(ops, planned)
         planned.forEach((p, i) => {
-          if (p.state !== "done" && !p.duplicate) rewritten += referencesOf(refs.ops[i]!.payload)
+          if (p.state !== "done" && !p.duplicate) rewritten += referencesOf(ops[i]!.payload)
         })
       }
       // Present only when there are references: the plan's shape is the contract's otherwise.
-      if (rewritten + refs.outside > 0) references = { rewritten, outside: refs.outside }
+      if (rewritten + refs.outside() > 0) references = { rewritten, outside: refs.outside() }
     }
     /** Delta passes: the rows an earlier pass created that this export no longer has. */
     const planGone = async () => {
@@ -394,8 +403,7 @@ export const planCsvImport = (
         }
         while (unsettled.length > 0) await settleOldest()
         // Sub-tasks link to parents anywhere in the file: planned once every row is read.
-        const links = stop || tool === undefined ? [] : tool.subtaskOps()
-        if (links.length > 0) countNew(links, await assigner.plan(links))
+        if (!stop && tool !== undefined) for (const links of tool.subtaskOps()) countNew(links, await assigner.plan(links))
         if (!stop) await planReferences()
         // Rows gone from the export: known only once every row is read.
         if (!stop) await planGone()
