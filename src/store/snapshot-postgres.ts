@@ -335,8 +335,9 @@ export const openPostgresSnapshot = (
           Effect.mapError(fail("look up run members"))
         ),
       changeMembers: (runId, changes) =>
-        changes.length === 0 ? Effect.void : tx("change records of the run", Effect.forEach(changes, ({ change, id, rereadDone }) =>
+        changes.length === 0 ? Effect.void : tx("change records of the run", Effect.forEach(changes, (ask) =>
           Effect.gen(function*() {
+            const { change, id } = ask
             const [v] = yield* q<Omit<MemberState, "activity">>(
               `SELECT r.vid AS vid, r.workspace_id AS "workspaceId", r.updated_at AS "updatedAt", r.detail AS detail
                FROM run_records rr JOIN records r ON r.vid = rr.vid WHERE rr.run_id = ? AND rr.id = ?`,
@@ -351,7 +352,8 @@ export const openPostgresSnapshot = (
             })
             if (next === "remove") yield* q("DELETE FROM run_records WHERE run_id = ? AND id = ?", [runId, id])
             else if (next !== undefined) yield* putRecords(runId, [next])
-            if (rereadDone !== undefined) yield* q("DELETE FROM mirror_rereads WHERE record_id = ? AND seq <= ?", [id, rereadDone])
+            // After the change, which may take the removal back (MemberChangeAsk).
+            if (ask.rereadDone !== undefined) yield* q("DELETE FROM mirror_rereads WHERE record_id = ? AND seq <= ?", [id, ask.rereadDone])
           }), { discard: true })),
       counts: (runId) =>
         Effect.all({

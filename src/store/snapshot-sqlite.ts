@@ -148,8 +148,9 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
        RETURNING vid, first_run AS firstRun`
     ),
     insertActivity: db.prepare("INSERT OR REPLACE INTO activity (vid, seq, id, item) VALUES (?, ?, ?, ?)"),
-    activityOf: db.prepare("SELECT item FROM activity WHERE vid = ? ORDER BY seq"),
-    runRecord: db.prepare("INSERT OR REPLACE INTO run_records (run_id, id, vid) VALUES (?, ?, ?)"),
+    // An upsert, not INSERT OR REPLACE: a record the run holds already has its row changed
+    // in place rather than deleted and inserted again.
+    runRecord: db.prepare("INSERT INTO run_records (run_id, id, vid) VALUES (?, ?, ?) ON CONFLICT (run_id, id) DO UPDATE SET vid = excluded.vid"),
     note: db.prepare(
       "INSERT INTO run_notes (run_id, seq, workspace_id, kind, subject, detail) VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM run_notes WHERE run_id = ?), ?, ?, ?, ?)"
     ),
@@ -207,9 +208,11 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
       s.runRecord.run(runId, e.id, e.vid)
       return
     }
-    const activity: ReadonlyArray<object> = "reuseFrom" in e.activity
-      ? (s.activityOf.all(e.activity.reuseFrom) as Array<{ item: string }>).map((r) => JSON.parse(r.item) as object)
-      : e.activity.map((item) => ({ ...item, recordId: e.summary.id }))
+    // The activity of a version reused as it is stored: parsed for the hash, its text written again as it was.
+    const stored = "reuseFrom" in e.activity ? s.activityItems.all(e.activity.reuseFrom) as Array<string> : undefined
+    const activity: ReadonlyArray<object> = stored !== undefined
+      ? stored.map((item) => JSON.parse(item) as object)
+      : (e.activity as ReadonlyArray<object>).map((item) => ({ ...item, recordId: e.summary.id }))
     const detail = { ...e.detail, workspaceId: e.workspaceId }
     const hash = contentHash({ detail, activity })
     const commentCount = (e.detail as { commentCount?: unknown }).commentCount
@@ -228,7 +231,7 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
     // A version seen before already has its activity rows.
     if (row.firstRun === runId) {
       activity.forEach((item, seq) => {
-        s.insertActivity.run(row.vid, seq, String((item as { id?: unknown }).id ?? seq), JSON.stringify(item))
+        s.insertActivity.run(row.vid, seq, String((item as { id?: unknown }).id ?? seq), stored?.[seq] ?? JSON.stringify(item))
       })
     }
     s.runRecord.run(runId, e.summary.id, row.vid)
@@ -356,12 +359,14 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
         // One transaction: each statement on its own would take and release the file's
         // locks, and each commit append to its log.
         db.transaction(() => {
-          for (const { change, id, rereadDone } of changes) {
+          for (const ask of changes) {
+            const { change, id } = ask
             const v = s.memberState.get(runId, id) as Omit<MemberState, "activity"> | undefined
             const next = change(v === undefined ? undefined : { ...v, activity: s.activityItems.all(v.vid) as Array<string> })
             if (next === "remove") s.removeRecordMember.run(runId, id)
             else if (next !== undefined) writeRecord(runId, next)
-            if (rereadDone !== undefined) s.rereadDone.run(id, rereadDone)
+            // After the change, which may take the removal back (MemberChangeAsk).
+            if (ask.rereadDone !== undefined) s.rereadDone.run(id, ask.rereadDone)
           }
         })()
       ),

@@ -139,8 +139,12 @@ export interface MemberChangeAsk {
   readonly id: string
   /** Given what the run holds of the record (by then: after the batch's earlier changes); synchronous, no I/O. */
   readonly change: (held: MemberState | undefined) => MemberChange
-  /** Removes the record's `mirror_rereads` rows up to this seq in the same commit. */
-  readonly rereadDone?: number | undefined
+  /**
+   * Removes the record's `mirror_rereads` rows up to this seq in the same commit. Read
+   * after `change`: a change that finds the record elsewhere than its reader expected
+   * takes the removal back (sets it undefined) and leaves the rows to the read it does next.
+   */
+  rereadDone?: number | undefined
 }
 
 /**

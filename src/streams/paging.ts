@@ -193,18 +193,41 @@ export const fanOutPages = <A, E, R>(fetch: FetchPage<A, E, R>, options: FanOutO
   Stream.unwrap(
     Effect.map(fetch(0, options.limit), (first) => {
       const head = Stream.fromIterable(first.items)
-      if (!first.more || first.items.length === 0) return head
-      // The server's real page size: what it gave while more items followed.
-      const size = first.items.length
-      if (first.total === null || options.concurrency <= 1) {
-        return Stream.concat(head, sequentialPages(fetch, size, size))
-      }
-      return Stream.concat(
-        head,
-        windowsFrom(fetch, size, first.total, size, options.concurrency, { skip: 0, items: first.items, more: true })
-      )
+      return hasMore(first) ? Stream.concat(head, pagesAfter(fetch, first, options)) : head
     })
   )
+
+const hasMore = <A>(first: Page<A>): boolean => first.more && first.items.length > 0
+
+/** What `fanOutPages` reads after its first page, `first`, when more follow. */
+const pagesAfter = <A, E, R>(fetch: FetchPage<A, E, R>, first: Page<A>, options: FanOutOptions): Stream.Stream<A, E, R> => {
+  // The server's real page size: what it gave while more items followed.
+  const size = first.items.length
+  if (first.total === null || options.concurrency <= 1) return sequentialPages(fetch, size, size)
+  return windowsFrom(fetch, size, first.total, size, options.concurrency, { skip: 0, items: first.items, more: true })
+}
+
+/**
+ * Every item `dedupeById(fanOutPages(...))` emits, collected. A listing of one page (most
+ * of a record's activity) is its one request and no stream: the mirror reads the activity
+ * of every record it writes, and a stream to carry one page cost about as much CPU as the
+ * request.
+ */
+export const collectFannedOut = <A extends { readonly id: string }, E, R>(
+  fetch: FetchPage<A, E, R>,
+  options: FanOutOptions
+): Effect.Effect<Array<A>, E, R> =>
+  Effect.flatMap(fetch(0, options.limit), (first) => {
+    if (hasMore(first)) {
+      return Stream.runCollect(dedupeById(Stream.concat(Stream.fromIterable(first.items), pagesAfter(fetch, first, options))))
+    }
+    const seen = new Set<string>()
+    return Effect.succeed(first.items.filter((a) => {
+      if (seen.has(a.id)) return false
+      seen.add(a.id)
+      return true
+    }))
+  })
 
 /**
  * Like `fanOutPages` when the total is known before the first request (a count

@@ -48,6 +48,11 @@ export interface WebhookReceiverOptions {
 export interface ReceivedDelivery {
   readonly delivery: WebhookDelivery
   readonly rawBody: Uint8Array
+  /**
+   * The `X-Signature` it verified with, in lower-case hex: the HMAC of the exact body, so
+   * the same body signed with the same secret (a delivery sent again) has the same one.
+   */
+  readonly signature: string
 }
 
 export interface WebhookReceiver {
@@ -149,7 +154,8 @@ const listen = (
       }
       const decoded = decodeDelivery(json)
       if (Result.isFailure(decoded)) return answer(res, 400, `not a webhook delivery: ${describeParseError(decoded.failure)}`)
-      if (!(await accept({ delivery: decoded.success, rawBody: raw }))) return answer(res, 500, "delivery handler failed")
+      const delivery = { delivery: decoded.success, rawBody: raw, signature: signatureGiven.trim().toLowerCase() }
+      if (!(await accept(delivery))) return answer(res, 500, "delivery handler failed")
       answer(res, 200, "ok")
     }
 

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { Limiter } from "../../src/client/limiter.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
-import { recordActivityStream } from "../../src/streams/activity.ts"
+import { recordActivity, recordActivityStream } from "../../src/streams/activity.ts"
 import { usersStream, workspacesStream, listsStream } from "../../src/streams/directory.ts"
 import { filesStream } from "../../src/streams/files.ts"
 import { type PageError, sequentialPages } from "../../src/streams/paging.ts"
@@ -66,7 +66,13 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 250 } }), { ti
         const items = yield* collect(client, recordActivityStream({ workspaceId: ws, recordId: first }, { limit: 100, concurrency }))
         expect(items).toHaveLength(expected)
         expect(countBy(items.map((i) => i.id)).size).toBe(expected)
+        // Collected without a stream for one page, with one past it: the same items, in the same order.
+        expect(yield* runWith(client, recordActivity({ workspaceId: ws, recordId: first }, { limit: 100, concurrency }))).toEqual(items)
       }
+      const other = listedIds(emu, ws)[6]!
+      const one = yield* collect(client, recordActivityStream({ workspaceId: ws, recordId: other }))
+      expect(one.length).toBeLessThanOrEqual(24)
+      expect(yield* runWith(client, recordActivity({ workspaceId: ws, recordId: other }))).toEqual(one)
     }))
 
   it.effect("R-REST-PAGE-09 R-REST-PAGE-10 R-REST-PAGE-11: workspaces, users (paged by totalCount) and unpaged lists", () =>

@@ -48,4 +48,35 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(Array.from(yield* Stream.runCollect(store.runActivity(run))).length).toBeGreaterThan(activity.length)
       }).pipe(Effect.provide(testClient(handle)))
     }))
+
+  it.effect("activity only, where a delivery's write saw the record: a run that holds it elsewhere or not at all by then has it read as a lookup would, its rows kept for that read", () =>
+    Effect.gen(function*() {
+      const handle = yield* Emulator
+      yield* Effect.gen(function*() {
+        const rest = yield* RestClient
+        const store = yield* openSnapshot(path.join(yield* tempDir("ws-read-again-hint-"), "snap.sqlite"))
+        const seen = handle.admin.createWorkspace({ name: "seen by the write" }).id
+        const now = handle.admin.createWorkspace({ name: "held now" }).id
+        const record = yield* rest.createRecord({ workspaceId: now, title: "v1" })
+        const run = yield* store.beginRun(scopeOf([seen, now]), true)
+        yield* store.putWorkspaces(run, [{ id: seen }, { id: now }])
+        const ctx = { store, rest, run: Effect.succeed(run), workspaces: [seen, now] }
+
+        // The run holds the record in another workspace than the write saw (a reconciliation
+        // since): not read in the old one (where it is not found, which would remove it).
+        yield* writeVersion(store, run, now, yield* rest.getRecord({ workspaceId: now, recordId: record.id }), [])
+        const [seq] = yield* store.addMirrorRereads([{ recordId: record.id, event: null }])
+        yield* readAgain(ctx, record.id, true, seq, seen)
+        expect((yield* store.memberVersion(run, record.id))?.workspaceId).toBe(now)
+        expect(Array.from(yield* Stream.runCollect(store.runActivity(run))).length).toBeGreaterThan(0)
+        expect(yield* store.mirrorRereads).toEqual([])
+
+        // The run no longer holds the record (removed since): read whole, as a lookup finding nothing would.
+        yield* store.removeMembers("records", run, [record.id])
+        const [again] = yield* store.addMirrorRereads([{ recordId: record.id, event: null }])
+        yield* readAgain(ctx, record.id, true, again, now)
+        expect((yield* store.memberVersion(run, record.id))?.workspaceId).toBe(now)
+        expect(yield* store.mirrorRereads).toEqual([])
+      }).pipe(Effect.provide(testClient(handle)))
+    }))
 })

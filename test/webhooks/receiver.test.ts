@@ -40,6 +40,10 @@ describe("webhook receiver", () => {
       expect(got.delivery.event).toBe("TODO_CREATED")
       expect(got.delivery.currentValue).toEqual({ id: "r1", title: "A" })
       expect(Buffer.from(got.rawBody).toString("utf8")).toBe(body)
+      // With the signature it verified with, in lower case: what the mirror knows a duplicate by.
+      expect(got.signature).toBe(sign(body))
+      expect((yield* post(receiver.url, body, { "X-Signature": sign(body).toUpperCase() })).status).toBe(200)
+      expect((yield* Queue.take(receiver.deliveries)).signature).toBe(sign(body))
     })
   )
 

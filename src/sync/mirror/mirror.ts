@@ -12,8 +12,9 @@
  *   sends them again).
  * - `onEvent` says `applied` only once the change is in the snapshot; a delivery whose
  *   record is still to be read is told `queued` at once and `applied` after the read.
- * - Deliveries carry no id, so a duplicate is recognised by the hash of its body within a
- *   window; one the snapshot is already newer than is left (apply.ts).
+ * - Deliveries carry no id, so a duplicate is recognised by its verified signature (the
+ *   HMAC of its exact body: the same body under the same secret) within a window; one the
+ *   snapshot is already newer than is left (apply.ts).
  * - Reconciling is an incremental backup (run R), after which the mirror's run is a copy
  *   of R kept current (run.ts). It happens on start, every `reconcileEveryMs`, and
  *   whenever a gap shows: an event that cannot be applied exactly, the webhook found
@@ -22,7 +23,6 @@
  * - The webhook's secret is kept in a file (webhook.ts): beside a snapshot file, or where
  *   `secretFile` says; a snapshot in PostgreSQL needs `secretFile`.
  */
-import { createHash } from "node:crypto"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -94,18 +94,21 @@ const MAP_BYTES = 1024 * 1024 * 1024
 /** How long stopping reads what is queued, by default. */
 const STOP_WITHIN_MS = 5_000
 
-/** Remembers body hashes for a while, oldest first out. */
+/**
+ * Remembers deliveries' signatures for a while, oldest first out. A signature is the HMAC
+ * of the body, computed to verify it: a hash of the body of its own would cost as much again.
+ */
 const makeSeen = (windowMs: number) => {
   const seen = new Map<string, number>()
   return {
-    /** Remembers the body; its hash, or undefined when it was seen within the window. */
-    check: (body: Uint8Array): string | undefined => {
+    /** Remembers the delivery; its signature, or undefined when it was seen within the window. */
+    check: (received: ReceivedDelivery): string | undefined => {
       const now = Date.now()
       for (const [h, at] of seen) {
         if (now - at <= windowMs) break
         seen.delete(h)
       }
-      const hash = createHash("sha256").update(body).digest("hex")
+      const hash = received.signature
       if (seen.has(hash)) return undefined
       seen.set(hash, now)
       return hash
@@ -153,8 +156,8 @@ export const mirror = (options: MirrorOptions) =>
     const members = makeMemberBatches(store)
     const rereads = yield* makeRereadQueue({
       store,
-      read: (recordId, activityOnly, seq) =>
-        readAgain({ store, rest, run: Ref.get(runRef), workspaces: options.workspaces, members }, recordId, activityOnly, seq),
+      read: (recordId, activityOnly, seq, workspaceId) =>
+        readAgain({ store, rest, run: Ref.get(runRef), workspaces: options.workspaces, members }, recordId, activityOnly, seq, workspaceId),
       told,
       log,
       delayMs: REREAD_DELAY_MS,
@@ -174,7 +177,7 @@ export const mirror = (options: MirrorOptions) =>
           const asks: Array<{ readonly recordId: string; readonly event: string | null }> = []
           const asking: Array<{ seq: number }> = []
           for (const received of batch) {
-            const hash = seen.check(received.rawBody)
+            const hash = seen.check(received)
             if (hash === undefined) {
               told({ event: received.delivery.event, recordId: null, applied: false })
               continue
@@ -220,7 +223,7 @@ export const mirror = (options: MirrorOptions) =>
     const applyBatch = (runId: number, batch: ReadonlyArray<Kept>) =>
       Effect.gen(function*() {
         const writes = new Map<string, { workspaceId: string; detail: Record<string, unknown>; vid: number; at: string }>()
-        const asks: Array<[string, { activityOnly: boolean; seq: number; events: Array<string> }]> = []
+        const asks: Array<[string, { activityOnly: boolean; workspaceId?: string | undefined; seq: number; events: Array<string> }]> = []
         /** Deliveries whose line now waits for a read, kept so that a restart prints it, and the read's ask. */
         const waiting: Array<{ recordId: string; event: string; ask: { seq: number } }> = []
         const lines: Array<MirrorEvent> = []
@@ -239,7 +242,7 @@ export const mirror = (options: MirrorOptions) =>
                 // The snapshot already holds this state or a newer one: an overtaken delivery.
                 // Its kept row is covered by a read of the activity, as for any write.
                 lines.push({ event: delivery.event, recordId: action.recordId, applied: false })
-                asks.push([action.recordId, { activityOnly: true, seq, events: [] }])
+                asks.push([action.recordId, { activityOnly: true, workspaceId: pending?.workspaceId ?? known?.workspaceId, seq, events: [] }])
               } else if (known === undefined) {
                 // A record the run does not hold yet: read whole (its workspace, its activity).
                 const ask = { activityOnly: false, seq, events: [delivery.event] }
@@ -249,8 +252,9 @@ export const mirror = (options: MirrorOptions) =>
               } else {
                 writes.set(action.recordId, { workspaceId: known.workspaceId, detail: action.detail, vid: known.vid, at })
                 lines.push({ event: delivery.event, recordId: action.recordId, applied: true })
-                // The event's value holds no activity (an action item was added): read that again.
-                asks.push([action.recordId, { activityOnly: true, seq, events: [] }])
+                // The event's value holds no activity (an action item was added): read that again,
+                // in the workspace the run holds the record in (no lookup before the read).
+                asks.push([action.recordId, { activityOnly: true, workspaceId: known.workspaceId, seq, events: [] }])
               }
               break
             }

@@ -26,6 +26,11 @@ import type { MirrorEvent } from "./mirror.ts"
 /** A read asked for: of the whole record, or of its activity only; the rows it covers; the lines waiting for it. */
 interface Ask {
   activityOnly: boolean
+  /**
+   * The workspace the run held the record in when a delivery wrote it: a read of the
+   * activity alone goes there without looking the record up first. Undefined: looked up.
+   */
+  workspaceId?: string | undefined
   /** The newest row of `mirror_rereads` this read covers. */
   seq: number
   readonly events: Array<string>
@@ -35,7 +40,10 @@ export interface RereadQueue {
   /** Keeps asks in the snapshot (before their delivery is answered); their seqs, in order. */
   readonly keep: (asks: ReadonlyArray<{ readonly recordId: string; readonly event: string | null }>) => Effect.Effect<Array<number>, SnapshotError>
   /** Queues a read of the record covering its rows up to `seq`; `events` are printed applied once it is in. */
-  readonly ask: (recordId: string, ask: { readonly activityOnly: boolean; readonly seq: number; readonly events: ReadonlyArray<string> }) => Effect.Effect<void>
+  readonly ask: (
+    recordId: string,
+    ask: { readonly activityOnly: boolean; readonly workspaceId?: string | undefined; readonly seq: number; readonly events: ReadonlyArray<string> }
+  ) => Effect.Effect<void>
   /** Queues the reads a stopped or killed mirror left in the snapshot (read before serving). */
   readonly resume: (left: ReadonlyArray<{ readonly seq: number; readonly recordId: string; readonly event: string | null }>) => Effect.Effect<void>
   /** Asks again for the reads that failed (after a reconciliation). */
@@ -50,7 +58,7 @@ export interface RereadQueueOptions {
    * Reads one record again into the mirror's run (read-again.ts) and, in the same
    * write, removes the record's rows up to `seq` (`changeMembers`' `rereadDone`).
    */
-  readonly read: (recordId: string, activityOnly: boolean, seq: number) => Effect.Effect<unknown, unknown>
+  readonly read: (recordId: string, activityOnly: boolean, seq: number, workspaceId: string | undefined) => Effect.Effect<unknown, unknown>
   readonly told: (e: MirrorEvent) => void
   readonly log: (line: string) => void
   readonly delayMs: number
@@ -85,6 +93,8 @@ export const makeRereadQueue = (options: RereadQueueOptions): Effect.Effect<Rere
       if (waiting !== undefined) {
         // A whole read also brings the activity: the stronger ask wins.
         waiting.activityOnly = waiting.activityOnly && ask.activityOnly
+        // Two writes that saw the record in different workspaces: look it up.
+        if (waiting.workspaceId !== ask.workspaceId) waiting.workspaceId = undefined
         waiting.seq = Math.max(waiting.seq, ask.seq)
         waiting.events.push(...ask.events)
         return Effect.void
@@ -104,7 +114,7 @@ export const makeRereadQueue = (options: RereadQueueOptions): Effect.Effect<Rere
         pending.delete(id)
         const done = yield* Deferred.make<void>()
         inFlight.set(id, { ask, done })
-        const exit = yield* Effect.exit(options.read(id, ask.activityOnly, ask.seq)).pipe(
+        const exit = yield* Effect.exit(options.read(id, ask.activityOnly, ask.seq, ask.workspaceId)).pipe(
           Effect.ensuring(Effect.sync(() => {
             inFlight.delete(id)
             Deferred.doneUnsafe(done, Effect.void)
@@ -118,6 +128,7 @@ export const makeRereadQueue = (options: RereadQueueOptions): Effect.Effect<Rere
           const before = failed.get(id)
           failed.set(id, before === undefined ? ask : {
             activityOnly: before.activityOnly && ask.activityOnly,
+            workspaceId: before.workspaceId === ask.workspaceId ? ask.workspaceId : undefined,
             seq: Math.max(before.seq, ask.seq),
             events: [...before.events, ...ask.events]
           })
