@@ -15,6 +15,16 @@
  * cursor, and an op ended since the pass began, the phase reads once more from the start
  * (something may have become runnable behind the cursor that no end here announced:
  * another session's work, a row committed late); it ends when such a pass takes nothing.
+ *
+ * What the phase holds is bounded, not the journal's size: a group queues at most
+ * `holdPerGroup` ops. An op of a group whose queue is full is left in the journal (the
+ * group's spill: the lowest seq left there), and so is every later op of that group, so
+ * its order holds; when the queue is down to half, the group is read again from its spill
+ * (a refill: up to the cursor, until the queue is full again). Ops waiting for one left so
+ * are left too (a refill reads them again). The cursor reads on past a full group, so the
+ * lists of a restore (one group each, planned a list at a time) still run side by side;
+ * it pauses while the phase holds `holdLimit` ops (ready, queued or waiting). A restore of
+ * 100,000 creates in three lists held every op it had read (about 200 MB).
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -36,6 +46,10 @@ export interface PhaseOptions<Task, End, E, R> {
   readonly concurrency: number
   /** Ops read from the journal at a time. */
   readonly batchSize: number
+  /** Ops a group queues at most; more are read again later (see the module's comment). */
+  readonly holdPerGroup: number
+  /** Ops held (ready, queued behind their group, waiting) past which the cursor pauses. */
+  readonly holdLimit: number
   /** Up to `limit` pending ops of the phase after `afterSeq`, in plan order, with what each waits for. */
   readonly read: (afterSeq: number, limit: number) => Effect.Effect<ReadonlyArray<PendingOp>, E>
   /** The op's group; undefined: none. */
@@ -81,6 +95,12 @@ export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>
     let ahead = true
     /** An op ended since this pass began. */
     let endedInPass = false
+    /** Groups with ops left in the journal, each with the lowest seq left: read again from there. */
+    const spill = new Map<string, number>()
+    const spillBefore = (seq: number) => {
+      for (const s of spill.values()) if (s < seq) return true
+      return false
+    }
 
     // Idle workers wait for a change; `epoch` counts changes, so none is missed between a
     // worker's look at the state and its wait.
@@ -122,6 +142,9 @@ export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>
       if (owned.has(op.key) || deferred.ops.has(op.key) || ended.has(op.key)) return
       if (waitsFor !== null && ended.get(waitsFor) !== true) {
         if (waitingKeys.has(op.key)) return
+        // Its dependency is not held here and may be an op left in the journal: a refill
+        // from that spill reads this one again.
+        if (!owned.has(waitsFor) && !waitingKeys.has(waitsFor) && spillBefore(op.seq)) return
         waitingKeys.add(op.key)
         const list = waiting.get(waitsFor)
         if (list === undefined) waiting.set(waitsFor, [op])
@@ -135,15 +158,61 @@ export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>
         deferred.ops.add(op.key)
         return
       }
+      const queue = group === undefined ? undefined : groups.get(group)
+      if (group !== undefined) {
+        const left = spill.get(group)
+        if (left !== undefined || (queue !== undefined && queue.length >= options.holdPerGroup)) {
+          spill.set(group, Math.min(left ?? op.seq, op.seq))
+          return
+        }
+      }
       owned.add(op.key)
       if (group === undefined) return void ready.push(entryOf(op, group))
-      const queue = groups.get(group)
       if (queue !== undefined) return void queue.push(op)
       groups.set(group, [])
       ready.push(entryOf(op, group))
     }
 
     const none: ReadonlyMap<string, boolean> = new Map()
+
+    /** Ops held: ready, running, parked, queued behind their group, waiting for a dependency. */
+    const held = () => owned.size + waitingKeys.size
+
+    /** A group left in the journal whose queue is down to half: read again from its spill. */
+    const refillDue = (): string | undefined => {
+      for (const group of spill.keys()) {
+        if ((groups.get(group)?.length ?? 0) <= options.holdPerGroup / 2) return group
+      }
+      return undefined
+    }
+
+    /**
+     * Reads `group` again from its spill, up to the cursor (what lies past it the cursor
+     * reads), until the group is left in the journal again: ops of other groups and those
+     * waiting are taken on the way as by any read.
+     */
+    const refill = (group: string) =>
+      Effect.gen(function*() {
+        const from = spill.get(group)!
+        spill.delete(group)
+        const ended = new Map<string, boolean>()
+        endedWhileReading = ended
+        let after = from - 1
+        for (let more = true; more;) {
+          const page = yield* options.read(after, options.batchSize)
+          more = page.length >= options.batchSize
+          for (const p of page) {
+            if (p.op.seq > cursor || spill.has(group)) {
+              more = false
+              break
+            }
+            take(p.op, p.waitsFor, ended)
+            after = p.op.seq
+          }
+        }
+        endedWhileReading = undefined
+        changed()
+      })
 
     const read = Effect.gen(function*() {
       const ended = new Map<string, boolean>()
@@ -183,6 +252,8 @@ export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>
             deferred.ops.add(op.key)
           }
           groups.delete(entry.group)
+          // Those left in the journal are deferred when the next pass reads them.
+          spill.delete(entry.group)
         } else {
           const next = queue.shift()
           if (next === undefined) groups.delete(entry.group)
@@ -223,11 +294,14 @@ export const runPhase = <Task, End, E, R>(options: PhaseOptions<Task, End, E, R>
           else yield* wake(entry, step.untilMs)
           continue
         }
+        const refilled = endedWhileReading === undefined ? refillDue() : undefined
         if (endedWhileReading !== undefined) {
           yield* changeAfter(seen)
-        } else if (ahead) {
+        } else if (refilled !== undefined) {
+          yield* refill(refilled)
+        } else if (ahead && (held() < options.holdLimit || owned.size === 0)) {
           yield* read
-        } else if (running === 0 && parked === 0) {
+        } else if (!ahead && running === 0 && parked === 0) {
           if (endedInPass) {
             // Another pass from the start, for what no end here announced.
             endedInPass = false

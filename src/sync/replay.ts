@@ -88,6 +88,10 @@ export interface ReplayOptions {
   readonly concurrency?: number
   /** Ops read from the journal at a time (see replay-schedule.ts). */
   readonly batchSize?: number
+  /** Ops one executor group queues at most; more are read again when it is down to half (replay-schedule.ts). */
+  readonly holdPerGroup?: number
+  /** Ops a phase holds (ready, queued, waiting) past which it reads no further until some end. */
+  readonly holdLimit?: number
   /** Resends of an op whose outcome stays unknown after reconciliation, within one run. */
   readonly maxUnknownRounds?: number
   /** Wait before the first look at an unknown outcome; later looks come at doubling gaps. */
@@ -176,6 +180,8 @@ export const replay = <R>(
     const phases = options.phases ?? [executors.map((e) => e.kind)]
     const concurrency = Math.max(1, options.concurrency ?? 8)
     const batchSize = options.batchSize ?? 500
+    const holdPerGroup = Math.max(1, options.holdPerGroup ?? 500)
+    const holdLimit = Math.max(1, options.holdLimit ?? 10_000)
     const maxRounds = options.maxUnknownRounds ?? 3
     const settleMs = options.settleMs ?? 250
     const windowMs = options.settleWindowMs ?? DEFAULT_REQUEST_TIMEOUT_MS
@@ -317,6 +323,8 @@ export const replay = <R>(
       yield* runPhase<Task<R>, Ended, ReplayError, R>({
         concurrency,
         batchSize,
+        holdPerGroup,
+        holdLimit,
         read: (afterSeq, limit) => journal.pendingPage({ kinds: known, afterSeq, limit }),
         groupOf: (op) => byKind.get(op.kind)!.group?.(op),
         start: (op) => taskOf(op, byKind.get(op.kind)!),
