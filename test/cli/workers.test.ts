@@ -113,7 +113,7 @@ const importJob = (emu: EmulatorHandle, dir: string, name: string, rows: number,
 
 layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: true })((it) => {
   describe("worksync worker and --engine", () => {
-    it.effect("a backup through three workers equals the same backup in one process", () =>
+    it.effect("a backup and a file copy through three workers equal the same backup and copy in one process", () =>
       Effect.gen(function*() {
         const emu = yield* Emulator
         const engine = yield* freshDatabase
@@ -133,23 +133,17 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
           expect(fs.readFileSync(path.join(dir, "out-pooled", `${file}.ndjson`), "utf8"))
             .toBe(fs.readFileSync(path.join(dir, "out-local", `${file}.ndjson`), "utf8"))
         }
-      }), 180_000)
 
-    it.effect("a file copy through the pool writes what the same copy in one process writes", () =>
-      Effect.gen(function*() {
-        const emu = yield* Emulator
-        const engine = yield* freshDatabase
-        const dir = yield* tempDir("ws-workers-")
-        yield* pool(engine, emu)
+        // A file copy, on the same pool (its workers are idle again).
         const ws = emu.workspaces[0]!
         const copy = (name: string, extra: ReadonlyArray<string>) =>
           cli(["copy-files", "--from", `workspace:${ws}`, "--to", `dir:${path.join(dir, name)}`, "--journal", path.join(dir, `${name}.sqlite`), "--json", ...extra], {
             env: env(emu)
           })
-        const pooled = yield* copy("pooled", ["--engine", engine])
-        expect(pooled.code, pooled.stderr).toBe(0)
-        const local = yield* copy("local", [])
-        expect(JSON.parse(pooled.stdout)).toEqual(JSON.parse(local.stdout))
+        const pooledCopy = yield* copy("pooled-copy", ["--engine", engine])
+        expect(pooledCopy.code, pooledCopy.stderr).toBe(0)
+        const localCopy = yield* copy("local-copy", [])
+        expect(JSON.parse(pooledCopy.stdout)).toEqual(JSON.parse(localCopy.stdout))
         const tree = (root: string) =>
           (fs.readdirSync(root, { recursive: true }) as Array<string>).sort().map((f) => {
             const full = path.join(root, f)
@@ -158,10 +152,10 @@ layer(emulatorLayer({ seed: "demo" }), { timeout: 120_000, excludeTestServices: 
             const bytes = fs.readFileSync(full)
             return f.endsWith(".ndjson") ? `${f} ${bytes.toString("utf8").split("\n").sort().join("\n")}` : `${f} ${bytes.toString("base64")}`
           })
-        const files = tree(path.join(dir, "pooled"))
+        const files = tree(path.join(dir, "pooled-copy"))
         expect(files.length).toBeGreaterThan(0)
-        expect(files).toEqual(tree(path.join(dir, "local")))
-      }), 180_000)
+        expect(files).toEqual(tree(path.join(dir, "local-copy")))
+      }), 240_000)
 
     it.effect("a workspace-to-workspace copy is spread: helpers on other workers copy part of it; a helper's worker SIGKILLed mid-copy loses nothing; every file lands once", () =>
       Effect.gen(function*() {
