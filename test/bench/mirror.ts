@@ -22,6 +22,7 @@
  * reader of the format.
  *
  *   RECORDS=10000 EVENTS=5000 SAMPLES=10 npx tsx test/bench/mirror.ts
+ *   STATE=/var/tmp/mirror-bench RECORDS=100000 EVENTS=20000 SAMPLES=0 npm run bench -- mirror
  */
 import Database from "better-sqlite3"
 import * as fs from "node:fs"
@@ -51,6 +52,13 @@ const RECORDS = Number(process.env.RECORDS ?? 100_000)
 const EVENTS = Number(process.env.EVENTS ?? 20_000)
 const SAMPLES = Number(process.env.SAMPLES ?? 10)
 const CPU_PROF = process.env.CPU_PROF
+/**
+ * STATE=DIR keeps the seeded emulator's database and the first backup's snapshot in
+ * DIR/RECORDS and starts later runs from copies of them: runs alternating two versions of
+ * the code then differ only in the code, and skip the seeding and the backup (minutes at
+ * 100,000 records).
+ */
+const STATE = process.env.STATE
 /** Deliveries in flight at once, as a busy sender keeps them. */
 const SENDERS = 32
 
@@ -213,19 +221,41 @@ console.log(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map(
 {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-mirror-"))
   const snapshot = path.join(dir, "snapshot.sqlite")
+  const emulatorDb = path.join(dir, "emulator.sqlite")
+  const kept = STATE === undefined ? undefined : path.join(STATE, `${RECORDS}`)
+  const reused = kept !== undefined && fs.existsSync(path.join(kept, "snapshot.sqlite"))
+  if (reused) {
+    fs.copyFileSync(path.join(kept, "emulator.sqlite"), emulatorDb)
+    fs.copyFileSync(path.join(kept, "snapshot.sqlite"), snapshot)
+  }
   let t = performance.now()
   // Time scale 1000: whatever the emulator itself would deliver waits over an hour, so
   // only the synthetic deliveries reach the receiver.
-  const emu = await spawnEmulator(["--seed", `1x${RECORDS}`, "--time-scale", "1000"])
+  const emu = await spawnEmulator([...(reused ? [] : ["--seed", `1x${RECORDS}`]), "--db", emulatorDb, "--time-scale", "1000"])
   const ws = emu.workspaces[0]!
-  console.log(`emulator (own process) seeded with 1 x ${RECORDS} records in ${seconds(performance.now() - t)} (process start included)`)
+  console.log(`emulator (own process) ${reused ? `reopened from ${kept}` : `seeded with 1 x ${RECORDS} records`} in ${seconds(performance.now() - t)} (process start included)`)
   const conn = connection(emu)
 
   t = performance.now()
-  const first = await Effect.runPromise(
-    Effect.provide(backup({ workspaces: [ws] }), Layer.merge(clientLayer(conn), SnapshotStore.layer(snapshot)))
-  )
-  console.log(`backup into the snapshot: ${first.records} records, ${first.activities} activity items in ${seconds(performance.now() - t)}`)
+  const first = reused
+    ? (() => {
+      const db = new Database(snapshot, { readonly: true, fileMustExist: true })
+      const records = (db.prepare("SELECT count(*) FROM run_records WHERE run_id = (SELECT max(id) FROM runs)").pluck().get()) as number
+      db.close()
+      return { records, activities: NaN }
+    })()
+    : await Effect.runPromise(
+      Effect.provide(backup({ workspaces: [ws] }), Layer.merge(clientLayer(conn), SnapshotStore.layer(snapshot)))
+    )
+  if (!reused) console.log(`backup into the snapshot: ${first.records} records, ${first.activities} activity items in ${seconds(performance.now() - t)}`)
+  if (kept !== undefined && !reused) {
+    // Copies of both files as they are now, for the next runs (SQLite's online backup: the emulator still has its file open).
+    fs.mkdirSync(kept, { recursive: true })
+    const src = new Database(emulatorDb, { readonly: true, fileMustExist: true })
+    await src.backup(path.join(kept, "emulator.sqlite"))
+    src.close()
+    fs.copyFileSync(snapshot, path.join(kept, "snapshot.sqlite"))
+  }
 
   let told = 0
   let applied = 0
@@ -295,6 +325,11 @@ console.log(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map(
   const answeredMs = sent.answeredAt - started
   await done
   const cpu = process.threadCpuUsage(cpuBefore)
+  if (profiler !== undefined && process.env.CPU_PROF_UNTIL === "applied") {
+    const { profile } = await profiler.post("Profiler.stop")
+    fs.writeFileSync(CPU_PROF!, JSON.stringify(profile))
+    console.log(`  CPU profile until the last event applied written to ${CPU_PROF}`)
+  }
   const appliedMs = lastAt - started
   console.log(
     `mirror: ${applied} events applied in ${seconds(appliedMs)} = ${Math.round(applied / (appliedMs / 1000))} events/s ` +
@@ -315,13 +350,18 @@ console.log(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map(
   const cap = Math.max(120_000, distinct * 20)
   while (m.activityReads() < distinct && performance.now() - started < cap) await sleep(20)
   const drainedMs = performance.now() - started
+  const cpuAll = process.threadCpuUsage(cpuBefore)
   const reads = m.activityReads()
   console.log(
     reads >= distinct
       ? `  rereads: ${reads} records read again, drained ${seconds(drainedMs)} after the first POST = ${Math.round(reads / (drainedMs / 1000))} rereads/s`
       : `  rereads: only ${reads} of ${distinct} records read again after ${seconds(drainedMs)}`
   )
-  if (profiler !== undefined) {
+  // The whole of each event's work, its reread included: the figure above counts only the
+  // rereads done by the last event, more of them the faster they go.
+  const cpuAllMs = (cpuAll.user + cpuAll.system) / 1000
+  console.log(`  mirror's thread until the rereads drained: ${Math.round(cpuAllMs)} ms of CPU = ${Math.round((cpuAllMs * 1000) / EVENTS)} us an event`)
+  if (profiler !== undefined && process.env.CPU_PROF_UNTIL !== "applied") {
     const { profile } = await profiler.post("Profiler.stop")
     fs.writeFileSync(CPU_PROF!, JSON.stringify(profile))
     profiler.disconnect()
