@@ -22,7 +22,7 @@
  * reader of the format.
  *
  *   RECORDS=10000 EVENTS=5000 SAMPLES=10 npx tsx test/bench/mirror.ts
- *   STATE=/var/tmp/mirror-bench RECORDS=100000 EVENTS=20000 SAMPLES=0 npm run bench -- mirror
+ *   STATE=.tmp/mirror-bench RECORDS=100000 EVENTS=20000 SAMPLES=0 npm run bench -- mirror
  */
 import Database from "better-sqlite3"
 import * as fs from "node:fs"
