@@ -65,6 +65,8 @@ export interface ConnectionFlags {
   readonly maxRetryWait?: Option.Option<number>
   /** `--body-idle-timeout SECONDS`: a download that brings no byte for this long has stalled. */
   readonly bodyIdleTimeout?: Option.Option<number>
+  /** `--request-timeout SECONDS`: one attempt of a request, and how long a write whose answer was lost is looked for. */
+  readonly requestTimeout?: Option.Option<number>
 }
 
 /**
@@ -82,6 +84,14 @@ export const configOptions = {
     Flag.optional
   )
 }
+
+/**
+ * The longest `--request-timeout`: the client's default (DEFAULT_REQUEST_TIMEOUT_MS, not
+ * imported: this file is read before any command runs). restore, migrate and undo look
+ * for a write whose answer was lost for that default before sending it again, so a longer
+ * attempt could be sent twice; import-csv looks for the connection's own timeout.
+ */
+export const MAX_REQUEST_TIMEOUT_SECONDS = 30
 
 /** The source connection: `--rest-url`, `--token`, ... with profile and WORKSYNC_* env fallbacks. */
 export const connectionOptions = {
@@ -103,6 +113,12 @@ export const connectionOptions = {
       "seconds without a byte after which a download has stalled and is retried (default 30; profile key bodyIdleTimeout, env WORKSYNC_BODY_IDLE_TIMEOUT)"
     ),
     withFallback(secondsProfileThenEnv("bodyIdleTimeout", "WORKSYNC_BODY_IDLE_TIMEOUT", false))
+  ),
+  requestTimeout: Flag.Finite("request-timeout").pipe(
+    Flag.withDescription(
+      `seconds one attempt of a request may take (default and most ${MAX_REQUEST_TIMEOUT_SECONDS}); import-csv looks this long for a write whose answer was lost before sending it again (profile key requestTimeout, env WORKSYNC_REQUEST_TIMEOUT)`
+    ),
+    withFallback(secondsProfileThenEnv("requestTimeout", "WORKSYNC_REQUEST_TIMEOUT", false))
   ),
   ...configOptions
 }

@@ -41,11 +41,12 @@ export const PROFILE_FIELDS = [
   "headerPrefix",
   "maxRetryWait",
   "bodyIdleTimeout",
+  "requestTimeout",
   "notifyUrl"
 ] as const
 export type ProfileField = (typeof PROFILE_FIELDS)[number]
 /** Keys holding seconds: written as a number or a string (`"maxRetryWait": 600`). */
-const SECONDS_FIELDS: ReadonlyArray<ProfileField> = ["maxRetryWait", "bodyIdleTimeout"]
+const SECONDS_FIELDS: ReadonlyArray<ProfileField> = ["maxRetryWait", "bodyIdleTimeout", "requestTimeout"]
 export type Profile = { readonly [K in ProfileField]?: string }
 
 export interface ConfigFile {

@@ -9,7 +9,7 @@ import * as Predicate from "effect/Predicate"
 import type { ClientServices } from "../client/layer.ts"
 import { describeError, isClientError } from "../client/errors.ts"
 import { isNotFound } from "../client/predicates.ts"
-import type { ConnectionFlags } from "./common-options.ts"
+import { type ConnectionFlags, MAX_REQUEST_TIMEOUT_SECONDS } from "./common-options.ts"
 import { configProblem, DEFAULT_CONFIG_FILE } from "./config-file.ts"
 import { CliExit, registerDescriber, usageError } from "./exit.ts"
 
@@ -119,6 +119,10 @@ export const clientLayerFromFlags = (
     if (bodyIdleTimeout !== undefined && !(bodyIdleTimeout > 0)) {
       return yield* Effect.fail(usageError(`--body-idle-timeout ${bodyIdleTimeout}: must be more than 0 seconds`))
     }
+    const requestTimeout = Option.getOrUndefined(flags.requestTimeout ?? Option.none())
+    if (requestTimeout !== undefined && !(requestTimeout > 0 && requestTimeout <= MAX_REQUEST_TIMEOUT_SECONDS)) {
+      return yield* Effect.fail(usageError(`--request-timeout ${requestTimeout}: must be more than 0 and at most ${MAX_REQUEST_TIMEOUT_SECONDS} seconds`))
+    }
     // Loaded on use: the HTTP stack (undici) is most of the CLI's start-up cost, and
     // `--help` or a bad invocation never needs it.
     const { clientLayer } = yield* Effect.promise(() => import("../client/layer.ts"))
@@ -132,6 +136,7 @@ export const clientLayerFromFlags = (
       ...Option.match(flags.headerPrefix, { onNone: () => ({}), onSome: (headerPrefix) => ({ headerPrefix }) }),
       ...(maxRetryWait === undefined ? {} : { maxRetryWaitMs: maxRetryWait * 1000 }),
       ...(bodyIdleTimeout === undefined ? {} : { bodyIdleTimeoutMs: Math.max(1, Math.round(bodyIdleTimeout * 1000)) }),
+      ...(requestTimeout === undefined ? {} : { requestTimeoutMs: Math.max(1, Math.round(requestTimeout * 1000)) }),
       // Set by a worker for its jobs (engine/worker.ts): one token's limit shared by every process.
       sharedLimiter: process.env.WORKSYNC_SHARED_LIMITER
     })
@@ -163,5 +168,6 @@ export const targetFlags = (source: ConnectionFlags, target: ConnectionFlags): C
   headerPrefix: Option.orElse(target.headerPrefix, () => source.headerPrefix),
   // How long to wait is the run's choice, not an account's: both ends take the source's.
   maxRetryWait: source.maxRetryWait ?? Option.none(),
-  bodyIdleTimeout: source.bodyIdleTimeout ?? Option.none()
+  bodyIdleTimeout: source.bodyIdleTimeout ?? Option.none(),
+  requestTimeout: source.requestTimeout ?? Option.none()
 })

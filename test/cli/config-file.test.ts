@@ -233,7 +233,7 @@ layer(Layer.merge(emulatorLayer({ seed: "empty" }), Layer.effect(ConfigDir, temp
       }
       const hint = `; expected {"profiles": {"NAME": {"restUrl": ..., "token": ...}}}`
       expect(problem({ profiles: { prod: { restUrl: "u", resturl: "tok_in_typo" } } })).toBe(
-        `f.json: not a worksync config at profiles.prod.resturl: is unexpected, expected: "restUrl" | "baseUrl" | "token" | "tokenId" | "tokenSecret" | "org" | "headerPrefix" | "maxRetryWait" | "bodyIdleTimeout" | "notifyUrl"${hint}`
+        `f.json: not a worksync config at profiles.prod.resturl: is unexpected, expected: "restUrl" | "baseUrl" | "token" | "tokenId" | "tokenSecret" | "org" | "headerPrefix" | "maxRetryWait" | "bodyIdleTimeout" | "requestTimeout" | "notifyUrl"${hint}`
       )
       expect(problem({ profiles: { a: { token: ["tok_secret_value"] } } })).toBe(`f.json: not a worksync config at profiles.a.token: Expected string${hint}`)
       expect(problem({ profiles: {}, extra: 1 })).toBe(`f.json: not a worksync config at extra: is unexpected, expected: "defaultProfile" | "profiles"${hint}`)
