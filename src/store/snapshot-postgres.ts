@@ -397,7 +397,6 @@ export const openPostgresSnapshot = (
           )
           return { removedRuns: removed, removedVersions, removedObjects: objects.length }
         })),
-      readMapped: () => Effect.void,
       storageBytes: q<{ n: number | string | null }>(
         `SELECT sum(pg_total_relation_size(c.oid)) AS n FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
          WHERE ns.nspname = current_schema() AND c.relkind = 'r' AND c.relname = ANY(?::text[])`,

@@ -393,7 +393,6 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
         })()
       ),
     forgetRuns: (runIds: ReadonlyArray<number>) => run("forget runs", () => forgetRunsIn(db, runIds)),
-    readMapped: (bytes: number) => run("map the snapshot file", () => void db.pragma(`mmap_size = ${Math.max(0, Math.floor(bytes))}`)),
     storageBytes: run("measure snapshot", () => fileBytes(file)),
     compact: run("compact snapshot", () => {
       db.exec("VACUUM")

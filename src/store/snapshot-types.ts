@@ -255,13 +255,6 @@ export interface SnapshotStoreService extends SnapshotReads, SnapshotDiff, Snaps
    * every run or none of them removed. The retention decision is the caller's (sync/retention.ts).
    */
   readonly forgetRuns: (runIds: ReadonlyArray<number>) => Effect.Effect<ForgetResult, SnapshotError>
-  /**
-   * For a long-lived writer that reads records here and there (the mirror): SQLite reads
-   * the file through a memory map of up to `bytes` (the pages are the system's file
-   * cache, shared and reclaimable) instead of a read call for each page its own cache of
-   * 16 MB misses; PostgreSQL: nothing to do.
-   */
-  readonly readMapped: (bytes: number) => Effect.Effect<void, SnapshotError>
   /** Bytes the store takes: the SQLite file and its WAL, or the PostgreSQL tables of the snapshot. */
   readonly storageBytes: Effect.Effect<number, SnapshotError>
   /** Gives the space of removed rows back (SQLite VACUUM; PostgreSQL VACUUM, reusable by later writes). */

@@ -182,9 +182,6 @@ for (const backend of BACKENDS) {
         expect(several.get("b")).toEqual(yield* store.memberVersion(run, "b"))
         expect(several.get("f")).toEqual(yield* store.memberVersion(run, "f"))
         expect((yield* store.memberVersions(run, [])).size).toBe(0)
-        // Read through a memory map (SQLite; nothing on PostgreSQL): the same answers.
-        yield* store.readMapped(64 * 1024 * 1024)
-        expect(yield* store.memberVersions(run, ["f", "a", "zz", "b"])).toEqual(several)
         expect(yield* store.counts(run)).toEqual({ workspaces: 1, records: 4, activities: 7, files: 0 })
         const activity = yield* store.select<{ vid: number; id: string }>("read activity", {
           sql: "SELECT vid, id FROM activity ORDER BY vid, seq"

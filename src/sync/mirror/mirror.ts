@@ -89,8 +89,6 @@ const BATCH = 500
 const REREAD_CONCURRENCY = 8
 /** How long a reread waits for more changes to the same record. */
 const REREAD_DELAY_MS = 1_000
-/** How much of a snapshot file the mirror reads through a memory map. */
-const MAP_BYTES = 1024 * 1024 * 1024
 /** How long stopping reads what is queued, by default. */
 const STOP_WITHIN_MS = 5_000
 
@@ -144,9 +142,6 @@ export const mirror = (options: MirrorOptions) =>
       })
     }
     yield* store.lockWriter
-    // Every delivery looks up and writes a record somewhere in the file: mapped, a page
-    // the cache misses costs no read call.
-    yield* store.readMapped(MAP_BYTES)
     // What a stopped or killed mirror kept and did not read; read after the first reconciliation.
     const left = yield* store.mirrorRereads
     const register = ensureWebhook(graphql, { url: options.publicUrl, workspaces: options.workspaces, secretFile, log })
