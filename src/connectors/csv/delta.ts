@@ -17,11 +17,14 @@
  * rows whose tags changed are counted as not carried.
  */
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { isNotFound } from "../../client/errors.ts"
 import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import type { RecordDetail } from "../../schema/records.ts"
-import type { Op, PlanOp } from "../../store/journal.ts"
-import { OP_KINDS, type RecordMovePayload, type RecordUpdatePayload, unpackRecordCreate } from "../../sync/plan.ts"
+import type { JournalError, Op, PlanOp } from "../../store/journal.ts"
+import { type ScratchRecords, scratchRecords } from "../../store/scratch-records.ts"
+import type { StoreOpenError } from "../../store/sqlite.ts"
+import { OP_KINDS, type RecordMovePayload, recordNamespace, type RecordUpdatePayload, unpackRecordCreate } from "../../sync/plan.ts"
 import { comparableText } from "../../sync/references.ts"
 import { sameDate } from "../../sync/restore-source.ts"
 import type { JournalView } from "../../store/journal/read-only.ts"
@@ -36,6 +39,54 @@ export const deltaKey = {
   move: (rowKey: string, pass: number) => `${rowKey}/move/${pass}`,
   delete: (rowKey: string) => `${rowKey}/delete`
 } as const
+
+/**
+ * What a delta pass knows of the rows earlier passes created, kept in scratch files
+ * (store/scratch-records.ts), not in the heap: a map of every row's key and record
+ * grew with the rows, and a million of them would not fit the memory of one.
+ */
+export interface EarlierRows {
+  /** The record a row created by an earlier pass maps to (the journal's id map). */
+  readonly recordOf: (rowKey: string) => string | undefined
+  /** Every row key of the id map, by key (the journal's order), a page at a time. */
+  readonly rowKeys: () => Iterable<string>
+  /** Whether a target record stands for a row of this journal (only with `byTarget`). */
+  readonly ours: (recordId: string) => boolean
+}
+
+/** Mappings written to the scratch file per transaction. */
+const PUT_PAGE = 1000
+
+/**
+ * The rows earlier passes created (undefined when none did: a first pass), copied from
+ * the journal's id map into a scratch file for the scope, and (`byTarget`, for `--plan`)
+ * their records' ids into a second one.
+ */
+export const earlierRows = (
+  view: JournalView,
+  workspaceId: string,
+  byTarget: boolean
+): Effect.Effect<EarlierRows | undefined, JournalError | StoreOpenError, Scope.Scope> =>
+  Effect.gen(function*() {
+    // The journal hands the id map over whole; it is dropped once copied.
+    const all = yield* view.mappings(recordNamespace(workspaceId))
+    if (all.length === 0) return undefined
+    const bySource = yield* scratchRecords("import-mapped")
+    const targets: ScratchRecords | undefined = byTarget ? yield* scratchRecords("import-targets") : undefined
+    for (let i = 0; i < all.length; i += PUT_PAGE) {
+      const page = all.slice(i, i + PUT_PAGE)
+      bySource.putAll(page.map((m) => ({ id: m.sourceKey, to: m.targetId })))
+      targets?.putAll(page.map((m) => ({ id: m.targetId })))
+    }
+    return {
+      recordOf: (rowKey) => {
+        const text = bySource.get(rowKey)
+        return text === undefined ? undefined : (JSON.parse(text) as { to: string }).to
+      },
+      rowKeys: bySource.ids,
+      ours: (recordId) => targets?.has(recordId) ?? false
+    }
+  })
 
 /** The fields a pass compares and carries (tags are compared, never carried). */
 export type DeltaField = "title" | "description" | "startedAt" | "duedAt" | "done" | "assignees" | "list"

@@ -19,13 +19,13 @@ export type TitlesOnTarget = ReadonlyMap<string, { readonly recordId: string; re
  * `--plan`: the records of the workspace by list and title, those of this journal's rows
  * (`ours`) left out: a row created with the same title in the same list is a conflict.
  */
-export const targetTitles = (client: RestClientApi, workspaceId: string, ours: ReadonlySet<string>) =>
+export const targetTitles = (client: RestClientApi, workspaceId: string, ours: (recordId: string) => boolean) =>
   Effect.gen(function*() {
     const out = new Map<string, { recordId: string; list: string }>()
     for (let skip = 0;; skip += PAGE_MAX_LIMIT) {
       const page = yield* client.listRecords({ workspaceId, skip, limit: PAGE_MAX_LIMIT })
       for (const r of page.items) {
-        if (!ours.has(r.id)) out.set(`${r.todoList.id}\u0000${r.title}`, { recordId: r.id, list: r.todoList.title })
+        if (!ours(r.id)) out.set(`${r.todoList.id}\u0000${r.title}`, { recordId: r.id, list: r.todoList.title })
       }
       if (!page.pageInfo.hasNextPage || page.items.length < PAGE_MAX_LIMIT) break
     }

@@ -33,11 +33,12 @@ import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { type JournalApi, JournalError, type JournalStateError, type PlannedOp, type PlanOp } from "../../store/journal.ts"
 import { toPromise } from "../../store/journal/to-promise.ts"
 import { type JournalView, openJournalStates, openJournalView } from "../../store/journal/read-only.ts"
+import { scratchRecords } from "../../store/scratch-records.ts"
 import { scratchRowNames } from "../../store/scratch-row-names.ts"
 import { listsNotMade } from "../../sync/capabilities.ts"
 import { mappingsOf } from "../../sync/mapping-files.ts"
 import type { Kept } from "../../sync/pass-plan.ts"
-import { listEnsureKey, OP_KINDS, recordNamespace, TARGET_WORKSPACE_META } from "../../sync/plan.ts"
+import { listEnsureKey, OP_KINDS, TARGET_WORKSPACE_META } from "../../sync/plan.ts"
 import { type ReferenceCounts, referencesOf } from "../../sync/references.ts"
 import { TOOL_PRESETS } from "../presets/index.ts"
 import type { PresetRow } from "../presets/model.ts"
@@ -45,6 +46,7 @@ import {
   type DeltaBatch,
   deltaKey,
   type DeltaOptions,
+  earlierRows,
   itemOf,
   PASSES_META,
   planChanges,
@@ -77,6 +79,9 @@ const PLAN_BATCH_ROWS = 500
 
 /** The journal keys of rows (explicit `k:`, content `h:`), as the record id map holds them. */
 const ROW_KEY = /^[kh]:/
+
+/** Rows gone from the export, looked up in the journal and planned this many at a time. */
+const GONE_PAGE = 500
 
 /**
  * Reads, validates and plans a CSV import into the journal (or, for a dry run, counts the
@@ -158,10 +163,21 @@ export const planCsvImport = (
       )
     }
     const passesDone = Number(Option.getOrElse(yield* view.getMeta(PASSES_META), () => "0")) || 0
-    /** Row key -> its record on the target, for every row an earlier pass created. */
-    const mapped = new Map<string, string>()
-    for (const m of yield* view.mappings(recordNamespace(ws))) mapped.set(m.sourceKey, m.targetId)
-    const delta = mapped.size > 0
+    const scratchFailed = (e: { readonly message: string }) => new ImportFailed({ message: e.message })
+    /** Every row an earlier pass created, with its record on the target (none on a first pass). */
+    const earlier = yield* earlierRows(view, ws, options.planReport === true).pipe(
+      Effect.tapError(() => Effect.sync(() => reader.close())),
+      Effect.mapError((e) => (e._tag === "StoreOpenError" ? scratchFailed(e) : e))
+    )
+    const delta = earlier !== undefined
+    /**
+     * Delta passes: the keys of this export's rows (a row of an earlier pass not among
+     * them is gone from it), each with its last op of this pass when the pass updates it.
+     * A scratch file, like the rows of earlier passes.
+     */
+    const seen = delta
+      ? yield* scratchRecords("import-seen").pipe(Effect.tapError(() => Effect.sync(() => reader.close())), Effect.mapError(scratchFailed))
+      : undefined
     const notMadeLists = new Set(yield* listsNotMade(view, ws))
     const firstListTitle = dir.lists.keys().next().value
     const listTitleById = new Map([...dir.lists].map(([title, id]) => [id, title] as const))
@@ -179,12 +195,12 @@ export const planCsvImport = (
         tag: (id) => tagTitleById.get(id),
         placed: (title) => (notMadeLists.has(title) && firstListTitle !== undefined ? firstListTitle : title)
       },
-      recordOf: (k) => mapped.get(k),
+      recordOf: (k) => earlier?.recordOf(k),
       overwriteTargetEdits: options.overwriteTargetEdits === true,
       concurrency: options.concurrency ?? 8
     }
     // `--plan`: records of the target by list and title (those of this journal left out), for conflicts.
-    const existingTitles = options.planReport === true ? yield* targetTitles(client, ws, new Set(mapped.values())) : undefined
+    const existingTitles = options.planReport === true ? yield* targetTitles(client, ws, (id) => earlier?.ours(id) ?? false) : undefined
     const firstListId = dir.lists.values().next().value
 
     const assigner = real !== undefined
@@ -203,9 +219,6 @@ export const planCsvImport = (
     const conflicts: Array<Kept> = []
     const newLists: Array<string> = []
     const newTags: Array<string> = []
-    /** Keys of the rows of this export (a delta pass's rows gone from it are the others). */
-    const seen = new Set<string>()
-
     const ensurePlanned = new Set<string>()
     const planRow = makeRowPlanner(ws, dir, options.titles)
     /** The delta batches' plan calls, in file order: each batch's calls wait for the one before. */
@@ -219,13 +232,15 @@ export const planCsvImport = (
       const ensures: Array<PlanOp> = []
       /** Rows with a key of their own that an earlier pass may have written (delta passes). */
       const keyed: Array<{ readonly key: string; readonly line: number; readonly next: Written }> = []
+      /** Delta passes: the keys of the batch's rows first seen in this batch (kept in `seen` after it). */
+      const seenHere = new Set<string>()
       for (const record of batch) {
         rows++
         const e = extract(record)
         // A row of the export, valid or not, is not gone from it; a key repeated in the
         // file is compared once (its repeat is rejected when planned).
-        const firstOfKey = delta && !e.occurrence && !seen.has(e.key)
-        if (firstOfKey) seen.add(e.key)
+        const firstOfKey = seen !== undefined && !e.occurrence && !seenHere.has(e.key) && !seen.has(e.key)
+        if (firstOfKey) seenHere.add(e.key)
         if (Result.isFailure(e.row)) {
           rejects.write(e.values, e.line, e.row.failure)
           continue
@@ -250,6 +265,7 @@ export const planCsvImport = (
         createValid.push(e.row.success)
         createTool.push(toolRow)
       }
+      seen?.putAll([...seenHere].map((id) => ({ id })))
       const issue = (changes: DeltaBatch | undefined) => {
         // The calls are made now (the journal keeps their order); their answers are
         // settled when they come, while the next batches are read.
@@ -273,8 +289,14 @@ export const planCsvImport = (
             }
           })
           if (versioned !== undefined && changes !== undefined) countNew(changes.ops, versioned)
-          // A row's references are written after this pass's last write of it.
-          if (changes !== undefined) for (const op of changes.ops) lastWrite.set((op.payload as { recordRef: string }).recordRef, op.key)
+          // A row's references are written after this pass's last write of it (kept with its key).
+          if (changes !== undefined && changes.ops.length > 0) {
+            const last = new Map<string, string>()
+            for (const op of changes.ops) last.set((op.payload as { recordRef: string }).recordRef, op.key)
+            seen!.putAll([...last].map(([id, key]) => ({ id, last: key })))
+          }
+          /** Occurrence keys of the batch's rows (delta passes), kept in `seen`. */
+          const occurrences: Array<{ readonly id: string }> = []
           const settle = (p: PlannedOp, i: number) => {
             const e = createRows[i]!
             const row = createValid[i]!
@@ -285,7 +307,7 @@ export const planCsvImport = (
             // Keyed under the create's key as the journal assigned it (occurrences included).
             const extra = createTool[i]
             if (tool !== undefined && extra !== undefined) for (const op of tool.followUps(p.key, extra, e.line)) followUps.push(op)
-            if (delta && e.occurrence) seen.add(p.key)
+            if (delta && e.occurrence) occurrences.push({ id: p.key })
             if (p.state === "done") skipped++
             else toCreate++
             if (p.isNew) {
@@ -303,6 +325,7 @@ export const planCsvImport = (
           // A tool's rows keep their names in the scratch file: one transaction a batch.
           if (tool !== undefined) tool.inBatch(() => results.forEach(settle))
           else results.forEach(settle)
+          if (occurrences.length > 0) seen!.putAll(occurrences)
           return followUps.length === 0 ? undefined : assigner.plan(followUps).then((planned) => countNew(followUps, planned))
         })
       }
@@ -334,14 +357,17 @@ export const planCsvImport = (
       })
     let missing = 0
     let deletes = 0
-    /** Rows updated (or moved) by this pass: their last op, which their references op follows. */
-    const lastWrite = new Map<string, string>()
+    /** A row updated (or moved) by this pass: its last op, which its references op follows. */
+    const lastWrite = (k: string): string | undefined => {
+      const text = seen?.get(k)
+      return text === undefined ? undefined : (JSON.parse(text) as { last?: string }).last
+    }
     let references: ReferenceCounts | undefined
     /** References between rows: resolved once every row is read (presets/references.ts). */
     const planReferences = async () => {
       if (tool === undefined) return
       const left = new Set(kept.filter((k) => k.what === "record" || k.what === "description").map((k) => k.item))
-      const refs = tool.referenceOps({ after: (k) => lastWrite.get(k) ?? k, skip: (k) => left.has(itemOf(k)) })
+      const refs = tool.referenceOps({ after: (k) => lastWrite(k) ?? k, skip: (k) => left.has(itemOf(k)) })
       let rewritten = 0
       for (const ops of refs.pages) {
         if (ops.length === 0) continue
@@ -356,25 +382,37 @@ export const planCsvImport = (
     }
     /** Delta passes: the rows an earlier pass created that this export no longer has. */
     const planGone = async () => {
-      if (!delta) return
-      const gone: Array<string> = []
-      for (const k of mapped.keys()) if (ROW_KEY.test(k) && !seen.has(k)) gone.push(k)
-      if (gone.length === 0) return
-      const done = new Set((await runEffect(view.getMany(gone.map(deltaKey.delete)))).map((op) => op.key))
-      const left = gone.filter((k) => !done.has(deltaKey.delete(k)))
-      if (options.deleteMissing !== true) {
-        missing = left.length
-        return
+      if (earlier === undefined || seen === undefined) return
+      /** A page of the rows gone: their deletes not planned yet are counted, or planned (`deleteMissing`). */
+      const gonePage = async (gone: ReadonlyArray<string>) => {
+        const done = new Set((await runEffect(view.getMany(gone.map(deltaKey.delete)))).map((op) => op.key))
+        const left = gone.filter((k) => !done.has(deltaKey.delete(k)))
+        if (options.deleteMissing !== true) {
+          missing += left.length
+          return
+        }
+        const ops: Array<PlanOp> = left.map((k) => ({
+          key: deltaKey.delete(k),
+          kind: OP_KINDS.recordDelete,
+          payload: { workspaceId: ws, recordRef: k, origin: `row ${itemOf(k)}, gone from the export` },
+          dependsOn: k
+        }))
+        if (ops.length === 0) return
+        const planned = await assigner.plan(ops)
+        countNew(ops, planned)
+        deletes += planned.filter((p) => p.state !== "done").length
       }
-      const ops: Array<PlanOp> = left.map((k) => ({
-        key: deltaKey.delete(k),
-        kind: OP_KINDS.recordDelete,
-        payload: { workspaceId: ws, recordRef: k, origin: `row ${itemOf(k)}, gone from the export` },
-        dependsOn: k
-      }))
-      const planned = await assigner.plan(ops)
-      countNew(ops, planned)
-      deletes = planned.filter((p) => p.state !== "done").length
+      // The id map's row keys in its order, a page at a time: the same ops in the same order as one call.
+      let gone: Array<string> = []
+      for (const k of earlier.rowKeys()) {
+        if (!ROW_KEY.test(k) || seen.has(k)) continue
+        gone.push(k)
+        if (gone.length === GONE_PAGE) {
+          await gonePage(gone)
+          gone = []
+        }
+      }
+      if (gone.length > 0) await gonePage(gone)
     }
 
     /** Batches sent but not settled, oldest first: each resolves to its error, if any. */
