@@ -2,7 +2,10 @@
 // samples the process's memory every 20 ms and, on exit, prints to stderr the sample
 // taken at the highest RSS and the highest of each part, so a peak can be told apart
 // into V8's heap (used and reserved, by space), external memory and array buffers, and
-// what is neither (SQLite's caches and maps, code, other threads' heaps).
+// what is neither (SQLite's caches and maps, code, other threads' heaps). It also prints
+// the most heap left live after a full collection (`memory_live`): what the command holds,
+// without the garbage a sample at the peak counts; with GROWTH_TRACE_GC=1 (growth.ts
+// `gc=1`) V8 traces every collection to stdout (--trace-gc is refused in NODE_OPTIONS).
 "use strict"
 const fs = require("node:fs")
 const v8 = require("node:v8")
@@ -26,8 +29,20 @@ const sample = () => {
   }
 }
 setInterval(sample, 20).unref()
+if (process.env.GROWTH_TRACE_GC === "1") v8.setFlagsFromString("--trace-gc")
+let liveMax = 0
+let fullGcs = 0
+const { PerformanceObserver, constants } = require("node:perf_hooks")
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    if (e.detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue
+    fullGcs++
+    const used = process.memoryUsage().heapUsed
+    if (used > liveMax) liveMax = used
+  }
+}).observe({ entryTypes: ["gc"] })
 process.once("exit", () => {
   sample()
   const fmt = (o) => Object.entries(o).map(([k, v]) => `${k}=${typeof v === "number" ? mb(v) : typeof v === "string" ? v : JSON.stringify(v)}`).join(" ")
-  process.stderr.write(`memory_peak ${fmt(atPeak)}\nmemory_highest ${fmt(highest)}\n`)
+  process.stderr.write(`memory_peak ${fmt(atPeak)}\nmemory_highest ${fmt(highest)}\nmemory_live heapUsed_after_full_gc_max=${mb(liveMax)} full_gcs=${fullGcs}\n`)
 })

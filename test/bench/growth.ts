@@ -11,7 +11,8 @@
  *   export ndjson, export csv, restore in place (1% deleted at the source first),
  *   restore --delete-missing in place, restore into a new workspace (every record
  *   created, in list order), migrate (into another organization), import-csv
- *   (generic mapping, one row per record) and import-csv --preset jira (a Jira export of
+ *   (generic mapping, one row per record), its delta pass (the same file with 1% of the
+ *   titles changed, into the same journal) and import-csv --preset jira (a Jira export of
  *   the same size), prune (keeps the newest run), verify (integrity), copy-files (a
  *   directory of one small file for every ten records into a workspace), and the mirror's
  *   catch-up (started after 10% of the records changed: from its start to the end of the
@@ -26,6 +27,8 @@
  *
  * `node=FLAGS` adds to the commands' NODE_OPTIONS (not this process's); `memory=1` preloads
  * _memory-peak.cjs into each command, which prints the parts of its memory at its peak RSS.
+ * `gc=1` (with `memory=1`) has V8 trace each collection of the commands; `stdout=FILE` appends each
+ * command's standard output (where the trace goes) to FILE.
  * `out=FILE` appends the run's header at its start and each row as it is measured, so a run
  * of hours that is cut short keeps what it measured.
  *
@@ -38,7 +41,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { cleanEnv, connectionEnv } from "../support/cli.ts"
-import { writeImportCsv } from "./_import-csv.ts"
+import { renameTitles, writeImportCsv } from "./_import-csv.ts"
 
 const argv = new Map(
   process.argv.slice(2).flatMap((a) => {
@@ -54,6 +57,7 @@ const SIZES = (setting("sizes") ?? "10000,100000").split(",").map((s) => {
 })
 const ONLY = setting("only")?.split(",")
 const OUT = setting("out")
+const STDOUT = setting("stdout")
 const NODE_FLAGS = [
   ...(setting("memory") === "1" ? [`--require=${new URL("./_memory-peak.cjs", import.meta.url).pathname}`] : []),
   ...(setting("node") === undefined ? [] : [setting("node")!])
@@ -99,13 +103,21 @@ const runCli = (emu: EmulatorHandle, args: ReadonlyArray<string>, env: Record<st
     const argvAll = [BIN, ...args]
     const base = cleanEnv()
     const nodeOptions = [base.NODE_OPTIONS, NODE_FLAGS].filter((o) => o !== undefined && o !== "").join(" ")
-    const childEnv = { ...base, ...env, ...(nodeOptions === "" ? {} : { NODE_OPTIONS: nodeOptions }) }
+    const childEnv = {
+      ...base,
+      ...env,
+      ...(nodeOptions === "" ? {} : { NODE_OPTIONS: nodeOptions }),
+      ...(setting("gc") === "1" ? { GROWTH_TRACE_GC: "1" } : {})
+    }
+    if (STDOUT !== undefined) fs.appendFileSync(STDOUT, `== ${args.join(" ")}\n`)
+    const out = STDOUT === undefined ? "ignore" : fs.openSync(STDOUT, "a")
     const child = TIME_BIN === null
-      ? spawn(process.execPath, argvAll, { env: childEnv, cwd, stdio: ["ignore", "ignore", "pipe"] })
-      : spawn(TIME_BIN, ["-f", "maxrss_kb=%M cpu_s=%U+%S", process.execPath, ...argvAll], { env: childEnv, cwd, stdio: ["ignore", "ignore", "pipe"] })
+      ? spawn(process.execPath, argvAll, { env: childEnv, cwd, stdio: ["ignore", out, "pipe"] })
+      : spawn(TIME_BIN, ["-f", "maxrss_kb=%M cpu_s=%U+%S", process.execPath, ...argvAll], { env: childEnv, cwd, stdio: ["ignore", out, "pipe"] })
+    if (typeof out === "number") fs.closeSync(out)
     let stderr = ""
     let reachedMs: number | undefined
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => {
       stderr += d
       if (until !== undefined && reachedMs === undefined && until.test(stderr)) {
         reachedMs = performance.now() - t0
@@ -119,7 +131,7 @@ const runCli = (emu: EmulatorHandle, args: ReadonlyArray<string>, env: Record<st
       const wallMs = reachedMs ?? performance.now() - t0
       const rss = /maxrss_kb=(\d+)/.exec(stderr)
       for (const line of stderr.split("\n")) {
-        if (/^(memory_peak|memory_highest|cpu_s=|maxrss_kb=)/.test(line)) process.stderr.write(`  ${args[0]}: ${line}\n`)
+        if (/^(memory_peak|memory_highest|memory_live|cpu_s=|maxrss_kb=)/.test(line)) process.stderr.write(`  ${args[0]}: ${line}\n`)
       }
       // Exit 2 is "finished, with items reported" (an import's rejected rows): still a run.
       if (code !== 0 && code !== 2) {
@@ -235,15 +247,25 @@ const measureSize = async (size: number, onRow: (row: Row) => void): Promise<Arr
         "migrate", "--from", `workspace:${ws}`, "--to", `workspace:${to}`, "--journal", path.join(dir, "migrate.sqlite"), "--people", "skip"
       ], { ...source, ...targetEnv })
     }
-    if (wanted("import-csv")) {
+    // Each import on its own: `only=import-csv --preset` (or `only=import-csv (generic)`) runs one of them.
+    if (wanted("import-csv (generic)") || wanted("import-csv (delta pass")) {
       const csv = path.join(dir, "generic.csv")
       writeImportCsv(csv, size)
       const into = emu.admin.createWorkspace({ name: "Imported", orgId: target.org }).id
-      await step("import-csv (generic)", size, [
+      const importArgs = [
         "import-csv", "--workspace", into, "--csv", csv, "--journal", path.join(dir, "import.sqlite"),
         "--map", "key=key", "--map", "title=title", "--map", "description=description", "--map", "list=list",
         "--map", "duedAt=duedAt", "--map", "done=done", "--map", "tags=tags"
-      ], targetAsSource)
+      ]
+      // The delta pass needs the first import done: run unmeasured when only the pass is wanted.
+      if (wanted("import-csv (generic)")) await step("import-csv (generic)", size, importArgs, targetAsSource)
+      else await runCli(emu, importArgs, targetAsSource, dir)
+      // The same export again with 1% of the titles changed, into the same journal: every
+      // row compared with what the first pass wrote, the changed ones updated.
+      if (wanted("import-csv (delta pass")) renameTitles(csv, 0.01)
+      await step("import-csv (delta pass, 1% changed)", size, importArgs, targetAsSource)
+    }
+    if (wanted("import-csv --preset jira")) {
       const jira = path.join(dir, "jira.csv")
       writeJiraCsv(jira, size)
       const intoJira = emu.admin.createWorkspace({ name: "From Jira", orgId: target.org }).id

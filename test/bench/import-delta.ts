@@ -17,7 +17,7 @@ import { importCsv } from "../../src/connectors/csv/import.ts"
 import type { ImportResult } from "../../src/connectors/csv/result.ts"
 import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { Journal } from "../../src/store/journal.ts"
-import { writeImportCsv } from "./_import-csv.ts"
+import { renameTitles, writeImportCsv } from "./_import-csv.ts"
 
 const ROWS = Number(process.env.ROWS ?? 100_000)
 const CHANGED = Number(process.env.CHANGED ?? 0.01)
@@ -25,20 +25,6 @@ const CONCURRENCY = 16
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-import-delta-"))
 const csv = path.join(dir, "export.csv")
 const journalFile = path.join(dir, "journal.sqlite")
-
-/** The same export with every (1/CHANGED)-th row's title changed. */
-const changeTitles = (): number => {
-  const every = Math.max(1, Math.round(1 / CHANGED))
-  const lines = fs.readFileSync(csv, "utf8").split("\n")
-  let changed = 0
-  for (let i = 1; i < lines.length; i++) {
-    if ((i - 1) % every !== 0 || lines[i] === "") continue
-    lines[i] = lines[i]!.replace(/^(\d+),Task number (\d+),/, "$1,Task number $2 (renamed),")
-    changed++
-  }
-  fs.writeFileSync(csv, lines.join("\n"))
-  return changed
-}
 
 const cpuSeconds = (from: NodeJS.CpuUsage) => {
   const d = process.cpuUsage(from)
@@ -93,7 +79,7 @@ const main = async () => {
     console.log(`${ROWS.toLocaleString("en-US")} rows; the delta pass changes ${(CHANGED * 100).toFixed(1)}% of them (titles)`)
     const first = await timedImport(emulator, ws)
     line("first import", first)
-    const changed = changeTitles()
+    const changed = renameTitles(csv, CHANGED)
     const delta = await timedImport(emulator, ws)
     line(`delta pass (${changed.toLocaleString("en-US")} rows changed)`, delta)
     const reads = delta.stats.byRoute["get-record"] ?? 0
