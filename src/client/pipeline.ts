@@ -23,9 +23,10 @@ import * as Redacted from "effect/Redacted"
 import { Connection, type ConnectionConfig, headerNames } from "./config.ts"
 import type { OutcomeUnknown, RetryWaitTooLong, Timeout, TransportError } from "./errors.ts"
 import { Limiter, type LimiterApi } from "./limiter.ts"
-import type { Classifiable } from "./predicates.ts"
+import { type Classifiable, writeOutcome } from "./predicates.ts"
 import { withRetry } from "./retry.ts"
 import { type Answer, exchange, exchangeHead, headersOf, plainClient } from "./transport.ts"
+import { WriteWitness } from "./write-witness.ts"
 
 /** One call to the service, as the pipeline runs it. */
 export interface ServiceCall<F> {
@@ -132,20 +133,33 @@ export const makePipeline = (config: ConnectionConfig, limiter: LimiterApi, http
   /**
    * One call under the retry policy. `send` is one attempt's request, run past the
    * limiter; the time it starts is noted, so an outcome the policy cannot know is dated
-   * from the send of its attempt, not from the call's start.
+   * from the send of its attempt, not from the call's start. A write not safe to repeat
+   * is told to the fiber's WriteWitness as it leaves, and again if its answer shows it
+   * was not applied.
    */
   const policy = <A, F extends Classifiable>(
     spec: ServiceCall<F>,
     once: (send: <S, E>(request: Effect.Effect<S, E>) => Effect.Effect<S, E>) => Effect.Effect<A, F | TransportError | Timeout>
   ) =>
-    Effect.suspend(() => {
+    WriteWitness.use((witness) => {
       let sentAt: number | undefined
+      let unanswered = false
       const noted = <S, E>(request: Effect.Effect<S, E>) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           sentAt = now
+          if (!spec.idempotent) {
+            unanswered = true
+            witness.leaving()
+          }
           return request
         })
-      return withRetry(once(noted), {
+      // An interruption is no answer: the write stays one that may have been applied.
+      const attempt = Effect.tapError(once(noted), (e) =>
+        Effect.sync(() => {
+          if (unanswered && writeOutcome(e) === "not-applied") witness.refused()
+          unanswered = false
+        }))
+      return withRetry(attempt, {
         operation: spec.operation,
         idempotent: spec.idempotent,
         settings: config.retry,

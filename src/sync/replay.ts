@@ -7,6 +7,9 @@
  *    looks on the service for what the op would have produced. Found: the op is done with
  *    that result and mapping, nothing is sent. Not found: the flag is cleared.
  * 2. `claim` makes the op in_flight with attempted_at, committed before the request leaves.
+ *    Stopped (interrupted) before any write of it can have been applied (still waiting
+ *    for the limiter or a 429's Retry-After: client/write-witness.ts), it is released
+ *    back to pending; otherwise it stays in flight for the next run to reconcile.
  * 3. Success: `complete` (done + id mappings in one transaction). A definite failure (the
  *    service refused: 400/403/422, or retries ran out on 429): `fail`. An unknown outcome
  *    (5xx, timeout, dropped connection after sending): the op becomes uncertain, with the
@@ -32,6 +35,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../client/config.ts"
 import { ABORT_TAGS, writeOutcome } from "../client/predicates.ts"
+import { countingWitness, WriteWitness } from "../client/write-witness.ts"
 import { isApplied, type JournalApi, type JournalError, type JournalStateError, type Mapping, type NewOp, type Op } from "../store/journal.ts"
 import { type Deferred, runPhase, type Step } from "./replay-schedule.ts"
 
@@ -273,8 +277,15 @@ export const replay = <R>(
             yield* tx.markResolved(key)
             t.uncertain = false
           }
-          t.op = yield* tx.claim(key)
-          const exit = yield* Effect.result(executor.execute(t.op, executorJournal))
+          const witness = countingWitness()
+          const exit = yield* Effect.gen(function*() {
+            t.op = yield* tx.claim(key)
+            return yield* Effect.result(Effect.provideService(executor.execute(t.op, executorJournal), WriteWitness, witness))
+          }).pipe(
+            // Stopped before any write of it can have been applied: back to pending, so the
+            // next run sends it at once instead of looking for it a whole settle window.
+            Effect.onInterrupt(() => witness.mayHaveApplied() ? Effect.void : Effect.ignore(tx.release(key)))
+          )
           if (exit._tag === "Success") {
             yield* tx.complete(key, exit.success.result, exit.success.mappings, exit.success.followUps)
             return yield* ended(t.op, "sent", (exit.success.followUps?.length ?? 0) > 0)
