@@ -1,8 +1,8 @@
 /**
  * A delta pass plans out of the heap: the rows earlier passes created (the journal's id
- * map, and for `--plan` their records' ids) and the keys of the export read so far are kept
- * in scratch files (store/scratch-records.ts) while the rows are read, gone once planning
- * ends. What is planned from them is the same: a changed row's record is found (a field
+ * map, and for `--plan` their records' ids and the workspace's records by list and title)
+ * and the keys of the export read so far are kept in scratch files
+ * (store/scratch-records.ts) while the rows are read, gone once planning ends. What is planned from them is the same: a changed row's record is found (a field
  * edited there is kept), a key repeated in the file is compared once, the rows gone from
  * the export are deleted over more than one page in the id map's order, and `--plan`
  * leaves this journal's records out of its conflicts.
@@ -25,7 +25,7 @@ import { planInto } from "./csv-plan-helpers.ts"
 
 /** The delta pass's scratch files in the temporary directory, by name. */
 const scratchFiles = () =>
-  fs.readdirSync(os.tmpdir()).filter((f) => /^worksync-import-(mapped|seen|targets)-/.test(f)).map((f) => f.replace(/-[^-]+$/, "")).sort()
+  fs.readdirSync(os.tmpdir()).filter((f) => /^worksync-import-(mapped|seen|targets|titles)-/.test(f)).map((f) => f.replace(/-[^-]+$/, "")).sort()
 
 /** Runs `effect` with the system's temporary directory (where scratch files go) an empty one of its own. */
 const withOwnTmpdir = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -96,7 +96,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
         expect(scratchFiles()).toEqual([])
         return result
       }))
-      expect(during).toEqual(["worksync-import-mapped", "worksync-import-seen", "worksync-import-targets"])
+      expect(during).toEqual(["worksync-import-mapped", "worksync-import-seen", "worksync-import-targets", "worksync-import-titles"])
 
       const renamed = KEPT / 10
       expect(second).toMatchObject({ rows: KEPT + 3, rejected: 1, pass: 2, deleted: ROWS - KEPT, missing: 0 })

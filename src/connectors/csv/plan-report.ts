@@ -4,32 +4,49 @@
  * is written so the user can stop.
  */
 import * as Effect from "effect/Effect"
-import type { RestClientApi } from "../../client/rest-client.ts"
+import type * as Scope from "effect/Scope"
+import type { RestClientApi, RestError } from "../../client/rest-client.ts"
 import { PAGE_MAX_LIMIT } from "../../schema/limits.ts"
 import type { PlanOp } from "../../store/journal.ts"
+import { scratchRecords } from "../../store/scratch-records.ts"
+import type { StoreOpenError } from "../../store/sqlite.ts"
 import type { Kept, Mappings, PlanReport } from "../../sync/pass-plan.ts"
 import { PACKED_CREATE_INDEX as P } from "../../sync/plan.ts"
 import type { ReferenceCounts } from "../../sync/references.ts"
 import type { Census } from "../presets/model.ts"
 
-/** A record already on the target, by `listId NUL title` (see `targetTitles`). */
-export type TitlesOnTarget = ReadonlyMap<string, { readonly recordId: string; readonly list: string }>
+/** The records already on the target, by `listId NUL title` (see `targetTitles`). */
+export interface TitlesOnTarget {
+  readonly get: (listAndTitle: string) => { readonly recordId: string; readonly list: string } | undefined
+}
 
 /**
  * `--plan`: the records of the workspace by list and title, those of this journal's rows
  * (`ours`) left out: a row created with the same title in the same list is a conflict.
+ * Kept in a scratch file for the scope (store/scratch-records.ts), not in the heap: one
+ * entry a record of the workspace, a page of them a transaction.
  */
-export const targetTitles = (client: RestClientApi, workspaceId: string, ours: (recordId: string) => boolean) =>
+export const targetTitles = (
+  client: RestClientApi,
+  workspaceId: string,
+  ours: (recordId: string) => boolean
+): Effect.Effect<TitlesOnTarget, RestError | StoreOpenError, Scope.Scope> =>
   Effect.gen(function*() {
-    const out = new Map<string, { recordId: string; list: string }>()
+    const file = yield* scratchRecords("import-titles")
     for (let skip = 0;; skip += PAGE_MAX_LIMIT) {
       const page = yield* client.listRecords({ workspaceId, skip, limit: PAGE_MAX_LIMIT })
-      for (const r of page.items) {
-        if (!ours(r.id)) out.set(`${r.todoList.id}\u0000${r.title}`, { recordId: r.id, list: r.todoList.title })
-      }
+      // The last record of a list and title is kept, as a map's last set.
+      file.putAll(
+        page.items.filter((r) => !ours(r.id)).map((r) => ({ id: `${r.todoList.id}\u0000${r.title}`, recordId: r.id, list: r.todoList.title }))
+      )
       if (!page.pageInfo.hasNextPage || page.items.length < PAGE_MAX_LIMIT) break
     }
-    return out as TitlesOnTarget
+    return {
+      get: (listAndTitle) => {
+        const text = file.get(listAndTitle)
+        return text === undefined ? undefined : (JSON.parse(text) as { recordId: string; list: string })
+      }
+    }
   })
 
 /** The conflict of a row to create whose title a record of its list already has. */

@@ -200,7 +200,12 @@ export const planCsvImport = (
       concurrency: options.concurrency ?? 8
     }
     // `--plan`: records of the target by list and title (those of this journal left out), for conflicts.
-    const existingTitles = options.planReport === true ? yield* targetTitles(client, ws, (id) => earlier?.ours(id) ?? false) : undefined
+    const existingTitles = options.planReport === true
+      ? yield* targetTitles(client, ws, (id) => earlier?.ours(id) ?? false).pipe(
+        Effect.tapError(() => Effect.sync(() => reader.close())),
+        Effect.mapError((e) => (e._tag === "StoreOpenError" ? scratchFailed(e) : e))
+      )
+      : undefined
     const firstListId = dir.lists.values().next().value
 
     const assigner = real !== undefined
