@@ -4,7 +4,7 @@
  * compares with). Each lives in a directory of its own under the system's temporary
  * directory and is removed when its user is done; nothing in it is ever read again, so it
  * keeps no rollback journal and never waits for the disk. Each use has its tables and
- * statements in a module of its own (scratch-keys.ts, scratch-records.ts).
+ * statements in a module of its own (scratch-keys.ts, scratch-records.ts, scratch-row-names.ts).
  */
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -44,15 +44,16 @@ export const openScratch = (name: string): Scratch => {
   }
 }
 
+/** A scratch resource for the scope (`open` makes it), removed when the scope closes (on failure and interruption too). */
+export const scopedScratch = <S extends { readonly remove: () => void }>(open: () => S): Effect.Effect<S, StoreOpenError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: open,
+      catch: (e) => new StoreOpenError({ file: `a scratch file in ${os.tmpdir()}`, reason: "io", detail: e instanceof Error ? e.message : String(e) })
+    }),
+    (s) => Effect.sync(s.remove)
+  )
+
 /** A scratch database for the scope, removed when the scope closes (on failure and interruption too). */
 export const scratchDatabase = (name: string): Effect.Effect<Database.Database, StoreOpenError, Scope.Scope> =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.try({
-        try: () => openScratch(name),
-        catch: (e) => new StoreOpenError({ file: `a scratch file in ${os.tmpdir()}`, reason: "io", detail: e instanceof Error ? e.message : String(e) })
-      }),
-      (s) => Effect.sync(s.remove)
-    ),
-    (s) => s.db
-  )
+  Effect.map(scopedScratch(() => openScratch(name)), (s) => s.db)

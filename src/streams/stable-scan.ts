@@ -130,6 +130,33 @@ export interface StableScanOptions {
   readonly maxStalledPages?: number | undefined
   /** Told the count once it is known (for progress); not called when the service gives none. */
   readonly onCount?: ((count: number) => Effect.Effect<void>) | undefined
+  /**
+   * Where a run of the scan notes the ids it has emitted, made empty for each run of its
+   * stream; default a set in the heap. A caller scanning a million records passes a file
+   * (store/scratch-keys.ts): the set is the one thing the scan holds per record.
+   */
+  readonly seenIds?: (() => SeenIds) | undefined
+}
+
+/** The ids a scan has emitted (StableScanOptions `seenIds`). */
+export interface SeenIds {
+  /** Notes the id; true when it is new (not seen before). */
+  readonly see: (id: string) => boolean
+  readonly has: (id: string) => boolean
+  readonly count: () => number
+  /** Runs `f` with the set at hand: the scan notes a page's ids in one call, not one by one. */
+  readonly batch: <A>(f: () => A) => A
+}
+
+/** The default `seenIds`: a set in the heap. */
+const seenInHeap = (): SeenIds => {
+  const ids = new Set<string>()
+  return {
+    see: (id) => ids.size < ids.add(id).size,
+    has: (id) => ids.has(id),
+    count: () => ids.size,
+    batch: (f) => f()
+  }
 }
 
 export interface StableRecordScanOptions extends StableScanOptions {
@@ -212,7 +239,7 @@ export const stableScan = <A extends Scannable>(
        */
       let passRead: Set<string> | null = null
       let budget = options.maxPages ?? Infinity
-      const seen = new Set<string>()
+      const seen = (options.seenIds ?? seenInHeap)()
       /** Every request goes through here: the page budgets are checked before it is sent. */
       const request = (skip: number, size: number): Effect.Effect<Window<A>, PageError | ScanUnstable> =>
         Effect.suspend((): Effect.Effect<Window<A>, PageError | ScanUnstable> => {
@@ -224,8 +251,8 @@ export const stableScan = <A extends Scannable>(
           }
           pages++
           return Effect.map(fetch(skip, size), (page) => {
-            const known = passRead ?? seen
-            if (page.items.some((i) => !known.has(i.id))) stalled = 0
+            const known: { readonly has: (id: string) => boolean } = passRead ?? seen
+            if (seen.batch(() => page.items.some((i) => !known.has(i.id)))) stalled = 0
             else stalled++
             for (const i of page.items) passRead?.add(i.id)
             return { skip, items: page.items, more: page.more }
@@ -267,22 +294,22 @@ export const stableScan = <A extends Scannable>(
        * Drops ids already emitted. Repeats count as drift unless expected: the overlap
        * with the previous window, or pages read again on purpose.
        */
-      const fresh = (items: ReadonlyArray<A>, expected: ReadonlySet<string> | "all" = new Set()): Array<A> => {
-        const out: Array<A> = []
-        for (const item of items) {
-          received++
-          newest = Math.max(newest, stampOf(item))
-          if (seen.has(item.id)) {
-            if (expected === "all" || expected.has(item.id)) continue
-            duplicates++
-            if (duplicateIds.length < 50) duplicateIds.push(item.id)
-            continue
+      const fresh = (items: ReadonlyArray<A>, expected: ReadonlySet<string> | "all" = new Set()): Array<A> =>
+        seen.batch(() => {
+          const out: Array<A> = []
+          for (const item of items) {
+            received++
+            newest = Math.max(newest, stampOf(item))
+            if (!seen.see(item.id)) {
+              if (expected === "all" || expected.has(item.id)) continue
+              duplicates++
+              if (duplicateIds.length < 50) duplicateIds.push(item.id)
+              continue
+            }
+            out.push(item)
           }
-          seen.add(item.id)
-          out.push(item)
-        }
-        return out
-      }
+          return out
+        })
 
       // Only reads caused by drift (stepping back, a page that did not touch the one
       // before) count against the drift budget; every read counts against the page budget.
@@ -408,7 +435,7 @@ export const stableScan = <A extends Scannable>(
           pageSize: size,
           pages,
           received,
-          unique: seen.size,
+          unique: seen.count(),
           duplicates,
           duplicateIds: [...duplicateIds],
           windows,
@@ -468,7 +495,7 @@ export const stableScan = <A extends Scannable>(
             shrank: signs.shrank,
             countBefore: pass.countBefore,
             countAfter,
-            seen: seen.size,
+            seen: seen.count(),
             moved,
             created
           })
@@ -479,7 +506,7 @@ export const stableScan = <A extends Scannable>(
       const verify: Stream.Stream<A, PageError | ScanUnstable, RestClient> = Stream.unwrap(Effect.gen(function*() {
         const countAfter = yield* source.count
         yield* publish(countAfter)
-        const shifted = needsVerification({ shifts, gapsRepaired, duplicates, countBefore, countAfter, seen: seen.size, overlap })
+        const shifted = needsVerification({ shifts, gapsRepaired, duplicates, countBefore, countAfter, seen: seen.count(), overlap })
         if (!shifted) return Stream.empty
         return Stream.paginate({ previousStarted: startedBefore, countBefore: countAfter }, verificationPass)
       }))

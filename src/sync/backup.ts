@@ -34,7 +34,9 @@ import { listsStream, usersStream, workspacesStream } from "../streams/directory
 import { PageError, sequentialPages } from "../streams/paging.ts"
 import { countRecords, recordsFetch } from "../streams/records.ts"
 import { type ScanReport, type ScanUnstable, stableFileScan, stableRecordScan } from "../streams/stable-scan.ts"
+import { scratchKeys } from "../store/scratch-keys.ts"
 import { contentHash } from "../store/snapshot-hash.ts"
+import type { StoreOpenError } from "../store/sqlite.ts"
 import type { StoreBusy, StoreLockError } from "../store/file-lock.ts"
 import type { ObjectStoreError } from "../store/object-store.ts"
 import { type RecordEntry, scopeOf, type SnapshotError, SnapshotStore, type SnapshotStoreService } from "../store/snapshot.ts"
@@ -97,7 +99,7 @@ export class WorkspaceNotFound extends Data.TaggedError("WorkspaceNotFound")<{
   }
 }
 
-export type BackupError = PageError | ScanUnstable | SnapshotError | StoreBusy | StoreLockError | WorkspaceNotFound | ObjectStoreError
+export type BackupError = PageError | ScanUnstable | SnapshotError | StoreBusy | StoreLockError | StoreOpenError | WorkspaceNotFound | ObjectStoreError
 
 interface Counters {
   refreshed: number
@@ -213,19 +215,24 @@ const backupWorkspace = (
   vanishedIds: Array<string>,
   total: Ref.Ref<number>
 ): Effect.Effect<ReadonlyArray<ScanReport>, BackupError, RestClient> =>
-  Effect.gen(function*() {
+  // Scoped: the ids seen are kept in scratch files (store/scratch-keys.ts) for the workspace's backup.
+  Effect.scoped(Effect.gen(function*() {
     const client = yield* RestClient
     const pageConcurrency = options.pageConcurrency ?? 4
     const lists = yield* Stream.runCollect(listsStream(workspace.id))
     // The lists' workspace is the one asked for (putLists adds it); their order is the array's.
     yield* store.putLists(runId, workspace.id, [...lists])
 
-    // A record whose `archived` flips between the two scans may be listed by both: stored once.
-    const seen = new Set<string>()
-    const firstSighting = (summary: RecordSummary): boolean => {
-      if (seen.has(summary.id)) return false
-      seen.add(summary.id)
-      return true
+    // A record whose `archived` flips between the two scans may be listed by both: stored
+    // once. The ids are kept in a scratch file, not the heap (with the scan's own, below:
+    // about 66 bytes a record as two sets).
+    const seen = yield* scratchKeys("backup-ids")
+    const firstSighting = (summary: RecordSummary): boolean => seen.see(summary.id)
+    // Each scan's own ids (stable-scan.ts `seenIds`), emptied for each scan.
+    const scanned = yield* scratchKeys("backup-scan-ids")
+    const seenIds = () => {
+      scanned.clear()
+      return scanned
     }
     const every = options.refreshEvery ?? DEFAULT_REFRESH_EVERY
     /** The whole run refetches, or this record's turn in the rolling refresh came. */
@@ -258,6 +265,7 @@ const backupWorkspace = (
     for (const archived of ARCHIVED_FILTERS) {
       const scan = yield* stableRecordScan(workspace.id, {
         archived,
+        seenIds,
         concurrency: pageConcurrency,
         onCount: (n) =>
           Effect.flatMap(Ref.updateAndGet(total, (t) => t + n), (t) => options.progress?.setTotal(t) ?? Effect.void)
@@ -270,7 +278,7 @@ const backupWorkspace = (
     // read once more and what was missed is added.
     const counts = yield* Effect.forEach(ARCHIVED_FILTERS, (archived) => countRecords({ workspaceId: workspace.id, archived }))
     const counted = counts.reduce<number | null>((sum, c) => (sum === null || c === null ? null : sum + c), 0)
-    if (counted !== null && counted > seen.size) {
+    if (counted !== null && counted > seen.count()) {
       for (const archived of ARCHIVED_FILTERS) {
         const fetch = yield* recordsFetch({ workspaceId: workspace.id, archived })
         yield* backUpRecords(sequentialPages(fetch, PAGE_MAX_LIMIT))
@@ -284,7 +292,7 @@ const backupWorkspace = (
     )
     reports.push(yield* files.report)
     return reports
-  })
+  }))
 
 /** Runs one backup into the snapshot from the context. */
 export const backup = (options: BackupOptions = {}): Effect.Effect<BackupResult, BackupError, RestClient | SnapshotStore> =>

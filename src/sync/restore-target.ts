@@ -11,7 +11,8 @@
  * about 1.1 KB a record there (measured on the emulator's records), so 110 MB at 100,000
  * records and past a gigabyte at a million, where the file costs a lookup per record
  * (store/scratch-records.ts; a scan hands a record that moved during the read twice, and
- * it keeps the last summary).
+ * it keeps the last summary). So are the ids the scans have emitted (store/scratch-keys.ts,
+ * about 100 bytes a record in the heap otherwise): nothing is held per record.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -20,6 +21,7 @@ import * as Stream from "effect/Stream"
 import { notAvailableLine } from "../client/errors.ts"
 import { RestClient, type RestClientApi, type RestError } from "../client/rest-client.ts"
 import { PAGE_MAX_LIMIT } from "../schema/limits.ts"
+import { scratchKeys } from "../store/scratch-keys.ts"
 import { scratchRecords } from "../store/scratch-records.ts"
 import type { StoreOpenError } from "../store/sqlite.ts"
 import type { RecordSummary } from "../schema/records.ts"
@@ -88,9 +90,16 @@ export const readTarget = (
       if (email !== undefined) users.set(email, u.id)
     }
     const file = yield* scratchRecords("target")
+    // The ids each scan has emitted, in a file of their own (the records' file is written
+    // a batch behind the scan), emptied for each scan.
+    const seen = yield* scratchKeys("target-ids")
+    const seenIds = () => {
+      seen.clear()
+      return seen
+    }
     // Both `archived` values, sent explicitly: either reading of the default gives all.
     for (const archived of [false, true]) {
-      const scan = yield* stableRecordScan(workspaceId, { archived })
+      const scan = yield* stableRecordScan(workspaceId, { archived, seenIds })
       yield* Stream.runForEach(Stream.grouped(scan.records, WRITE_BATCH), (rs) => Effect.sync(() => file.putAll(rs)))
     }
     const records: TargetRecords = {
