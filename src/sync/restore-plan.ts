@@ -6,7 +6,8 @@
  *
  * The planner keeps only what spans records: the lists and tags already ensured and the
  * counts; the target records matched (for the deletions) are marked in the target's
- * scratch file (restore-target.ts), not held. The ops of the records planned so
+ * scratch file (restore-target.ts), and the keys of the updates planned go to the
+ * caller a batch at a time (`keepUpdateKeys`), not held. The ops of the records planned so
  * far are handed over by `takeBatch`, so a restore writes its plan to the journal a batch
  * at a time and never holds the plan of the whole run.
  */
@@ -88,6 +89,12 @@ export interface RecordPlannerOptions {
    * target hold the run whatever was edited there.
    */
   readonly delta?: { readonly overwriteTargetEdits: boolean } | undefined
+  /**
+   * Where the keys of the update ops planned (of records that exist, not the state set
+   * after a create) are kept, a batch at a time (`takeBatch`): restore.ts counts those done
+   * as `updated`, from a scratch file, not the heap. Without it they are not kept.
+   */
+  readonly keepUpdateKeys?: ((keys: ReadonlyArray<string>) => void) | undefined
 }
 
 /** A source record's versions: its key base, the hash of its content, its latest version planned. */
@@ -111,9 +118,8 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
   /** List and tag ensure ops planned by this restore (each once). */
   const ensured = new Set<string>()
   const unknownAssignees = new Set<string>()
-  /** Target ids some run record matches (kept by deleteMissing). */
-  /** The update ops of records that exist (not the state set after a create): `updated` counts these. */
-  const updateKeys: Array<string> = []
+  /** The update ops of records that exist planned since the last batch (`keepUpdateKeys`). */
+  let updateKeys: Array<string> = []
   const counts = { creates: 0, updates: 0, moves: 0, unchanged: 0 }
   let tagsBehind = 0
   /** Delta passes: target edits kept (the plan's conflicts, the run's kept), and the source records they are of. */
@@ -481,13 +487,14 @@ export const makeRecordPlanner = (options: RecordPlannerOptions) => {
       ops = []
       mappings = []
       newVersions = []
+      if (updateKeys.length > 0) options.keepUpdateKeys?.(updateKeys)
+      updateKeys = []
       return batch
     },
     counts: (): PlanCounts => ({ ...counts }),
     /** Records whose tags differ on the target (update-record takes no tags). */
     tagsBehind: () => tagsBehind,
     unknownAssignees: (): ReadonlyArray<string> => [...unknownAssignees].sort(),
-    updateKeys: (): ReadonlyArray<string> => updateKeys,
     /** Delta passes: target edits kept, and the source records they are of. */
     kept: (): ReadonlyArray<Kept> => kept,
     keptRecords: (): ReadonlySet<string> => keptRecords,
@@ -503,23 +510,36 @@ export type RecordPlanner = ReturnType<typeof makeRecordPlanner>
 /** The journal key of the deletion of target record `id`. */
 export const deleteKey = (target: string, id: string) => `restore:${target}:delete:${id}`
 
+/** Deletions planned per call of `write`. */
+const DELETE_BATCH = 500
+
 /**
  * The deletions of `deleteMissing`: every target record no run record matched, except
- * those an earlier restore deleted (or planned to). One lookup per target record.
+ * those an earlier restore deleted (or planned to), handed to `write` a batch at a time
+ * (one lookup per target record); returns how many were planned.
  */
-export const planDeletes = (
+export const planDeletes = <E>(
   journal: JournalApi,
   target: string,
   now: TargetState,
-  runId: number
-): Effect.Effect<Array<PlanOp>, JournalError> =>
+  runId: number,
+  write: (ops: ReadonlyArray<PlanOp>) => Effect.Effect<void, E>,
+  batchSize: number = DELETE_BATCH
+): Effect.Effect<number, JournalError | E> =>
   Effect.gen(function*() {
-    const ops: Array<PlanOp> = []
+    let planned = 0
+    let ops: Array<PlanOp> = []
     for (const id of now.records.unmatchedIds()) {
       const key = deleteKey(target, id)
       if (Option.isSome(yield* journal.get(key))) continue
       const payload: RecordDeletePayload = { workspaceId: target, recordId: id, origin: `target record ${id} (not in run ${runId})` }
       ops.push({ key, kind: OP_KINDS.recordDelete, payload })
+      planned++
+      if (ops.length >= batchSize) {
+        yield* write(ops)
+        ops = []
+      }
     }
-    return ops
+    if (ops.length > 0) yield* write(ops)
+    return planned
   })

@@ -40,10 +40,11 @@
  *
  * The run's records are read from the snapshot a batch at a time (restore-source.ts),
  * planned one at a time (restore-plan.ts), and the plan is written to the journal a batch
- * at a time: neither the run's details nor its plan are ever all in memory (the target's
- * listing is: each record is compared with it). A restore stopped while planning leaves
- * the batches it wrote; the rerun resumes their creates and supersedes their updates,
- * as it does after a stop during the replay.
+ * at a time: neither the run's details nor its plan are ever all in memory. What a restore
+ * needs per record is in scratch files of its own, not the heap: the target's listing
+ * and the ids its scans read (restore-target.ts), the keys of the updates it planned.
+ * A restore stopped while planning leaves the batches it wrote; the rerun resumes their
+ * creates and supersedes their updates, as it does after a stop during the replay.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -53,6 +54,7 @@ import type { RestClientApi, RestError } from "../client/rest-client.ts"
 import type { FilePortError } from "../connectors/files/ports.ts"
 import type { StoreBusy, StoreLockError } from "../store/file-lock.ts"
 import type { ObjectStoreError } from "../store/object-store.ts"
+import { scratchKeys } from "../store/scratch-keys.ts"
 import type { StoreOpenError } from "../store/sqlite.ts"
 import type { PageError } from "../streams/paging.ts"
 import type { ScanUnstable } from "../streams/stable-scan.ts"
@@ -304,9 +306,16 @@ const replayPlan = (
     return { report, adopted }
   })
 
-/** How many of the update ops (of records that exist) are done. */
-const doneCount = (journal: JournalApi, keys: ReadonlyArray<string>) =>
-  Effect.map(Effect.forEach(keys, (key) => journal.get(key)), (ops) => ops.filter((o) => Option.isSome(o) && o.value.state === "done").length)
+/** How many of the update ops (of records that exist) are done: looked up one at a time, none held. */
+const doneCount = (journal: JournalApi, keys: Iterable<string>) =>
+  Effect.gen(function*() {
+    let done = 0
+    for (const key of keys) {
+      const op = yield* journal.get(key)
+      if (Option.isSome(op) && op.value.state === "done") done++
+    }
+    return done
+  })
 
 /**
  * The run's files, for a whole run: with `files`, those the target lacks uploaded (or
@@ -360,14 +369,21 @@ export const restore = (
       yield* journal.setMeta("target.workspace", target)
       yield* journal.setMeta("kind", journalKind)
     }
+    // The update ops planned, counted as `updated` once replayed: in a scratch file, not the heap.
+    const updates = yield* scratchKeys("updates")
+    const keepUpdateKeys = (keys: ReadonlyArray<string>) =>
+      updates.batch(() => {
+        for (const key of keys) updates.see(key)
+      })
     // Whether `archived` can be set is the journal's to say (capabilities.ts); the planner reads it.
-    const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun, delta: options.delta })
+    const planner = makeRecordPlanner({ client, journal, target, now, archivedSettable: true, dryRun, delta: options.delta, keepUpdateKeys })
     const census = makeCensus()
     const write = (batch: PlanBatch) => (dryRun || batch.ops.length + batch.mappings.length === 0 ? Effect.void : Effect.asVoid(journal.addPlan(batch)))
     const records = yield* planAll(details, planner, census, write, options.mapSource)
-    const deletes = options.deleteMissing === true ? yield* planDeletes(journal, target, now, options.run.id) : []
-    yield* write({ ops: deletes, supersede: [], mappings: [] })
-    const planned = { ...planner.counts(), deletes: deletes.length }
+    const deletes = options.deleteMissing === true
+      ? yield* planDeletes(journal, target, now, options.run.id, (ops) => write({ ops, supersede: [], mappings: [] }))
+      : 0
+    const planned = { ...planner.counts(), deletes }
     const { unchanged, ...sent } = planned
 
     if (dryRun) {
@@ -399,7 +415,7 @@ export const restore = (
       planned: sent,
       unchanged,
       created: report.doneByKind[OP_KINDS.recordCreate] ?? 0,
-      updated: yield* doneCount(journal, planner.updateKeys()),
+      updated: yield* doneCount(journal, updates.keys()),
       deleted: report.doneByKind[OP_KINDS.recordDelete] ?? 0,
       failed: report.failed,
       unknown: report.unknown,
