@@ -31,11 +31,12 @@
  * from the snapshot run a batch at a time (source-run.ts), each batch's ops written to the
  * journal before the next batch is read (`addPlan` keeps an op already planned, so a rerun
  * plans nothing twice), and what spans the run (source id -> target id) stays in the
- * journal, looked up per record. Held whole: the source's list titles; the verification's
- * order check holds, for the list it compares, two positions and ids a record (about 150
- * bytes); and what the restore step and the verification read of the target
- * (restore-target.ts `readTarget`: every target record's summary by id, about 700 bytes a
- * record on the emulator's records), which bounds a migration's memory by the target's size.
+ * journal, looked up per record. Held whole: the source's list titles, and the
+ * verification's order check holds the last target record of each list (list-order.ts).
+ * What the steps need per record is in scratch files, not the heap: the ids the backup
+ * and the scans of the target have seen (store/scratch-keys.ts), and the target's
+ * records as the restore step and the verification read them (restore-target.ts
+ * `readTarget`, store/scratch-records.ts).
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

@@ -11,9 +11,8 @@
  *
  * The source side is read from the run a batch at a time, a list at a time by position
  * (the store's `runRecordDetails`), with each batch's comments and file values; the source
- * id -> target id of each record is looked up in the journal. Held: a batch, and for the
- * list being compared for order, two positions and ids a record (about 150 bytes). The
- * target side is its state as a restore reads it (restore-target.ts `readTarget`: every
+ * id -> target id of each record is looked up in the journal. Held: a batch, and for
+ * each list title, the last target record read (the order check). The target side is its state as a restore reads it (restore-target.ts `readTarget`: every
  * record's summary, by id).
  */
 import * as Effect from "effect/Effect"
@@ -33,8 +32,9 @@ import { type NotRestored, readSource } from "../restore-source.ts"
 import { SKIP } from "../mapping-files.ts"
 import type { SourceMapping } from "./mapped-source.ts"
 import { CAPABILITY, type Capability, listsNotMade, missingCapabilities } from "../capabilities.ts"
-import { byPosition, compareSummary, readTarget } from "../restore-target.ts"
+import { compareSummary, readTarget } from "../restore-target.ts"
 import { commentsOf, detailBatches } from "./source-run.ts"
+import { type OrderCheck, orderCheckAdd, orderCheckKept, orderCheckOf } from "./list-order.ts"
 import { planCustomFieldFiles } from "./custom-field-files.ts"
 import type { MigrateEnd } from "./migrate.ts"
 import { type InviteOutcome, membersOf } from "./people.ts"
@@ -151,12 +151,6 @@ const tally = (source: number, planned: number, report: ReplayReport, dryRun: bo
     skipped: skippedBefore + (dryRun ? 0 : Math.max(0, planned - created - failed - report.deferred)),
     failed
   }
-}
-
-/** What the order within a list is judged by (restore-target.ts `byPosition`). */
-interface Positioned {
-  readonly position: unknown
-  readonly id: unknown
 }
 
 /**
@@ -282,26 +276,20 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
     const getRecord = (recordId: string) => target.rest.getRecord({ workspaceId: target.workspaceId, recordId })
 
     // The order within each list the target could make (and holds records of): the
-    // target's positions against the source's. The run is read a list at a time, so a
-    // list is compared once the read has passed it (a title two source lists share, once
-    // the read is done), and only its pairs are held meanwhile.
+    // target's positions against the source's. The run is read a list at a time by
+    // position, which is the order the target's records are to be in: a list's order is
+    // kept when each target record read sorts after the one read before it (`byPosition`),
+    // so only the last one is held per title, not the list's pairs. A list is judged once
+    // the read has passed it (a title two source lists share, once the read is done).
     const titleCount = new Map<string, number>()
     for (const title of input.lists) titleCount.set(title, (titleCount.get(title) ?? 0) + 1)
-    /**
-     * Per source list title: its records' (source, target) positions and ids, not yet
-     * compared; `list`: which source list, in the order read.
-     */
-    const open = new Map<string, Array<{ readonly list: number; readonly source: Positioned; readonly target: Positioned }>>()
+    const open = new Map<string, OrderCheck>()
     const orderOf = new Map<string, boolean>()
     const compareOrder = (title: string) => {
-      const pairs = open.get(title)
+      const check = open.get(title)
       open.delete(title)
-      if (pairs === undefined || pairs.length === 0 || !titleCount.has(title) || notMadeSet.has(title)) return
-      // Lists that share a title (or a title map merges) were created one after the other,
-      // each in its order: positions of two source lists say nothing of each other.
-      const want = [...pairs].sort((a, b) => a.list - b.list || byPosition(a.source, b.source)).map((p) => p.target.id)
-      const got = pairs.map((p) => p.target).sort(byPosition).map((t) => t.id)
-      orderOf.set(title, want.join("\n") === got.join("\n"))
+      if (check === undefined || !titleCount.has(title) || notMadeSet.has(title)) return
+      orderOf.set(title, orderCheckKept(check))
     }
     let list: unknown = undefined
     let listsRead = 0
@@ -329,9 +317,9 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
           }
           if (r.listTitle !== null) {
             const pair = { list: listsRead, source: { position: d.position, id: d.id }, target: { position: t.position, id: t.id } }
-            const inList = open.get(r.listTitle)
-            if (inList === undefined) open.set(r.listTitle, [pair])
-            else inList.push(pair)
+            const check = open.get(r.listTitle)
+            if (check === undefined) open.set(r.listTitle, orderCheckOf(pair))
+            else orderCheckAdd(check, pair)
           }
           const emails = r.emails.filter((e) => now.users.has(e))
           const diff = compareSummary(r, t, emails, archivedSettable, notMadeSet)
