@@ -227,7 +227,9 @@ const backupWorkspace = (
     // once. The ids are kept in a scratch file, not the heap (with the scan's own, below:
     // about 66 bytes a record as two sets).
     const seen = yield* scratchKeys("backup-ids")
-    const firstSighting = (summary: RecordSummary): boolean => seen.see(summary.id)
+    /** The records of a chunk (a page, as the scans emit them) listed for the first time, noted in one transaction. */
+    const firstSightings = (chunk: ReadonlyArray<RecordSummary>): Array<RecordSummary> =>
+      seen.batch(() => chunk.filter((summary) => seen.see(summary.id)))
     // Each scan's own ids (stable-scan.ts `seenIds`), emptied for each scan.
     const scanned = yield* scratchKeys("backup-scan-ids")
     const seenIds = () => {
@@ -245,7 +247,8 @@ const backupWorkspace = (
     /** Fetches what changed of each record seen for the first time, and stores it in batches. */
     const backUpRecords = (records: Stream.Stream<RecordSummary, BackupError, RestClient>) =>
       records.pipe(
-        Stream.filter(firstSighting),
+        Stream.mapArray((chunk) => [firstSightings(chunk)] as const),
+        Stream.flattenIterable,
         Stream.mapEffect(
           (summary) =>
             recordEntry(store, client, workspace.id, summary, refetch(summary.id), counters, pageConcurrency).pipe(
