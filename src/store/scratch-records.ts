@@ -1,6 +1,8 @@
 /**
  * A scratch file of items by id (scratch.ts): a restore's copy of the target's records
- * (sync/restore-target.ts), kept on disk, not in the heap, at a million records. Each item
+ * (sync/restore-target.ts), a file copy's plan (connectors/files/copy.ts, ids in listing
+ * order, the files done already marked), kept on disk, not in the heap, at a million
+ * records. Each item
  * is kept as its JSON text with a mark (`match`) beside it, so the marks cost no heap either.
  */
 import * as Effect from "effect/Effect"

@@ -20,23 +20,25 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as path from "node:path"
 import { isAbort } from "../../client/predicates.ts"
 import type { JournalApi, JournalError, JournalStateError, Op } from "../../store/journal.ts"
+import { scratchRecords } from "../../store/scratch-records.ts"
+import type { ScanUnstable } from "../../streams/stable-scan.ts"
 import type { Digest } from "./digest.ts"
 import { confirmGone, type DeletedAtSource, isDeletedAtSource } from "./deleted-at-source.ts"
 import { type DirTarget, openDirTarget } from "./dir-target.ts"
 import { detailOf, SizeMismatch, SourceMissing } from "./errors.ts"
 import {
-  assignLocalNames,
   type CopyPayload,
   type CopyResult,
   decodePayload,
   FILE_COPY_KIND,
   FILE_NAMESPACE,
   jobIdOf,
+  localNamer,
   nameOf,
   opKeyOf,
   type SourceFile,
@@ -49,7 +51,7 @@ import type { Endpoint } from "./spec.ts"
 import type { WalkOptions } from "./walk.ts"
 import {
   batchable,
-  groupBatches,
+  batchesOf,
   makeAdopter,
   uploadBatch,
   type UploadContext,
@@ -166,10 +168,6 @@ export class ListingUnverified extends Data.TaggedError("ListingUnverified")<{
   }
 }
 
-interface PlannedFile extends UploadJob {
-  readonly done: boolean
-}
-
 /** The fingerprint of this copy's two ends (its ops' keys hold it). */
 export const copyJobIdOf = (options: Pick<CopyFilesOptions, "from" | "to" | "source" | "target">): string =>
   jobIdOf(options.from, options.to, {
@@ -215,42 +213,146 @@ export const recordOutcome = (
     return Effect.as(journal.fail(job.key, reason), { _tag: "Failed", reason, abort: isAbort(result.failure) })
   })
 
-/** Plans every source file in the journal (new ones get names), returns them with their state. */
+/** A file of the plan: its op, and its place in the listing (`n`, from 0). */
+interface PlannedFile extends UploadJob {
+  readonly n: number
+}
+
+/** A listed file with what an earlier run planned of it (the plan's first pass). */
+interface ListedFile {
+  readonly key: string
+  readonly source: SourceFile
+  /** The payload an earlier run planned, if any. */
+  readonly known: CopyPayload | null
+  readonly attemptedAt: string | null
+}
+
+/** Files planned in one call of the journal, and read back at a time. */
+const PLAN_PAGE = 500
+
+/** The key of a file's row in the plan's scratch file: its place in the listing, so keys sort in listing order. */
+const rowId = (n: number): string => String(n).padStart(15, "0")
+
+/** Pages of at most `size` of `items`, each taken as it is needed. */
+function* pagesOf<A>(items: Iterable<A>, size: number): Generator<Array<A>> {
+  let page: Array<A> = []
+  for (const item of items) {
+    page.push(item)
+    if (page.length === size) {
+      yield page
+      page = []
+    }
+  }
+  if (page.length > 0) yield page
+}
+
+/** The copy's plan: every file planned in the journal, kept in a scratch file in listing order. */
+interface Plan {
+  readonly files: number
+  readonly toCopy: number
+  readonly bytes: number
+  readonly pending: ReadonlyArray<string>
+  readonly unverified: ScanUnstable | null
+  /** The files to copy (not done when planned), in listing order, read a page at a time. */
+  readonly todo: () => Generator<PlannedFile>
+  /** The file at place `n` of the listing. */
+  readonly fileAt: (n: number) => PlannedFile
+}
+
+/**
+ * Plans every source file in the journal (new ones get names). The listing, what the
+ * journal held of each file and the plan are kept in a scratch file for the scope, not in
+ * the heap: two passes over it, a page at a time (a directory target's new names avoid
+ * every name earlier runs gave, so those are all known before the first new one).
+ */
 const plan = (
   options: CopyFilesOptions,
   jobId: string,
-  files: ReadonlyArray<SourceFile>,
   dirTarget: DirTarget | null
-): Effect.Effect<ReadonlyArray<PlannedFile>, JournalError> =>
+): Effect.Effect<Plan, unknown, Scope.Scope> =>
   Effect.gen(function*() {
     const journal = options.journal
-    const known = yield* Effect.forEach(files, (source) =>
-      Effect.map(journal.get(opKeyOf(jobId, source)), (found) => {
-        const op = Option.getOrUndefined(found)
-        const payload = op === undefined ? null : decodePayload(op.payload)
-        return { key: opKeyOf(jobId, source), source, op, payload, knownName: payload?.localName ?? null }
+    const kept = yield* scratchRecords("copy-plan")
+    const row = <A>(id: string): A => JSON.parse(kept.get(id)!) as A
+    let listed = 0
+    const listing = yield* listSource(options.from, options.source, options.filter ?? {}, (page) =>
+      Effect.map(journal.getMany(page.map((source) => opKeyOf(jobId, source))), (ops) => {
+        const byKey = new Map(ops.map((op) => [op.key, op]))
+        kept.putAll(page.map((source) => {
+          const key = opKeyOf(jobId, source)
+          const op = byKey.get(key)
+          const file: ListedFile & { readonly id: string } = {
+            id: rowId(listed++),
+            key,
+            source,
+            known: op === undefined ? null : decodePayload(op.payload),
+            attemptedAt: op?.attemptedAt ?? null
+          }
+          return file
+        }))
       }))
-    const localNames = dirTarget === null
-      ? known.map(() => null)
-      : assignLocalNames(known, [...dirTarget.existingNames, ...dirTarget.manifest.lines.keys()])
-    const fresh = known.map((k, i): CopyPayload => ({
-      v: 1,
-      source: k.source,
-      localName: localNames[i] ?? null,
-      uploadName: options.to.kind === "workspace" ? uploadNameOf(k.source) : null
-    }))
+    const localName = dirTarget === null
+      ? () => null
+      : localNamer(
+        (function*() {
+          for (const id of kept.ids()) {
+            const known = row<ListedFile>(id).known?.localName
+            if (known !== undefined && known !== null) yield known
+          }
+        })(),
+        [...dirTarget.existingNames, ...dirTarget.manifest.lines.keys()]
+      )
     const run = yield* journal.beginPlanRun()
-    const planned = yield* journal.planOps(
-      run,
-      known.map((k, i) => ({ key: k.key, kind: FILE_COPY_KIND, payload: fresh[i] }))
-    )
-    return planned.map((p, i): PlannedFile => ({
-      key: p.key,
-      payload: known[i]!.payload ?? fresh[i]!,
-      previousAttemptAt: known[i]!.op?.attemptedAt ?? null,
-      done: p.state === "done"
-    }))
+    let toCopy = 0
+    let bytes = 0
+    for (const ids of pagesOf(kept.ids(), PLAN_PAGE)) {
+      const files = ids.map((id) => row<ListedFile>(id))
+      const fresh = files.map((f): CopyPayload => ({
+        v: 1,
+        source: f.source,
+        localName: localName({ source: f.source, knownName: f.known?.localName ?? null }),
+        uploadName: options.to.kind === "workspace" ? uploadNameOf(f.source) : null
+      }))
+      const planned = yield* journal.planOps(run, files.map((f, i) => ({ key: f.key, kind: FILE_COPY_KIND, payload: fresh[i] })))
+      kept.putAll(planned.map((p, i) => {
+        const file: PlannedFile & { readonly id: string } = {
+          id: ids[i]!,
+          n: Number(ids[i]),
+          key: p.key,
+          payload: files[i]!.known ?? fresh[i]!,
+          previousAttemptAt: files[i]!.attemptedAt
+        }
+        if (p.state !== "done") {
+          toCopy++
+          bytes += file.payload.source.size
+        }
+        return file
+      }))
+      // Files done already are marked: the copy reads only the others.
+      planned.forEach((p, i) => p.state === "done" && kept.match(ids[i]!))
+    }
+    return {
+      files: listed,
+      toCopy,
+      bytes,
+      pending: listing.pending,
+      unverified: listing.unverified,
+      todo: function*() {
+        for (const id of kept.unmatchedIds()) yield row<PlannedFile>(id)
+      },
+      fileAt: (n) => row<PlannedFile>(rowId(n))
+    }
   })
+
+/**
+ * Runs `f` on each of `items` (taken as they are needed, not all at once), at most
+ * `concurrency` at a time, starting them in order.
+ */
+const forEachTaken = <A, E>(
+  items: Iterable<A>,
+  f: (a: A) => Effect.Effect<void, E>,
+  concurrency: number
+): Effect.Effect<void, E> => Stream.runDrain(Stream.mapEffect(Stream.fromIterable(items, { chunkSize: 64 }), f, { concurrency }))
 
 /** Copies one file into a directory: stream, check, rename, manifest line. */
 const copyToDir = (
@@ -319,14 +421,12 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     yield* journal.retryFailed([FILE_COPY_KIND])
 
     const dirTarget = to.kind === "dir" ? yield* openDirTarget(to.path) : null
-    const listed = yield* listSource(from, options.source, options.filter ?? {})
-    const planned = yield* plan(options, jobId, listed.files, dirTarget)
-    const todo = planned.filter((p) => !p.done)
+    const planned = yield* plan(options, jobId, dirTarget)
     reporter.planned?.({
-      files: planned.length,
-      toCopy: todo.length,
-      bytes: todo.reduce((n, p) => n + p.payload.source.size, 0),
-      pendingSource: listed.pending
+      files: planned.files,
+      toCopy: planned.toCopy,
+      bytes: planned.bytes,
+      pendingSource: planned.pending
     })
 
     let copied = 0
@@ -338,8 +438,8 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     /** The failure that stops the run (nothing new starts after it), and files left unstarted. */
     let stop: string | undefined
     let notStarted = 0
-    /** Files whose claim found them taken: another process of a spread job has them. */
-    const takenElsewhere: Array<PlannedFile> = []
+    /** Files (their places in the listing) whose claim found them taken: another process of a spread job has them. */
+    const takenElsewhere: Array<number> = []
     const stopped = () => {
       if (stop === undefined) return false
       notStarted++
@@ -364,16 +464,16 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
 
     let uploadContext: UploadContext | undefined
     if (to.kind === "dir") {
-      yield* Effect.forEach(
-        todo,
+      yield* forEachTaken(
+        planned.todo(),
         (file) =>
           Effect.gen(function*() {
             if (stopped()) return
             const claimed = yield* Effect.result(journal.claim(file.key))
-            if (claimed._tag === "Failure") return void takenElsewhere.push(file)
+            if (claimed._tag === "Failure") return void takenElsewhere.push(file.n)
             yield* finish(file, copyToDir(options, dirTarget!, file.payload, reporter))
           }),
-        { concurrency, discard: true }
+        concurrency
       )
     } else {
       const target = options.target!
@@ -386,21 +486,25 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
         adopter: makeAdopter(journal, target, to.workspaceId)
       }
       const useBatches = (options.uploadStrategy ?? "auto") === "auto" && target.uploadBatch !== undefined
-      const batched = useBatches ? todo.filter(batchable) : []
-      const single = useBatches ? todo.filter((f) => !batchable(f)) : todo
       type Unit = { readonly _tag: "one"; readonly file: PlannedFile } | { readonly _tag: "batch"; readonly files: Array<PlannedFile> }
-      const units: Array<Unit> = [
-        ...groupBatches(batched).map((files): Unit => files.length === 1 ? { _tag: "one", file: files[0]! } : { _tag: "batch", files }),
-        ...single.map((file): Unit => ({ _tag: "one", file }))
-      ]
-      yield* Effect.forEach(
-        units,
+      // The batches of the small files first, then the others one by one, each read from the plan as it is reached.
+      const units = function*(): Generator<Unit> {
+        if (useBatches) {
+          const batched = (function*() {
+            for (const file of planned.todo()) if (batchable(file)) yield file
+          })()
+          for (const files of batchesOf(batched)) yield files.length === 1 ? { _tag: "one", file: files[0]! } : { _tag: "batch", files }
+        }
+        for (const file of planned.todo()) if (!useBatches || !batchable(file)) yield { _tag: "one", file }
+      }
+      yield* forEachTaken(
+        units(),
         (unit) =>
           Effect.gen(function*() {
             if (unit._tag === "one" ? stopped() : unit.files.every(() => stopped())) return
             if (unit._tag === "one") {
               const claimed = yield* Effect.result(journal.claim(unit.file.key))
-              if (claimed._tag === "Failure") return void takenElsewhere.push(unit.file)
+              if (claimed._tag === "Failure") return void takenElsewhere.push(unit.file.n)
               yield* finish(unit.file, uploadOne(ctx, unit.file, claimed.success))
               return
             }
@@ -408,59 +512,67 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
             const byKey = new Map<string, Op>(ops.map((op) => [op.key, op]))
             const jobs = unit.files.flatMap((job) => {
               const op = byKey.get(job.key)
-              if (op === undefined) takenElsewhere.push(job)
+              if (op === undefined) takenElsewhere.push(job.n)
               return op === undefined ? [] : [{ job, op }]
             })
             const outcomes = yield* uploadBatch(ctx, jobs)
             yield* Effect.forEach(outcomes, (o, i) => finish(jobs[i]!.job as PlannedFile, o.result), { discard: true })
           }),
-        { concurrency, discard: true }
+        concurrency
       )
     }
 
     // Files other processes took (helpers of a spread job, docs/scale.md): wait for each
     // to end, count what they copied, and copy what they gave back or left behind.
+    // The files are read back from the plan a page at a time.
     let waiting = takenElsewhere
     while (waiting.length > 0) {
-      const states = new Map((yield* journal.getMany(waiting.map((f) => f.key))).map((op) => [op.key, op]))
-      if ([...states.values()].some((op) => op.state === "in_flight")) {
-        // A dead process's claims go back to pending (uncertain: settled before resending).
-        const reset = yield* journal.resetInFlight()
-        if (reset > 0) continue
-      }
-      const next: Array<PlannedFile> = []
-      for (const file of waiting) {
-        const op = states.get(file.key)
-        const name = nameOf(file.payload.source)
-        if (op?.state === "done" && isDeletedAtSource(op.result)) {
-          deletedAtSource.push(name)
-          reporter.fileDeleted?.(name)
-        } else if (op?.state === "done") {
-          const r = op.result as CopyResult
-          // Its helper reported the file as it finished; only the total moves here.
-          copied++
-          bytes += r.size
-          reporter.bytes?.(r.size)
-        } else if (op?.state === "failed") {
-          const reason = op.error ?? "failed"
-          failures.push({ name, reason })
-          reporter.fileFailed?.(name, reason)
-        } else if (op?.state === "pending" && stop === undefined) {
-          const claimed = yield* Effect.result(journal.claim(file.key))
-          // Settling what a dead helper sent (a batch leaves no upload uid) needs the time
-          // of its attempt, not the one read at planning.
-          const again = { ...file, previousAttemptAt: op.attemptedAt ?? file.previousAttemptAt }
-          if (claimed._tag === "Failure") next.push(file)
-          else if (to.kind === "dir") yield* finish(again, copyToDir(options, dirTarget!, file.payload, reporter))
-          else yield* finish(again, uploadOne(uploadContext!, again, claimed.success))
-        } else if (op?.state === "in_flight") {
-          next.push(file)
-        } else if (op?.state === "pending") {
-          notStarted++
+      const next: Array<number> = []
+      let reset = false
+      for (let from = 0; from < waiting.length; from += PLAN_PAGE) {
+        const page = waiting.slice(from, from + PLAN_PAGE).map(planned.fileAt)
+        const states = new Map((yield* journal.getMany(page.map((f) => f.key))).map((op) => [op.key, op]))
+        if ([...states.values()].some((op) => op.state === "in_flight")) {
+          // A dead process's claims go back to pending (uncertain: settled before resending).
+          if ((yield* journal.resetInFlight()) > 0) {
+            next.push(...waiting.slice(from))
+            reset = true
+            break
+          }
+        }
+        for (const file of page) {
+          const op = states.get(file.key)
+          const name = nameOf(file.payload.source)
+          if (op?.state === "done" && isDeletedAtSource(op.result)) {
+            deletedAtSource.push(name)
+            reporter.fileDeleted?.(name)
+          } else if (op?.state === "done") {
+            const r = op.result as CopyResult
+            // Its helper reported the file as it finished; only the total moves here.
+            copied++
+            bytes += r.size
+            reporter.bytes?.(r.size)
+          } else if (op?.state === "failed") {
+            const reason = op.error ?? "failed"
+            failures.push({ name, reason })
+            reporter.fileFailed?.(name, reason)
+          } else if (op?.state === "pending" && stop === undefined) {
+            const claimed = yield* Effect.result(journal.claim(file.key))
+            // Settling what a dead helper sent (a batch leaves no upload uid) needs the time
+            // of its attempt, not the one read at planning.
+            const again = { ...file, previousAttemptAt: op.attemptedAt ?? file.previousAttemptAt }
+            if (claimed._tag === "Failure") next.push(file.n)
+            else if (to.kind === "dir") yield* finish(again, copyToDir(options, dirTarget!, file.payload, reporter))
+            else yield* finish(again, uploadOne(uploadContext!, again, claimed.success))
+          } else if (op?.state === "in_flight") {
+            next.push(file.n)
+          } else if (op?.state === "pending") {
+            notStarted++
+          }
         }
       }
       waiting = next
-      if (waiting.length > 0) yield* Effect.sleep(SPREAD_POLL)
+      if (!reset && waiting.length > 0) yield* Effect.sleep(SPREAD_POLL)
     }
 
     // Files the source said are not there: deleted at the source, or failed.
@@ -485,19 +597,19 @@ export const copyFiles = (options: CopyFilesOptions): Effect.Effect<CopySummary,
     }
 
     const summary: CopySummary = {
-      files: planned.length,
+      files: planned.files,
       copied,
-      skipped: planned.length - todo.length,
+      skipped: planned.files - planned.toCopy,
       failed: failures.length,
       bytes,
       deleted: deletedAtSource.length,
       deletedAtSource,
-      pendingSource: listed.pending,
+      pendingSource: planned.pending,
       failures,
       ...(stop !== undefined ? { stopped: { reason: stop, notStarted } } : {})
     }
-    if (listed.unverified !== null && from.kind === "workspace") {
-      return yield* new ListingUnverified({ workspaceId: from.workspaceId, detail: listed.unverified.detail, summary })
+    if (planned.unverified !== null && from.kind === "workspace") {
+      return yield* new ListingUnverified({ workspaceId: from.workspaceId, detail: planned.unverified.detail, summary })
     }
     return summary
   })

@@ -91,18 +91,19 @@ export const opKeyOf = (jobId: string, source: SourceFile): string =>
   source.kind === "dir" ? `${FILE_COPY_KIND}:${jobId}:path:${source.relPath}` : `${FILE_COPY_KIND}:${jobId}:uid:${source.uid}`
 
 /**
- * Local names for a directory target. Names recorded by earlier runs (in the ops) are
- * kept; new files avoid those, every manifest path and every name already in the
- * directory, then take their safe name in source order.
+ * Local names for a directory target. Names recorded by earlier runs (in the ops,
+ * `knownNames`: every one of them, before any new name is given) are kept; new files avoid
+ * those, every manifest path and every name already in the directory (`taken`), then take
+ * their safe name in the order they are asked for.
  */
-export const assignLocalNames = (
-  sources: ReadonlyArray<{ readonly source: SourceFile; readonly knownName: string | null }>,
+export const localNamer = (
+  knownNames: Iterable<string>,
   taken: Iterable<string>
-): ReadonlyArray<string> => {
+): (file: { readonly source: SourceFile; readonly knownName: string | null }) => string => {
   const namer = new SafeNamer()
-  for (const s of sources) if (s.knownName !== null) namer.reserve(s.knownName)
+  for (const name of knownNames) namer.reserve(name)
   for (const name of taken) namer.reserve(name)
-  return sources.map((s) => s.knownName ?? namer.next(nameOf(s.source)))
+  return (file) => file.knownName ?? namer.next(nameOf(file.source))
 }
 
 /** The name a workspace target receives: the source name (relative path for a directory source). */

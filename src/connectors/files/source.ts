@@ -6,74 +6,112 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import type { FileItem } from "../../schema/files.ts"
 import type { ObjectStoreApi } from "../../store/object-store.ts"
+import { openScratchKeys } from "../../store/scratch-keys.ts"
+import { StoreOpenError } from "../../store/sqlite.ts"
 import { ScanUnstable } from "../../streams/stable-scan.ts"
 import { detailOf, LocalIoError, SourceMissing } from "./errors.ts"
 import type { SourceFile } from "./plan.ts"
 import type { WorkspaceFiles } from "./ports.ts"
 import type { Endpoint } from "./spec.ts"
-import { walkDirectory, type WalkOptions } from "./walk.ts"
+import { walkFiles, type WalkOptions } from "./walk.ts"
 
+/** What a listing found besides its files, which `listSource` hands on a page at a time. */
 export interface SourceListing {
-  readonly files: ReadonlyArray<SourceFile>
+  /** How many files were handed on. */
+  readonly files: number
   /** Names of source files left out because they are still PENDING (not servable). */
   readonly pending: ReadonlyArray<string>
   /**
    * Set when the workspace's listing could not be verified complete (it kept changing
-   * behind the reading): `files` holds every file it read, and may miss some.
+   * behind the reading): the files handed on are every file it read, and may miss some.
    */
   readonly unverified: ScanUnstable | null
 }
 
-/** CONFIRMED files of a workspace (PENDING ones reported), or the files of a directory tree. */
-export const listSource = (
+/** Files handed to `listSource`'s caller at a time. */
+export const LISTING_PAGE = 500
+
+/**
+ * CONFIRMED files of a workspace (PENDING ones reported), or the files of a directory tree,
+ * handed to `onPage` in listing order a page of at most LISTING_PAGE at a time, as they are
+ * read: nothing of a file is held once its page is handed on (a workspace's uids seen,
+ * against the repeats of offset paging, are kept in a scratch file until the listing ends).
+ */
+export const listSource = <E>(
   from: Endpoint,
   source: WorkspaceFiles | undefined,
-  filter: WalkOptions = {}
-): Effect.Effect<SourceListing, unknown> => {
-  if (from.kind === "dir") {
-    return Effect.tryPromise({
-      try: () => walkDirectory(from.path, filter),
-      catch: (e) => new LocalIoError({ path: from.path, operation: "list source directory", detail: detailOf(e) })
-    }).pipe(
-      Effect.map((local): SourceListing => ({
-        files: local.map((f): SourceFile => ({ kind: "dir", root: from.path, relPath: f.relPath, size: f.size })),
-        pending: [],
-        unverified: null
-      }))
-    )
-  }
-  // A listing that cannot be verified still gave every file it read: those are copied,
-  // and the caller says the listing may be short.
-  return readListing(source!, from.workspaceId).pipe(
-    Effect.map(({ items, unverified }): SourceListing => {
-      const files: Array<SourceFile> = []
-      const pending: Array<string> = []
-      const seen = new Set<string>()
-      for (const item of items) {
-        // Offset paging may repeat an item when the listing shifts under us.
-        if (seen.has(item.uid)) continue
-        seen.add(item.uid)
-        // Only CONFIRMED files are served (R-FILE-STATUS-07).
-        if (item.status === "CONFIRMED") {
-          files.push({
-            kind: "workspace",
-            workspaceId: from.workspaceId,
-            id: item.id,
-            uid: item.uid,
-            name: item.name,
-            size: item.size
-          })
-        } else {
-          pending.push(item.name)
-        }
-      }
-      return { files, pending, unverified }
+  filter: WalkOptions,
+  onPage: (files: ReadonlyArray<SourceFile>) => Effect.Effect<void, E>
+): Effect.Effect<SourceListing, unknown> =>
+  Effect.scoped(Effect.gen(function*() {
+    let page: Array<SourceFile> = []
+    let files = 0
+    const add = (file: SourceFile): Effect.Effect<void, E> => {
+      page.push(file)
+      files++
+      return page.length < LISTING_PAGE ? Effect.void : flush
+    }
+    const flush = Effect.suspend(() => {
+      if (page.length === 0) return Effect.void
+      const full = page
+      page = []
+      return onPage(full)
     })
+    if (from.kind === "dir") {
+      const walk = Stream.fromAsyncIterable(
+        walkFiles(from.path, filter),
+        (e) => new LocalIoError({ path: from.path, operation: "list source directory", detail: detailOf(e) })
+      )
+      yield* Stream.runForEach(walk, (f) => add({ kind: "dir", root: from.path, relPath: f.relPath, size: f.size }))
+      yield* flush
+      return { files, pending: [], unverified: null }
+    }
+    const seen = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => openScratchKeys("copy-listing"),
+        catch: (e) => new StoreOpenError({ file: `a scratch file in ${os.tmpdir()}`, reason: "io", detail: detailOf(e) })
+      }),
+      (keys) => Effect.sync(keys.remove)
+    )
+    const pending: Array<string> = []
+    // A listing that cannot be verified still gave every file it read: those are copied,
+    // and the caller says the listing may be short.
+    const unverified = yield* eachListed(source!, from.workspaceId, (item) => {
+      // Offset paging may repeat an item when the listing shifts under us.
+      if (!seen.see(item.uid)) return Effect.void
+      // Only CONFIRMED files are served (R-FILE-STATUS-07).
+      if (item.status !== "CONFIRMED") return Effect.sync(() => void pending.push(item.name))
+      return add({
+        kind: "workspace",
+        workspaceId: from.workspaceId,
+        id: item.id,
+        uid: item.uid,
+        name: item.name,
+        size: item.size
+      })
+    })
+    yield* flush
+    return { files, pending, unverified }
+  }))
+
+/**
+ * Runs `f` on every file item of a workspace's listing as read (repeats included), and
+ * says whether it could be verified complete. A listing that cannot be verified still
+ * gives every item it read (the scan emits as it reads): `unverified` says it may be short.
+ */
+const eachListed = <E>(
+  source: WorkspaceFiles,
+  workspaceId: string,
+  f: (item: FileItem) => Effect.Effect<void, E>
+): Effect.Effect<ScanUnstable | null, unknown> =>
+  Stream.runForEach(source.listFiles(workspaceId), f).pipe(
+    Effect.as<ScanUnstable | null>(null),
+    Effect.catchIf((e): e is ScanUnstable => e instanceof ScanUnstable, (e) => Effect.succeed(e))
   )
-}
 
 /**
  * Every file item of a workspace's listing as read (repeats included), and whether it
@@ -85,10 +123,9 @@ export const readListing = (
   workspaceId: string
 ): Effect.Effect<{ readonly items: ReadonlyArray<FileItem>; readonly unverified: ScanUnstable | null }, unknown> => {
   const items: Array<FileItem> = []
-  return Stream.runForEach(source.listFiles(workspaceId), (item) => Effect.sync(() => void items.push(item))).pipe(
-    Effect.as<ScanUnstable | null>(null),
-    Effect.catchIf((e): e is ScanUnstable => e instanceof ScanUnstable, (e) => Effect.succeed(e)),
-    Effect.map((unverified) => ({ items, unverified }))
+  return Effect.map(
+    eachListed(source, workspaceId, (item) => Effect.sync(() => void items.push(item))),
+    (unverified) => ({ items, unverified })
   )
 }
 

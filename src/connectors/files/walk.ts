@@ -34,11 +34,14 @@ export const globFilter = (options: WalkOptions): ((relPath: string) => boolean)
 
 const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
-/** Every regular file under `root`, sorted by relative path. */
-export const walkDirectory = async (root: string, options: WalkOptions = {}): Promise<ReadonlyArray<LocalFile>> => {
+/**
+ * Every regular file under `root`, by relative path, yielded as the walk finds it: a tree
+ * of any size is walked holding only the names of the directories on the way down (each
+ * one's entries while it is walked), not a list of its files.
+ */
+export async function* walkFiles(root: string, options: WalkOptions = {}): AsyncGenerator<LocalFile> {
   const keep = globFilter(options)
-  const out: Array<LocalFile> = []
-  const visit = async (dir: string, prefix: string): Promise<void> => {
+  async function* visit(dir: string, prefix: string): AsyncGenerator<LocalFile> {
     const entries = await fs.promises.readdir(dir, { withFileTypes: true })
     entries.sort((a, b) => byCodePoint(a.name, b.name))
     for (const entry of entries) {
@@ -47,13 +50,19 @@ export const walkDirectory = async (root: string, options: WalkOptions = {}): Pr
       if (entry.isDirectory()) {
         // Our own scratch space from an interrupted copy into this tree.
         if (prefix === "" && entry.name === TEMP_DIR) continue
-        await visit(abs, rel)
+        yield* visit(abs, rel)
       } else if (entry.isFile() && keep(rel)) {
         const stat = await fs.promises.stat(abs)
-        out.push({ relPath: rel, absPath: abs, size: stat.size, mtimeMs: stat.mtimeMs })
+        yield { relPath: rel, absPath: abs, size: stat.size, mtimeMs: stat.mtimeMs }
       }
     }
   }
-  await visit(path.resolve(root), "")
+  yield* visit(path.resolve(root), "")
+}
+
+/** Every regular file under `root`, sorted by relative path. */
+export const walkDirectory = async (root: string, options: WalkOptions = {}): Promise<ReadonlyArray<LocalFile>> => {
+  const out: Array<LocalFile> = []
+  for await (const file of walkFiles(root, options)) out.push(file)
   return out
 }

@@ -267,23 +267,21 @@ export const batchable = (job: UploadJob): boolean => {
   return job.previousAttemptAt === null && job.payload.source.size <= BATCH_FILE_MAX_BYTES && !/[/\\]/.test(name)
 }
 
-/** Groups batchable jobs into batches of at most 10 files and BATCH_MAX_TOTAL_BYTES. */
-export const groupBatches = <J extends UploadJob>(jobs: ReadonlyArray<J>): Array<Array<J>> => {
-  const out: Array<Array<J>> = []
+/** Groups batchable jobs into batches of at most 10 files and BATCH_MAX_TOTAL_BYTES, each yielded when full. */
+export function* batchesOf<J extends UploadJob>(jobs: Iterable<J>): Generator<Array<J>> {
   let current: Array<J> = []
   let bytes = 0
   for (const job of jobs) {
     const size = job.payload.source.size
     if (current.length > 0 && (current.length >= BATCH_MAX_FILES || bytes + size > BATCH_MAX_TOTAL_BYTES)) {
-      out.push(current)
+      yield current
       current = []
       bytes = 0
     }
     current.push(job)
     bytes += size
   }
-  if (current.length > 0) out.push(current)
-  return out
+  if (current.length > 0) yield current
 }
 
 /** A failure after which the batch may still have been applied. */
