@@ -67,10 +67,20 @@ export interface PipelineApi {
 
 export class Pipeline extends Context.Service<Pipeline, PipelineApi>()("worksync/Pipeline") {}
 
-/** Sets each of `defaults` that the request does not set itself. */
-const withDefaults = (defaults: Readonly<Record<string, string>>) => (request: HttpClientRequest.HttpClientRequest) => {
-  const missing = Object.entries(defaults).filter(([name]) => request.headers[name.toLowerCase()] === undefined)
-  return missing.length === 0 ? request : HttpClientRequest.setHeaders(request, Object.fromEntries(missing))
+/**
+ * Sets each of the family's headers that the request does not set itself. The names are
+ * known once, lowercased as a request's headers are; the values are read per request.
+ */
+const withDefaults = (family: (config: ConnectionConfig) => Record<string, string>, config: ConnectionConfig) => {
+  const names = Object.keys(family(config)).map((name) => name.toLowerCase())
+  return (request: HttpClientRequest.HttpClientRequest) => {
+    if (names.every((name) => request.headers[name] !== undefined)) return request
+    const missing: Record<string, string> = {}
+    for (const [name, value] of Object.entries(family(config))) {
+      if (request.headers[name.toLowerCase()] === undefined) missing[name] = value
+    }
+    return HttpClientRequest.setHeaders(request, missing)
+  }
 }
 
 /** The REST family's credentials. */
@@ -98,8 +108,8 @@ export const appHeaders = (config: ConnectionConfig): Record<string, string> => 
 export const makePipeline = (config: ConnectionConfig, limiter: LimiterApi, httpClient: HttpClient.HttpClient): PipelineApi => {
   const bare = plainClient(httpClient)
   // Headers computed per request: the secrets stay Redacted until a request needs them.
-  const rest = HttpClient.mapRequest(bare, (r) => withDefaults(restHeaders(config))(r))
-  const app = HttpClient.mapRequest(bare, (r) => withDefaults(appHeaders(config))(r))
+  const rest = HttpClient.mapRequest(bare, withDefaults(restHeaders, config))
+  const app = HttpClient.mapRequest(bare, withDefaults(appHeaders, config))
 
   /**
    * One attempt: through the limiter (when `limited`), reporting the answer to it (429:
@@ -113,21 +123,19 @@ export const makePipeline = (config: ConnectionConfig, limiter: LimiterApi, http
     accepted: (status: number) => boolean,
     answerOf: (r: R) => Effect.Effect<Answer>
   ): Effect.Effect<R, F | TransportError | Timeout> =>
-    Effect.gen(function*() {
-      const r = yield* (limited ? limiter.withPermit(send) : send)
+    Effect.flatMap(limited ? limiter.withPermit(send) : send, (r) => {
       const status = statusOf(r)
-      if (accepted(status)) {
-        if (limited) yield* limiter.onSuccess
-        return r
-      }
-      const answer = yield* answerOf(r)
-      const failure = spec.failureOf(answer, yield* Clock.currentTimeMillis)
-      if (limited && status === 429) {
-        yield* limiter.onRateLimited(Predicate.isTagged(failure, "RateLimited") ? failure.retryAfterMs ?? null : null)
-      } else if (limited && status < 500) {
-        yield* limiter.onSuccess
-      }
-      return yield* Effect.fail(failure)
+      if (accepted(status)) return limited ? Effect.as(limiter.onSuccess, r) : Effect.succeed(r)
+      return Effect.flatMap(answerOf(r), (answer) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const failure = spec.failureOf(answer, now)
+          const told = limited && status === 429
+            ? limiter.onRateLimited(Predicate.isTagged(failure, "RateLimited") ? failure.retryAfterMs ?? null : null)
+            : limited && status < 500
+            ? limiter.onSuccess
+            : Effect.void
+          return Effect.andThen(told, Effect.fail(failure))
+        }))
     })
 
   /**

@@ -66,7 +66,7 @@ import {
 import { Pipeline, type PipelineApi } from "./pipeline.ts"
 import { beyondDocumentsFailure, restFailure } from "./responses.ts"
 import { summarizeInput } from "./retry.ts"
-import { decodeWith, parseJson } from "./transport.ts"
+import { readAnswer } from "./transport.ts"
 
 /** Everything a REST call can fail with. */
 export type RestError = HttpFailure | OutcomeUnknown | ConflictingInput | InputRejected | NotAvailable
@@ -211,26 +211,37 @@ export const checkInput = <A, I>(
   operation: string,
   schema: Schema.Codec<A, I>,
   input: A
-): Effect.Effect<I, ConflictingInput | InputRejected> =>
-  Result.match(encodeEither(schema)(input), {
-    onSuccess: (encoded) => Effect.succeed(encoded),
-    onFailure: (error) => {
-      const issues = formatIssues(error)
-      const conflict = issues.find((i) => i.message.includes(Inputs.DESCRIPTION_CONFLICT_MESSAGE))
-      if (conflict !== undefined) {
-        return Effect.fail(
-          new ConflictingInput({ operation, fields: ["description", "descriptionHtml"], detail: Inputs.DESCRIPTION_CONFLICT_MESSAGE })
-        )
-      }
-      const first = issues[0]
-      return Effect.fail(
-        new InputRejected({
-          operation,
-          path: first === undefined ? "" : formatPath(first.path),
-          detail: issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("; ") || "invalid input"
-        })
-      )
+): Effect.Effect<I, ConflictingInput | InputRejected> => Effect.fromResult(checkedInput(operation, schema, input))
+
+/** Each input schema's encoder, made once: inputs are checked at every call. */
+const encoders = new WeakMap<Schema.Codec<unknown, unknown>, (a: unknown) => Result.Result<unknown, Schema.SchemaError>>()
+const encoderOf = <A, I>(schema: Schema.Codec<A, I>): (a: A) => Result.Result<I, Schema.SchemaError> => {
+  let encoder = encoders.get(schema as Schema.Codec<unknown, unknown>)
+  if (encoder === undefined) {
+    encoder = encodeEither(schema as Schema.Codec<unknown, unknown>)
+    encoders.set(schema as Schema.Codec<unknown, unknown>, encoder)
+  }
+  return encoder as (a: A) => Result.Result<I, Schema.SchemaError>
+}
+
+/** `checkInput` as a Result, for the calls that go on at once. */
+const checkedInput = <A, I>(
+  operation: string,
+  schema: Schema.Codec<A, I>,
+  input: A
+): Result.Result<I, ConflictingInput | InputRejected> =>
+  Result.mapError(encoderOf(schema)(input), (error) => {
+    const issues = formatIssues(error)
+    const conflict = issues.find((i) => i.message.includes(Inputs.DESCRIPTION_CONFLICT_MESSAGE))
+    if (conflict !== undefined) {
+      return new ConflictingInput({ operation, fields: ["description", "descriptionHtml"], detail: Inputs.DESCRIPTION_CONFLICT_MESSAGE })
     }
+    const first = issues[0]
+    return new InputRejected({
+      operation,
+      path: first === undefined ? "" : formatPath(first.path),
+      detail: issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("; ") || "invalid input"
+    })
   })
 
 /** Drops undefined values so they are never sent. */
@@ -262,16 +273,17 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
     afterRepeat?: (e: RestError) => A | undefined,
     beyondDocuments = false
   ): Effect.Effect<A, RestError> =>
-    Effect.gen(function*() {
+    Effect.suspend(() => {
       let attempts = 0
-      return yield* pipeline.call(pipeline.rest, {
+      return pipeline.call(pipeline.rest, {
         operation,
         request: () => {
           attempts++
           return build()
         },
         idempotent,
-        inputSummary: summarizeInput(body),
+        // Read only for a call not safe to repeat (its OutcomeUnknown names the input).
+        inputSummary: idempotent ? "" : summarizeInput(body),
         failureOf: (answer, now): HttpFailure | NotAvailable =>
           beyondDocuments ? beyondDocumentsFailure(operation, answer, now) : restFailure(operation, answer, now)
       }).pipe(
@@ -280,16 +292,7 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
             const recovered = attempts > 1 && afterRepeat !== undefined ? afterRepeat(e) : undefined
             return recovered === undefined ? Effect.fail(e) : Effect.succeed(recovered)
           },
-          onSuccess: (answer) =>
-            parseJson(operation, answer.text).pipe(
-              Effect.flatMap((json) => decodeWith(operation, schema, json)),
-              // A body that is not JSON fails, unless the schema reads any answer (one the
-              // documents do not show): then it gets the text as sent.
-              Effect.catchIf(
-                (e) => e.path === "(root)" && e.detail.startsWith("not JSON"),
-                (e) => Effect.catch(decodeWith(operation, schema, answer.text), () => Effect.fail(e))
-              )
-            )
+          onSuccess: (answer) => readAnswer(operation, schema, answer.text)
         })
       )
     })
@@ -351,8 +354,12 @@ export const makeRestClient = (config: ConnectionConfig, pipeline: PipelineApi):
     schema: Schema.Codec<A, I>,
     idempotent: boolean,
     afterRepeat?: (e: RestError) => A | undefined
-  ): Effect.Effect<A, RestError> =>
-    Effect.flatMap(checkInput(operation, inputSchema, input), (body) => call(operation, body, schema, { idempotent }, afterRepeat))
+  ): Effect.Effect<A, RestError> => {
+    const checked = checkedInput(operation, inputSchema, input)
+    return Result.isSuccess(checked)
+      ? call(operation, checked.success, schema, { idempotent }, afterRepeat)
+      : Effect.fail(checked.failure)
+  }
 
   /** An RPC operation beyond the documents (assumptions.ts EXTRA_OPERATIONS). */
   const rpcBeyond = <In, EncIn, A, I>(

@@ -130,7 +130,29 @@ export const withRetry = <A, E extends Classifiable, R>(
             })
           )
       ))
-  return Effect.retry(once, retrySchedule<E | OutcomeUnknown | RetryWaitTooLong>(options.settings, options.idempotent))
+  // Most calls succeed at once: the schedule is stepped only from a first failure, which
+  // its first attempt gives back as it came (no second request), so the waits and the
+  // count of retries are those of retrying from the start.
+  return Effect.catch(once, (first) => {
+    let replay = true
+    const again = Effect.suspend(() => {
+      if (!replay) return once
+      replay = false
+      return Effect.fail(first)
+    })
+    return Effect.retry(again, scheduleOf<E | OutcomeUnknown | RetryWaitTooLong>(options.settings, options.idempotent))
+  })
+}
+
+/** The schedules of a connection's settings, made once (a schedule is a description, reused by every call). */
+const schedules = new WeakMap<RetrySettings, { readonly idempotent: unknown; readonly other: unknown }>()
+const scheduleOf = <E extends Classifiable>(settings: RetrySettings, idempotent: boolean): Schedule.Schedule<Duration.Duration, E> => {
+  let made = schedules.get(settings)
+  if (made === undefined) {
+    made = { idempotent: retrySchedule<Classifiable>(settings, true), other: retrySchedule<Classifiable>(settings, false) }
+    schedules.set(settings, made)
+  }
+  return (idempotent ? made.idempotent : made.other) as Schedule.Schedule<Duration.Duration, E>
 }
 
 const SECRET_KEY = /token|secret|password|authorization/i

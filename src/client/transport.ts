@@ -4,12 +4,14 @@
  * GraphQL and upload clients; status interpretation stays with each of them.
  */
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
-import { decodeUnknown, describeParseError } from "../schema/decode.ts"
+import { decodeUnknown, decodeUnknownEither, describeParseError } from "../schema/decode.ts"
 import { redact } from "./config.ts"
 import { DecodeError, Timeout, TransportError } from "./errors.ts"
 
@@ -77,6 +79,35 @@ export const headersOf = (response: HttpClientResponse.HttpClientResponse): Reco
 }
 
 /**
+ * `self` within `timeoutMs`, else interrupted (an HTTP exchange is aborted) and failing
+ * with `Timeout`. As `Effect.timeoutOrElse`, but running `self` in one child fiber under a
+ * plain timer, rather than racing it against a second fiber that sleeps: every request
+ * passes here. The timer runs on the live clock, as requests do.
+ */
+export const withinTimeout = <A, E>(
+  self: Effect.Effect<A, E>,
+  operation: string,
+  timeoutMs: number
+): Effect.Effect<A, E | Timeout> =>
+  Effect.flatMap(Effect.forkChild(self, { startImmediately: true }), (fiber) =>
+    Effect.callback<A, E | Timeout>((resume) => {
+      const timer = setTimeout(() => {
+        removeObserver()
+        resume(Effect.andThen(Fiber.interrupt(fiber), Effect.fail(new Timeout({ operation, timeoutMs }))))
+      }, timeoutMs)
+      const removeObserver = fiber.addObserver((exit) => {
+        clearTimeout(timer)
+        resume(exit)
+      })
+      // The caller interrupted: so is the exchange.
+      return Effect.suspend(() => {
+        clearTimeout(timer)
+        removeObserver()
+        return Fiber.interrupt(fiber)
+      })
+    }))
+
+/**
  * Sends `request` and reads the answer fully, all within `timeoutMs`. Interruption (and
  * the timeout) aborts the underlying request.
  */
@@ -91,7 +122,7 @@ export const exchange = (
       Effect.map(response.text, (text): Answer => ({ status: response.status, headers: headersOf(response), text }))
     ),
     Effect.mapError((e) => toTransportError(operation, e)),
-    Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.fail(new Timeout({ operation, timeoutMs })) })
+    (sent) => withinTimeout(sent, operation, timeoutMs)
   )
 
 /**
@@ -137,14 +168,46 @@ export const decodeWith = <A>(
   schema: Schema.Decoder<A>,
   value: unknown
 ): Effect.Effect<A, DecodeError> =>
-  decodeUnknown(schema)(value).pipe(
-    Effect.mapError((error) => {
-      const line = describeParseError(error)
-      const idx = line.indexOf(": ")
-      return new DecodeError({
-        operation,
-        path: idx > 0 ? line.slice(0, idx) : "(root)",
-        detail: redact(idx > 0 ? line.slice(idx + 2) : line)
-      })
-    })
-  )
+  decodeUnknown(schema)(value).pipe(Effect.mapError((error) => decodeErrorOf(operation, error)))
+
+const decodeErrorOf = (operation: string, error: Schema.SchemaError): DecodeError => {
+  const line = describeParseError(error)
+  const idx = line.indexOf(": ")
+  return new DecodeError({
+    operation,
+    path: idx > 0 ? line.slice(0, idx) : "(root)",
+    detail: redact(idx > 0 ? line.slice(idx + 2) : line)
+  })
+}
+
+/** Each answer schema's decoder, made once: answers are decoded at every call. */
+const decoders = new WeakMap<Schema.Decoder<unknown>, (u: unknown) => Result.Result<unknown, Schema.SchemaError>>()
+const decoderOf = <A>(schema: Schema.Decoder<A>): (u: unknown) => Result.Result<A, Schema.SchemaError> => {
+  let decoder = decoders.get(schema)
+  if (decoder === undefined) {
+    decoder = decodeUnknownEither(schema)
+    decoders.set(schema, decoder)
+  }
+  return decoder as (u: unknown) => Result.Result<A, Schema.SchemaError>
+}
+
+/**
+ * A whole answer's text, parsed and decoded in one synchronous step, as `parseJson` and
+ * `decodeWith` would (answer schemas need no service). A body that is not JSON fails,
+ * unless the schema reads any answer (one the documents do not show): then it gets the
+ * text as sent.
+ */
+export const readAnswer = <A>(operation: string, schema: Schema.Decoder<A>, text: string): Effect.Effect<A, DecodeError> => {
+  const decode = decoderOf(schema)
+  let json: unknown
+  try {
+    json = text === "" ? null : JSON.parse(text)
+  } catch {
+    const asText = decode(text)
+    return Result.isSuccess(asText)
+      ? Effect.succeed(asText.success)
+      : Effect.fail(new DecodeError({ operation, path: "(root)", detail: redact(`not JSON: ${text.slice(0, 120)}`) }))
+  }
+  const decoded = decode(json)
+  return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(decodeErrorOf(operation, decoded.failure))
+}
