@@ -375,7 +375,7 @@ for (const backend of BACKENDS) {
         expect(Option.getOrThrow(yield* j.getMeta("plan_run_complete"))).toBe(String(run))
       }))
 
-    it.live("id map: set, overwrite, look up, list in byte order of source keys, find mapped targets", () =>
+    it.live("id map: set, overwrite, look up, list in byte order of source keys (whole or a page at a time), find mapped targets", () =>
       Effect.gen(function*() {
         const { journal: j } = yield* open
         for (const sourceKey of ["b", "B", "a", "é", "_", "Z"]) {
@@ -386,6 +386,15 @@ for (const backend of BACKENDS) {
         expect((yield* j.mappings("list")).map((m) => m.sourceKey)).toEqual(["B", "Z", "_", "a", "b", "é"])
         expect((yield* j.mappings("list"))[3]).toEqual({ namespace: "list", sourceKey: "a", targetId: "t-a2" })
         expect(yield* j.mappings("none")).toEqual([])
+        // A page at a time, each after the last key of the one before: the same, in order.
+        const paged: Array<string> = []
+        for (let page = yield* j.mappings("list", { limit: 4 }); page.length > 0;) {
+          expect(page.length).toBeLessThanOrEqual(4)
+          paged.push(...page.map((m) => m.sourceKey))
+          page = yield* j.mappings("list", { after: page[page.length - 1]!.sourceKey, limit: 4 })
+        }
+        expect(paged).toEqual(["B", "Z", "_", "a", "b", "é"])
+        expect(yield* j.mappings("list", { after: "a", limit: 1 })).toEqual([{ namespace: "list", sourceKey: "b", targetId: "t-b" }])
         expect(Option.getOrThrow(yield* j.lookup("list", "a"))).toBe("t-a2")
         expect(Option.getOrThrow(yield* j.lookup("tag", "a"))).toBe("t-tag")
         expect(Option.isNone(yield* j.lookup("list", "A"))).toBe(true)

@@ -54,7 +54,7 @@ export interface EarlierRows {
   readonly ours: (recordId: string) => boolean
 }
 
-/** Mappings written to the scratch file per transaction. */
+/** Mappings read from the journal and written to the scratch file per transaction. */
 const PUT_PAGE = 1000
 
 /**
@@ -68,15 +68,16 @@ export const earlierRows = (
   byTarget: boolean
 ): Effect.Effect<EarlierRows | undefined, JournalError | StoreOpenError, Scope.Scope> =>
   Effect.gen(function*() {
-    // The journal hands the id map over whole; it is dropped once copied.
-    const all = yield* view.mappings(recordNamespace(workspaceId))
-    if (all.length === 0) return undefined
+    // The id map is read a page at a time, each page copied before the next is read.
+    const namespace = recordNamespace(workspaceId)
+    let page = yield* view.mappings(namespace, { limit: PUT_PAGE })
+    if (page.length === 0) return undefined
     const bySource = yield* scratchRecords("import-mapped")
     const targets: ScratchRecords | undefined = byTarget ? yield* scratchRecords("import-targets") : undefined
-    for (let i = 0; i < all.length; i += PUT_PAGE) {
-      const page = all.slice(i, i + PUT_PAGE)
+    while (page.length > 0) {
       bySource.putAll(page.map((m) => ({ id: m.sourceKey, to: m.targetId })))
       targets?.putAll(page.map((m) => ({ id: m.targetId })))
+      page = page.length < PUT_PAGE ? [] : yield* view.mappings(namespace, { after: page[page.length - 1]!.sourceKey, limit: PUT_PAGE })
     }
     return {
       recordOf: (rowKey) => {

@@ -16,6 +16,7 @@ import {
   type JournalCounts,
   type ListOptions,
   type Mapping,
+  type MappingsPage,
   type MarkUncertainOptions,
   type NewOp,
   type Op,
@@ -140,6 +141,12 @@ export class JournalDb {
       ),
       mappingsOf: db.prepare<[string], { source_key: string; target_id: string }>(
         `SELECT source_key, target_id FROM id_map WHERE namespace = ? ORDER BY source_key`
+      ),
+      mappingsFirst: db.prepare<[string, number], { source_key: string; target_id: string }>(
+        `SELECT source_key, target_id FROM id_map WHERE namespace = ? ORDER BY source_key LIMIT ?`
+      ),
+      mappingsAfter: db.prepare<[string, string, number], { source_key: string; target_id: string }>(
+        `SELECT source_key, target_id FROM id_map WHERE namespace = ? AND source_key > ? ORDER BY source_key LIMIT ?`
       ),
       isMapped: db.prepare<[string, string], { one: number }>(
         `SELECT 1 AS one FROM id_map WHERE namespace = ? AND target_id = ? LIMIT 1`
@@ -424,8 +431,13 @@ export class JournalDb {
   }
 
   /** Every source item of `namespace` with its counterpart, in source-key order. */
-  mappings(namespace: string): Array<Mapping> {
-    return this.st.mappingsOf.all(namespace).map((r) => ({ namespace, sourceKey: r.source_key, targetId: r.target_id }))
+  mappings(namespace: string, page?: MappingsPage): Array<Mapping> {
+    const rows = page === undefined
+      ? this.st.mappingsOf.all(namespace)
+      : page.after === undefined
+      ? this.st.mappingsFirst.all(namespace, page.limit)
+      : this.st.mappingsAfter.all(namespace, page.after, page.limit)
+    return rows.map((r) => ({ namespace, sourceKey: r.source_key, targetId: r.target_id }))
   }
 
   /** Which of `targetIds` already stand for some source item in `namespace`. */

@@ -581,13 +581,13 @@ export const makePostgresJournalApi = (
           return added
         })
       )),
-    mappings: (namespace) =>
+    mappings: (namespace, page) =>
       plain(run(
         "mappings",
         Effect.map(
           q<{ source_key: string; target_id: string }>(
-            `SELECT source_key, target_id FROM id_map WHERE namespace = ? ORDER BY source_key`,
-            [namespace]
+            `SELECT source_key, target_id FROM id_map WHERE namespace = ?${page?.after !== undefined ? " AND source_key > ?" : ""} ORDER BY source_key${page !== undefined ? " LIMIT ?" : ""}`,
+            [namespace, ...(page?.after !== undefined ? [page.after] : []), ...(page !== undefined ? [page.limit] : [])]
           ),
           (rows) => rows.map((r): Mapping => ({ namespace, sourceKey: r.source_key, targetId: r.target_id }))
         )

@@ -46,8 +46,11 @@ export const openJournalView = (location: string | undefined): Effect.Effect<Jou
     (db): JournalView => {
       const hasOps = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'ops'").get() !== undefined
       if (!hasOps) return EMPTY_VIEW
-      const mappings = db.prepare<[string], { source_key: string; target_id: string }>(
-        "SELECT source_key, target_id FROM id_map WHERE namespace = ? ORDER BY source_key"
+      const select = "SELECT source_key, target_id FROM id_map WHERE namespace = ?"
+      const mappings = db.prepare<[string], { source_key: string; target_id: string }>(`${select} ORDER BY source_key`)
+      const mappingsFirst = db.prepare<[string, number], { source_key: string; target_id: string }>(`${select} ORDER BY source_key LIMIT ?`)
+      const mappingsAfter = db.prepare<[string, string, number], { source_key: string; target_id: string }>(
+        `${select} AND source_key > ? ORDER BY source_key LIMIT ?`
       )
       const meta = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?")
       return {
@@ -66,9 +69,14 @@ export const openJournalView = (location: string | undefined): Effect.Effect<Jou
             },
             catch: fail("read")
           }),
-        mappings: (namespace) =>
+        mappings: (namespace, page) =>
           Effect.try({
-            try: () => mappings.all(namespace).map((m) => ({ namespace, sourceKey: m.source_key, targetId: m.target_id })),
+            try: () =>
+              (page === undefined
+                ? mappings.all(namespace)
+                : page.after === undefined
+                ? mappingsFirst.all(namespace, page.limit)
+                : mappingsAfter.all(namespace, page.after, page.limit)).map((m) => ({ namespace, sourceKey: m.source_key, targetId: m.target_id })),
             catch: fail("read")
           }),
         getMeta: (key) =>

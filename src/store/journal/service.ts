@@ -17,6 +17,7 @@ import type {
   JournalCounts,
   ListOptions,
   Mapping,
+  MappingsPage,
   MarkUncertainOptions,
   NewOp,
   Op,
@@ -64,8 +65,11 @@ export interface JournalApi {
     readonly supersede?: ReadonlyArray<{ readonly keys: ReadonlyArray<string>; readonly by: string }>
     readonly mappings?: ReadonlyArray<Mapping>
   }) => Effect.Effect<number, JournalError>
-  /** Every source item of a namespace with its counterpart, in source-key order. */
-  readonly mappings: (namespace: string) => Effect.Effect<Array<Mapping>, JournalError>
+  /**
+   * Every source item of a namespace with its counterpart, in source-key order; with
+   * `page`, only that page of them (a large id map read without holding it whole).
+   */
+  readonly mappings: (namespace: string, page?: MappingsPage) => Effect.Effect<Array<Mapping>, JournalError>
   /** Adoptions recorded after row `afterId` (0: all), oldest first. */
   readonly adoptions: (afterId?: number) => Effect.Effect<Array<StoredAdoption>, JournalError>
   /** The id of the latest adoption (0 when none). */
@@ -219,7 +223,7 @@ export const makeJournalApi = (core: JournalDb): JournalApi => {
           for (const m of plan.mappings ?? []) core.setMapping(m)
           return added
         })),
-    mappings: (ns) => lift(file, "mappings", () => core.mappings(ns)),
+    mappings: (ns, page) => lift(file, "mappings", () => core.mappings(ns, page)),
     adoptions: (afterId) => lift(file, "adoptions", () => core.adoptions(afterId)),
     lastAdoptionId: () => lift(file, "lastAdoptionId", () => core.lastAdoptionId()),
     addOps: (ops) => lift(file, "addOps", () => core.addOps(ops)),

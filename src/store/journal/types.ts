@@ -94,6 +94,12 @@ export interface Mapping {
   readonly targetId: string
 }
 
+/** A page of a namespace's mappings: at most `limit`, the source keys after `after` (byte order). */
+export interface MappingsPage {
+  readonly after?: string | undefined
+  readonly limit: number
+}
+
 export interface StateCounts {
   readonly pending: number
   readonly in_flight: number
