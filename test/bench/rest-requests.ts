@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import { Session } from "node:inspector/promises"
 import { clientLayer } from "../../src/client/layer.ts"
 import { RestClient } from "../../src/client/rest-client.ts"
+import { connectionFor } from "../client/helpers.ts"
 import { spawnEmulator } from "./_emulator-process.ts"
 
 const REQUESTS = Number(process.env.REQUESTS ?? 20_000)
@@ -83,17 +84,11 @@ const measure = Effect.gen(function*() {
 await Effect.runPromise(
   Effect.provide(
     measure,
-    clientLayer({
-      restUrl: emu.restUrl,
-      baseUrl: emu.baseUrl,
-      token: emu.token,
-      tokenId: emu.tokenId,
-      tokenSecret: emu.tokenSecret,
-      org: emu.org,
+    clientLayer(connectionFor(emu, {
       requestTimeoutMs: 30_000,
       // Opened wide and fixed: the client's cost is measured, not its pacing.
       limiter: { maxInFlight: 16, initialRps: 100_000, adaptive: false },
       retry: { maxRetries: 8, baseDelayMs: 5, capDelayMs: 100 }
-    })
+    }))
   )
 ).finally(() => emu.stop())
