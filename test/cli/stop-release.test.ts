@@ -5,37 +5,17 @@
  * flight, and the next run looks for it first and creates nothing twice.
  */
 import Database from "better-sqlite3"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
-import { cleanEnv, connectionEnv, runCli } from "../support/cli.ts"
+import { connectionEnv, runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
-const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
-
-/** Starts import-csv of one row, waits until `ready`, stops it with SIGTERM. */
+/** Runs import-csv of one row and stops it with SIGTERM once `ready` holds. */
 const importStopped = (handle: EmulatorHandle, args: ReadonlyArray<string>, ready: () => boolean) =>
-  Effect.promise(() =>
-    new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, ...args], { env: { ...cleanEnv(), ...connectionEnv(handle) }, stdio: ["ignore", "pipe", "pipe"] })
-      let stderr = ""
-      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
-      child.stdout.resume()
-      const poll = setInterval(() => {
-        if (!ready()) return
-        clearInterval(poll)
-        child.kill("SIGTERM")
-      }, 20)
-      child.on("error", reject)
-      child.on("close", (code) => {
-        clearInterval(poll)
-        resolve({ code, stderr })
-      })
-    })
-  )
+  Effect.promise(() => runCli(args, { env: connectionEnv(handle), stop: { when: ready, signal: "SIGTERM" } }))
 
 interface OpRow {
   readonly state: string

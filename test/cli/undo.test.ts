@@ -6,7 +6,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { GraphqlClient } from "../../src/client/graphql-client.ts"
@@ -14,7 +14,7 @@ import { RestClient } from "../../src/client/rest-client.ts"
 import { insertList } from "../../src/emulator/core/lists.ts"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
-import { cleanEnv, connectionEnv, waitForExit } from "../support/cli.ts"
+import { connectionEnv } from "../support/cli.ts"
 import { lockHolder } from "../support/lock-holder.ts"
 import { testClient } from "../sync/replay-helpers.ts"
 import { cli } from "./cli-effect.ts"
@@ -207,12 +207,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       handle.faults.configure({ latencyMs: 10 })
       try {
         for (const at of [15, 50, 90]) {
-          const child = spawn(process.execPath, ["bin/worksync.js", ...args], { env: { ...cleanEnv(), ...connectionEnv(handle) }, stdio: "ignore" })
-          const watch = setInterval(() => {
-            if (deletedCount(handle, ws) >= at) child.kill("SIGKILL")
-          }, 2)
-          const end = yield* Effect.promise(() => waitForExit(child))
-          clearInterval(watch)
+          const end = yield* cli(args, { env: connectionEnv(handle), stop: { when: () => deletedCount(handle, ws) >= at, signal: "SIGKILL" } })
           if (end.signal === "SIGKILL") kills++
         }
       } finally {

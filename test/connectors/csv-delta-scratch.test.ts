@@ -19,25 +19,13 @@ import { importCsv } from "../../src/connectors/csv/import.ts"
 import type { ImportOptions } from "../../src/connectors/csv/options.ts"
 import { Journal } from "../../src/store/journal.ts"
 import { OP_KINDS } from "../../src/sync/plan.ts"
-import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { Emulator, emulatorLayer, tempDir, withOwnTmpdir } from "../support/effect.ts"
 import { testClient } from "../sync/replay-helpers.ts"
 import { planInto } from "./csv-plan-helpers.ts"
 
 /** The delta pass's scratch files in the temporary directory, by name. */
 const scratchFiles = () =>
   fs.readdirSync(os.tmpdir()).filter((f) => /^worksync-import-(mapped|seen|targets|titles)-/.test(f)).map((f) => f.replace(/-[^-]+$/, "")).sort()
-
-/** Runs `effect` with the system's temporary directory (where scratch files go) an empty one of its own. */
-const withOwnTmpdir = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const own = yield* tempDir("ws-delta-scratch-tmp-")
-    const was = process.env["TMPDIR"]
-    return yield* Effect.acquireUseRelease(
-      Effect.sync(() => void (process.env["TMPDIR"] = own)),
-      () => effect,
-      () => Effect.sync(() => void (was === undefined ? delete process.env["TMPDIR"] : (process.env["TMPDIR"] = was)))
-    )
-  })
 
 /** Rows of the first export; the newer one keeps the first KEPT of them (every tenth renamed). */
 const ROWS = 1_200
@@ -82,7 +70,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       newer.push(line("N-1", "Task 1"), line("N-2", "Elsewhere"))
       fs.writeFileSync(csv, header + newer.join(""))
       let during: Array<string> = []
-      const second = yield* withOwnTmpdir(Effect.gen(function*() {
+      const second = yield* withOwnTmpdir("ws-delta-scratch-tmp-", Effect.gen(function*() {
         expect(scratchFiles()).toEqual([])
         const result = yield* planInto(handle, journal, {
           workspaceId: ws,

@@ -15,22 +15,10 @@ import * as path from "node:path"
 import type { ImportOptions } from "../../src/connectors/csv/options.ts"
 import { EXTRA_KINDS } from "../../src/sync/plan-extras.ts"
 import { REFERENCES_KIND } from "../../src/sync/references.ts"
-import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
+import { Emulator, emulatorLayer, tempDir, withOwnTmpdir } from "../support/effect.ts"
 import { planInto } from "./csv-plan-helpers.ts"
 
 const scratchFiles = () => fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith("worksync-import-names-"))
-
-/** Runs `effect` with the system's temporary directory (where scratch files go) an empty one of its own. */
-const withOwnTmpdir = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const own = yield* tempDir("ws-preset-names-tmp-")
-    const was = process.env["TMPDIR"]
-    return yield* Effect.acquireUseRelease(
-      Effect.sync(() => void (process.env["TMPDIR"] = own)),
-      () => effect,
-      () => Effect.sync(() => void (was === undefined ? delete process.env["TMPDIR"] : (process.env["TMPDIR"] = was)))
-    )
-  })
 
 /** Rows of the export: 600 sub-tasks first (two per parent, parents later in the file), then 600 rows. */
 const ROWS = 1_200
@@ -67,7 +55,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
         batchSize: 100,
         onRowsRead: () => Effect.sync(() => void (during = scratchFiles()))
       }
-      const result = yield* withOwnTmpdir(Effect.gen(function*() {
+      const result = yield* withOwnTmpdir("ws-preset-names-tmp-", Effect.gen(function*() {
         const before = scratchFiles()
         const result = yield* planInto(handle, journal, options)
         // The names were on disk while the rows were read, and the file is gone now.
@@ -114,7 +102,7 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 60_000, excludeTestServices: 
       fs.writeFileSync(csv, jiraExport())
       let batches = 0
       let during: Array<string> = []
-      const error = yield* withOwnTmpdir(Effect.flip(planInto(handle, path.join(dir, "j.sqlite"), {
+      const error = yield* withOwnTmpdir("ws-preset-names-tmp-", Effect.flip(planInto(handle, path.join(dir, "j.sqlite"), {
         workspaceId: ws,
         csv: { file: csv },
         mapping: { preset: "jira" },

@@ -7,24 +7,29 @@
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { openScratchKeys } from "../../src/store/scratch-keys.ts"
+import { scratchKeys } from "../../src/store/scratch-keys.ts"
 import { stableRecordScan } from "../../src/streams/stable-scan.ts"
 import { emulatorLayer } from "../support/effect.ts"
 import { clientFor, countBy, emulatorWithFaultReset, listedIds, runWith } from "./helpers.ts"
+
+/** A scratch file of keys for the test, emptied each time the scan asks for its seen ids, as a restore's read does. */
+const seenIdsFile = Effect.gen(function*() {
+  const keys = yield* scratchKeys("scan-test")
+  let made = 0
+  const seenIds = () => {
+    made++
+    keys.clear()
+    return keys
+  }
+  return { keys, seenIds, made: () => made }
+})
 
 layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 400 } }), { timeout: 30_000, excludeTestServices: true })("stable scan, seen ids in a file", (it) => {
   it.effect("R-REST-PAGE-01: insertions and deletions during the scan: every record that existed throughout once, each id emitted noted in the file", () =>
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[0]!
-      const keys = openScratchKeys("scan-test")
-      yield* Effect.addFinalizer(() => Effect.sync(keys.remove))
-      let made = 0
-      const seenIds = () => {
-        made++
-        keys.clear()
-        return keys
-      }
+      const { keys, seenIds, made } = yield* seenIdsFile
       const before = listedIds(emu, ws)
       emu.faults.configure({ churn: { insertsPerPage: 3, deletesPerPage: 1 } })
       const { ids, report } = yield* runWith(clientFor(emu), Effect.gen(function*() {
@@ -38,7 +43,7 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 400 } }), { ti
       expect([...counts.values()].every((n) => n === 1)).toBe(true)
       // Insertions shift pages right: repeats were told from the file and dropped.
       expect(report.duplicates).toBeGreaterThan(0)
-      expect(made).toBe(1)
+      expect(made()).toBe(1)
       expect([...keys.keys()]).toEqual([...ids].sort())
       expect(report.unique).toBe(ids.length)
     }))
@@ -47,12 +52,7 @@ layer(emulatorLayer({ seed: { workspaces: 2, recordsPerWorkspace: 400 } }), { ti
     Effect.gen(function*() {
       const emu = yield* emulatorWithFaultReset
       const ws = emu.workspaces[1]!
-      const keys = openScratchKeys("scan-test")
-      yield* Effect.addFinalizer(() => Effect.sync(keys.remove))
-      const seenIds = () => {
-        keys.clear()
-        return keys
-      }
+      const { keys, seenIds } = yield* seenIdsFile
       const runs = yield* runWith(clientFor(emu), Effect.gen(function*() {
         const s = yield* stableRecordScan(ws, { seenIds })
         const first = [...yield* Stream.runCollect(s.records)].map((r) => r.id)

@@ -15,7 +15,20 @@ export interface CliResult {
 
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
 
-export const runCli = (args: ReadonlyArray<string>, options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}) =>
+/**
+ * What stops a command from outside: polled every 2 ms; once `when()` holds, the child gets
+ * `signal`, so a kill lands by the work done (records the service holds, a journal's
+ * state), never by the clock.
+ */
+export interface StopWhen {
+  readonly when: () => boolean
+  readonly signal: NodeJS.Signals
+}
+
+export const runCli = (
+  args: ReadonlyArray<string>,
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; stop?: StopWhen } = {}
+) =>
   new Promise<CliResult>((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: options.cwd ?? process.cwd(),
@@ -26,8 +39,20 @@ export const runCli = (args: ReadonlyArray<string>, options: { env?: NodeJS.Proc
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
-    child.on("error", reject)
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
+    const stop = options.stop
+    const watch = stop === undefined ? undefined : setInterval(() => {
+      if (!stop.when()) return
+      clearInterval(watch)
+      child.kill(stop.signal)
+    }, 2)
+    child.on("error", (e) => {
+      clearInterval(watch)
+      reject(e)
+    })
+    child.on("close", (code, signal) => {
+      clearInterval(watch)
+      resolve({ code, signal, stdout, stderr })
+    })
     child.stdin.end(options.input ?? "")
   })
 

@@ -42,3 +42,19 @@ export const tempDir = (prefix = "ws-test-") =>
     Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), prefix))),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
+
+/**
+ * Runs `effect` with the system's temporary directory (where scratch files go) a new empty
+ * one named `prefix...`, so a test can watch its scratch files come and go. A vitest worker
+ * runs one file at a time: only the running file's tests see the change.
+ */
+export const withOwnTmpdir = <A, E, R>(prefix: string, effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const own = yield* tempDir(prefix)
+    const was = process.env["TMPDIR"]
+    return yield* Effect.acquireUseRelease(
+      Effect.sync(() => void (process.env["TMPDIR"] = own)),
+      () => effect,
+      () => Effect.sync(() => void (was === undefined ? delete process.env["TMPDIR"] : (process.env["TMPDIR"] = was)))
+    )
+  })

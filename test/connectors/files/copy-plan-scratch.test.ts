@@ -13,22 +13,11 @@ import * as path from "node:path"
 import { copyFiles } from "../../../src/connectors/files/copy.ts"
 import { readManifest } from "../../../src/connectors/files/manifest.ts"
 import { openJournal } from "../../../src/store/journal.ts"
+import { withOwnTmpdir } from "../../support/effect.ts"
 import { Emulator, emulatorWithClient, FilesClient, listFiles, runCopy, seedConfirmedFiles, tempDir } from "./_helpers.ts"
 
 /** The copy's scratch files in the system's temporary directory. */
 const scratchFiles = () => fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith("worksync-copy-")).map((f) => f.replace(/-[^-]*$/, ""))
-
-/** Runs `effect` with the system's temporary directory (where scratch files go) an empty one of its own. */
-const withOwnTmpdir = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const own = yield* tempDir("ws-copy-plan-tmp-")
-    const was = process.env["TMPDIR"]
-    return yield* Effect.acquireUseRelease(
-      Effect.sync(() => void (process.env["TMPDIR"] = own)),
-      () => effect,
-      () => Effect.sync(() => void (was === undefined ? delete process.env["TMPDIR"] : (process.env["TMPDIR"] = was)))
-    )
-  })
 
 /** More files than a page of the plan (500). */
 const FILES = 600
@@ -53,7 +42,7 @@ const dirCopy = (from: string, to: string, journal: string, seen: { during: Arra
 describe("copy-files: the plan in a scratch file", () => {
   layer(emulatorWithClient({ seed: "demo" }), { timeout: 60_000, excludeTestServices: true })((it) => {
     it.effect("dir to dir over two pages: copied in listing order, new names avoid earlier ones, the scratch file there while copying and gone after", () =>
-      withOwnTmpdir(Effect.gen(function*() {
+      withOwnTmpdir("ws-copy-plan-tmp-", Effect.gen(function*() {
         const src = yield* tempDir("ws-copy-plan-")
         const out = yield* tempDir("ws-copy-plan-")
         const journal = path.join(yield* tempDir("ws-copy-plan-"), "j.sqlite")
@@ -85,7 +74,7 @@ describe("copy-files: the plan in a scratch file", () => {
       })), 300_000)
 
     it.effect("workspace to workspace over two pages: every file once, in batches; the listing's and the plan's scratch files gone after", () =>
-      withOwnTmpdir(Effect.gen(function*() {
+      withOwnTmpdir("ws-copy-plan-tmp-", Effect.gen(function*() {
         const emu = yield* Emulator
         const client = yield* FilesClient
         const from = emu.admin.createWorkspace({ name: "Many files" }).id
