@@ -30,7 +30,7 @@ import {
   type SnapshotStoreService,
   withKey
 } from "./snapshot-types.ts"
-import { openDatabase } from "./sqlite.ts"
+import { openDatabase, statementCache } from "./sqlite.ts"
 
 /**
  * better-sqlite3's connection under a name of ours: its own type lives in a namespace
@@ -93,6 +93,8 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
     new SnapshotError({ file, operation, detail: e instanceof Error ? e.message : String(e) })
   const run = <A>(operation: string, f: () => A): Effect.Effect<A, SnapshotError> =>
     Effect.try({ try: f, catch: fail(operation) })
+  // Reads of a page of named items (a parameter per id) come back with the same text.
+  const statement = statementCache(db)
 
   /** A read fetched a batch per pull (`stream`, see SnapshotStoreService). */
   const streamRows = <A>(operation: string, query: SnapshotQuery): Stream.Stream<A, SnapshotError> =>
@@ -420,7 +422,7 @@ const makeBase = (db: Database.Database, file: string): SnapshotBackend & { read
     mirrorRereads: run("read the records to read again", () => s.rereads.all() as Array<MirrorReread>),
     mirrorRereadDone: (recordId, seq) => run("remove a record read again", () => void s.rereadDone.run(recordId, seq)),
     select: <A>(operation: string, query: SnapshotQuery) =>
-      run(operation, () => db.prepare(query.sql).all(...(query.params ?? [])) as Array<A>),
+      run(operation, () => statement(query.sql).all(...(query.params ?? [])) as Array<A>),
     runRecordDetails: (runId: number, workspaceId: string) =>
       Stream.map(
         streamRows<{ detail: string }>("read the run's records", {

@@ -14,6 +14,7 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { isApplied, type JournalApi, openJournal, type PlanOp } from "../../src/store/journal.ts"
+import { openJournalView } from "../../src/store/journal/read-only.ts"
 import { JOURNAL_PG_MIGRATIONS } from "../../src/store/journal/schema-postgres.ts"
 import { openPostgres, parsePostgresUrl } from "../../src/store/postgres.ts"
 import { openSnapshot } from "../../src/store/snapshot.ts"
@@ -400,6 +401,24 @@ for (const backend of BACKENDS) {
         expect(Option.isNone(yield* j.lookup("list", "A"))).toBe(true)
         expect([...(yield* j.mappedTargets("list", ["t-b", "t-a", "t-a2", "t-tag"]))].sort()).toEqual(["t-a2", "t-b"])
         expect((yield* j.mappedTargets("list", [])).size).toBe(0)
+      }))
+
+    it.live("the read-only view reads what the journal wrote: ops by key (repeats, missing, more than a statement's parameters), the id map whole and a page at a time, meta", () =>
+      Effect.gen(function*() {
+        const { journal: j, location } = yield* open
+        yield* j.addOps(ops(1200))
+        for (const sourceKey of ["b", "a", "c"]) yield* j.setMapping({ namespace: "list", sourceKey, targetId: `t-${sourceKey}` })
+        yield* j.setMeta("import.passes", "2")
+        const view = yield* openJournalView(location)
+        const asked = [...Array.from({ length: 1200 }, (_, i) => `k${i}`), "k7", "nope"]
+        const read = yield* view.getMany(asked)
+        expect(keys(read).sort()).toEqual(keys(yield* j.getMany(asked)).sort())
+        expect(new Set(keys(read)).size).toBe(1200)
+        expect(read.find((o) => o.key === "k7")).toMatchObject({ kind: "record.create", state: "pending", payload: { title: "t7" } })
+        expect(yield* view.getMany([])).toEqual([])
+        expect((yield* view.mappings("list")).map((m) => m.sourceKey)).toEqual(["a", "b", "c"])
+        expect(yield* view.mappings("list", { after: "a", limit: 1 })).toEqual([{ namespace: "list", sourceKey: "b", targetId: "t-b" }])
+        expect(Option.getOrThrow(yield* view.getMeta("import.passes"))).toBe("2")
       }))
 
     it.live("meta and adoptions", () =>

@@ -5,9 +5,10 @@
  * (batch.ts) use it directly.
  */
 import type Database from "better-sqlite3"
+import { statementCache } from "../sqlite.ts"
 import { JournalStateError } from "./errors.ts"
 import { Planning } from "./planning.ts"
-import { json, openJournalDatabase, type OpRow, toOp, WAITS_FOR } from "./schema.ts"
+import { idMapReader, json, openJournalDatabase, opsReader, type OpRow, toOp, WAITS_FOR } from "./schema.ts"
 import {
   type Adoption,
   type ClaimNextOptions,
@@ -28,19 +29,23 @@ import {
   type StoredAdoption
 } from "./types.ts"
 
-/** Keys per statement where a list of keys becomes parameters (SQLite bounds their number). */
-const KEYS_PER_STATEMENT = 500
-
 export class JournalDb {
   readonly db: Database.Database
   private readonly now: () => string
   private readonly st: ReturnType<JournalDb["prepare"]>
   private readonly plans: Planning
+  private readonly readMappings: ReturnType<typeof idMapReader>
+  private readonly readOps: ReturnType<typeof opsReader>
+  /** Statements whose text is built at the call (a parameter per kind or state). */
+  private readonly statement: ReturnType<typeof statementCache>
 
   constructor(readonly file: string, options: { readonly now?: () => string } = {}) {
     this.now = options.now ?? (() => new Date().toISOString())
     this.db = openJournalDatabase(file)
     this.st = this.prepare()
+    this.readMappings = idMapReader(this.db)
+    this.readOps = opsReader(this.db)
+    this.statement = statementCache(this.db)
     this.plans = new Planning(this.db, this.now, {
       get: (key) => this.getMeta(key),
       set: (key, value) => this.setMeta(key, value)
@@ -139,15 +144,6 @@ export class JournalDb {
       lookup: db.prepare<[string, string], { target_id: string }>(
         `SELECT target_id FROM id_map WHERE namespace = ? AND source_key = ?`
       ),
-      mappingsOf: db.prepare<[string], { source_key: string; target_id: string }>(
-        `SELECT source_key, target_id FROM id_map WHERE namespace = ? ORDER BY source_key`
-      ),
-      mappingsFirst: db.prepare<[string, number], { source_key: string; target_id: string }>(
-        `SELECT source_key, target_id FROM id_map WHERE namespace = ? ORDER BY source_key LIMIT ?`
-      ),
-      mappingsAfter: db.prepare<[string, string, number], { source_key: string; target_id: string }>(
-        `SELECT source_key, target_id FROM id_map WHERE namespace = ? AND source_key > ? ORDER BY source_key LIMIT ?`
-      ),
       isMapped: db.prepare<[string, string], { one: number }>(
         `SELECT 1 AS one FROM id_map WHERE namespace = ? AND target_id = ? LIMIT 1`
       ),
@@ -177,17 +173,7 @@ export class JournalDb {
 
   /** The ops with these keys, in no particular order (a key without an op is left out). */
   getMany(keys: ReadonlyArray<string>): Array<Op> {
-    const distinct = [...new Set(keys)]
-    const out: Array<Op> = []
-    // In chunks: a statement takes a bounded number of parameters.
-    for (let i = 0; i < distinct.length; i += KEYS_PER_STATEMENT) {
-      const chunk = distinct.slice(i, i + KEYS_PER_STATEMENT)
-      const rows = this.db
-        .prepare<Array<string>, OpRow>(`SELECT * FROM ops WHERE key IN (${chunk.map(() => "?").join(",")})`)
-        .all(...chunk)
-      for (const row of rows) out.push(toOp(row))
-    }
-    return out
+    return this.readOps(keys)
   }
 
   private stateOf(key: string): OpState | "missing" {
@@ -225,8 +211,8 @@ export class JournalDb {
     const now = this.now()
     return this.transaction(() => {
       // substr and length count the same characters (not LIKE: case-blind in SQLite).
-      const row = this.db
-        .prepare<Array<string>, { key: string }>(
+      const row = this
+        .statement<Array<string>, { key: string }>(
           `SELECT o.key FROM ops o
            WHERE o.state = 'pending' AND o.kind IN (${options.kinds.map(() => "?").join(",")})
              AND substr(o.key, 1, length(?)) = ? ${options.untried === true ? "AND o.attempts = 0" : ""}
@@ -284,8 +270,8 @@ export class JournalDb {
    */
   supersede(keys: ReadonlyArray<string>, by: string): number {
     if (keys.length === 0) return 0
-    return this.db
-      .prepare(
+    return this
+      .statement(
         `UPDATE ops SET state = 'done', result = ?, error = NULL, uncertain = 0, updated_at = ?
          WHERE state <> 'done' AND key IN (SELECT value FROM json_each(?))`
       )
@@ -335,8 +321,8 @@ export class JournalDb {
     const kinds = options.kinds ?? []
     const states = options.states ?? []
     const marks = (n: number) => Array.from({ length: n }, () => "?").join(",")
-    return this.db
-      .prepare<Array<unknown>, OpRow>(
+    return this
+      .statement<Array<unknown>, OpRow>(
         `SELECT * FROM ops WHERE seq > ? ${options.beforeSeq !== undefined ? "AND seq < ?" : ""}
            ${kinds.length > 0 ? `AND kind IN (${marks(kinds.length)})` : ""}
            ${states.length > 0 ? `AND state IN (${marks(states.length)})` : ""}
@@ -359,11 +345,11 @@ export class JournalDb {
   retryFailed(kinds?: ReadonlyArray<string>): number {
     const now = this.now()
     if (kinds === undefined) {
-      return this.db.prepare(`UPDATE ops SET state = 'pending', updated_at = ? WHERE state = 'failed'`).run(now).changes
+      return this.statement(`UPDATE ops SET state = 'pending', updated_at = ? WHERE state = 'failed'`).run(now).changes
     }
     const marks = kinds.map(() => "?").join(",")
-    return this.db
-      .prepare(`UPDATE ops SET state = 'pending', updated_at = ? WHERE state = 'failed' AND kind IN (${marks})`)
+    return this
+      .statement(`UPDATE ops SET state = 'pending', updated_at = ? WHERE state = 'failed' AND kind IN (${marks})`)
       .run(now, ...kinds).changes
   }
 
@@ -374,8 +360,8 @@ export class JournalDb {
   pending(options: { readonly kinds?: ReadonlyArray<string>; readonly limit: number; readonly afterSeq?: number }): Array<Op> {
     const kinds = options.kinds ?? []
     const kindClause = kinds.length > 0 ? `AND o.kind IN (${kinds.map(() => "?").join(",")})` : ""
-    const rows = this.db
-      .prepare<Array<unknown>, OpRow>(
+    const rows = this
+      .statement<Array<unknown>, OpRow>(
         `SELECT o.* FROM ops o
          WHERE o.state = 'pending' AND o.seq > ? ${kindClause}
            AND (o.depends_on IS NULL OR EXISTS (SELECT 1 FROM ops d WHERE d.key = o.depends_on AND d.state = 'done'))
@@ -392,8 +378,8 @@ export class JournalDb {
   pendingPage(options: PendingPageOptions): Array<PendingOp> {
     const kinds = options.kinds ?? []
     const kindClause = kinds.length > 0 ? `AND o.kind IN (${kinds.map(() => "?").join(",")})` : ""
-    const rows = this.db
-      .prepare<Array<unknown>, OpRow & { waits_for: string | null }>(
+    const rows = this
+      .statement<Array<unknown>, OpRow & { waits_for: string | null }>(
         `SELECT o.*, ${WAITS_FOR} AS waits_for FROM ops o
          WHERE o.state = 'pending' AND o.seq > ? ${kindClause}
          ORDER BY o.seq LIMIT ?`
@@ -404,8 +390,8 @@ export class JournalDb {
 
   /** Pending ops that cannot run because their dependency is not done (failed or missing). */
   blocked(limit = 100): Array<Op> {
-    return this.db
-      .prepare<[number], OpRow>(
+    return this
+      .statement<[number], OpRow>(
         `SELECT o.* FROM ops o WHERE o.state = 'pending' AND o.depends_on IS NOT NULL
            AND NOT EXISTS (SELECT 1 FROM ops d WHERE d.key = o.depends_on AND d.state = 'done')
          ORDER BY o.seq LIMIT ?`
@@ -416,8 +402,8 @@ export class JournalDb {
 
   /** Failed ops in plan order (for reports). */
   failed(limit = 100): Array<Op> {
-    return this.db
-      .prepare<[number], OpRow>(`SELECT * FROM ops WHERE state = 'failed' ORDER BY seq LIMIT ?`)
+    return this
+      .statement<[number], OpRow>(`SELECT * FROM ops WHERE state = 'failed' ORDER BY seq LIMIT ?`)
       .all(limit)
       .map(toOp)
   }
@@ -432,12 +418,7 @@ export class JournalDb {
 
   /** Every source item of `namespace` with its counterpart, in source-key order. */
   mappings(namespace: string, page?: MappingsPage): Array<Mapping> {
-    const rows = page === undefined
-      ? this.st.mappingsOf.all(namespace)
-      : page.after === undefined
-      ? this.st.mappingsFirst.all(namespace, page.limit)
-      : this.st.mappingsAfter.all(namespace, page.after, page.limit)
-    return rows.map((r) => ({ namespace, sourceKey: r.source_key, targetId: r.target_id }))
+    return this.readMappings(namespace, page)
   }
 
   /** Which of `targetIds` already stand for some source item in `namespace`. */

@@ -16,7 +16,7 @@ import { JournalError, type JournalApi, type Op, type OpState } from "../journal
 import { journalOnPostgres } from "../postgres-backends.ts"
 import { isPostgresUrl } from "../postgres-url.ts"
 import { toPromise } from "./to-promise.ts"
-import { type OpRow, toOp } from "./schema.ts"
+import { idMapReader, opsReader } from "./schema.ts"
 
 export type JournalView = Pick<JournalApi, "getMany" | "mappings" | "getMeta">
 
@@ -46,39 +46,12 @@ export const openJournalView = (location: string | undefined): Effect.Effect<Jou
     (db): JournalView => {
       const hasOps = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'ops'").get() !== undefined
       if (!hasOps) return EMPTY_VIEW
-      const select = "SELECT source_key, target_id FROM id_map WHERE namespace = ?"
-      const mappings = db.prepare<[string], { source_key: string; target_id: string }>(`${select} ORDER BY source_key`)
-      const mappingsFirst = db.prepare<[string, number], { source_key: string; target_id: string }>(`${select} ORDER BY source_key LIMIT ?`)
-      const mappingsAfter = db.prepare<[string, string, number], { source_key: string; target_id: string }>(
-        `${select} AND source_key > ? ORDER BY source_key LIMIT ?`
-      )
+      const opsOf = opsReader(db)
+      const mappings = idMapReader(db)
       const meta = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?")
       return {
-        getMany: (keys) =>
-          Effect.try({
-            try: () => {
-              const out: Array<Op> = []
-              for (let i = 0; i < keys.length; i += 500) {
-                const chunk = keys.slice(i, i + 500)
-                const rows = db
-                  .prepare<Array<string>, OpRow>(`SELECT * FROM ops WHERE key IN (${chunk.map(() => "?").join(",")})`)
-                  .all(...chunk)
-                for (const r of rows) out.push(toOp(r))
-              }
-              return out
-            },
-            catch: fail("read")
-          }),
-        mappings: (namespace, page) =>
-          Effect.try({
-            try: () =>
-              (page === undefined
-                ? mappings.all(namespace)
-                : page.after === undefined
-                ? mappingsFirst.all(namespace, page.limit)
-                : mappingsAfter.all(namespace, page.after, page.limit)).map((m) => ({ namespace, sourceKey: m.source_key, targetId: m.target_id })),
-            catch: fail("read")
-          }),
+        getMany: (keys) => Effect.try({ try: () => opsOf(keys), catch: fail("read") }),
+        mappings: (namespace, page) => Effect.try({ try: () => mappings(namespace, page), catch: fail("read") }),
         getMeta: (key) =>
           Effect.try({ try: () => Option.fromNullishOr(meta.get(key)?.value), catch: fail("read") })
       }
