@@ -1,5 +1,4 @@
 import Database from "better-sqlite3"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, layer } from "@effect/vitest"
@@ -7,41 +6,12 @@ import * as Effect from "effect/Effect"
 import { parse } from "csv-parse/sync"
 import type { EmulatorHandle } from "../../src/emulator/index.ts"
 import { JournalDb } from "../../src/store/journal.ts"
+import { connectionEnv, type CliResult, runCli } from "../support/cli.ts"
 import { Emulator, emulatorLayer, tempDir } from "../support/effect.ts"
 
-const BIN = "bin/worksync.js"
-
-const env = (handle: EmulatorHandle) => ({
-  ...process.env,
-  WORKSYNC_REST_URL: handle.restUrl,
-  WORKSYNC_BASE_URL: handle.baseUrl,
-  WORKSYNC_TOKEN: handle.token,
-  WORKSYNC_ORG: handle.org
-})
-
-interface Ran {
-  readonly code: number | null
-  readonly signal: NodeJS.Signals | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const start = (
-  handle: EmulatorHandle,
-  args: ReadonlyArray<string>,
-  extraEnv: Record<string, string> = {}
-): { child: ChildProcess; done: Promise<Ran> } => {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...env(handle), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  child.stdout!.on("data", (d) => (stdout += d))
-  child.stderr!.on("data", (d) => (stderr += d))
-  const done = new Promise<Ran>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })))
-  return { child, done }
-}
-
+/** Runs the CLI against `handle`, with `extraEnv` over its connection variables. */
 const run = (handle: EmulatorHandle, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) =>
-  Effect.promise(() => start(handle, args, extraEnv).done)
+  Effect.promise(() => runCli(args, { env: { ...connectionEnv(handle), ...extraEnv } }))
 
 const liveTitles = (handle: EmulatorHandle, ws: string): Map<string, number> => {
   const rows = handle.ctx.db
@@ -54,7 +24,7 @@ const liveTitles = (handle: EmulatorHandle, ws: string): Map<string, number> => 
 const created = (handle: EmulatorHandle, ws: string): number =>
   (handle.ctx.db.prepare("SELECT COUNT(*) AS n FROM records WHERE workspace_id = ? AND deleted_at IS NULL").get(ws) as { n: number }).n
 
-const noSecrets = (handle: EmulatorHandle, r: Ran) => {
+const noSecrets = (handle: EmulatorHandle, r: CliResult) => {
   expect(r.stdout).not.toContain(handle.token)
   expect(r.stderr).not.toContain(handle.token)
 }
@@ -335,15 +305,12 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         const createdAtKill: Array<number> = []
         try {
           for (let i = 0; i < 5; i++) {
-            const { child, done } = start(handle, args)
             // The kill lands by progress, not by the clock: once the service holds a random
             // number more records than before this run (a loaded machine only makes it later).
             const target = Math.min(159, created(handle, ws) + 1 + Math.floor(random() * 30))
-            const watch = setInterval(() => {
-              if (created(handle, ws) >= target) child.kill("SIGKILL")
-            }, 2)
-            const r = yield* Effect.promise(() => done)
-            clearInterval(watch)
+            const r = yield* Effect.promise(() =>
+              runCli(args, { env: connectionEnv(handle), stop: { when: () => created(handle, ws) >= target, signal: "SIGKILL" } })
+            )
             if (r.signal === "SIGKILL") {
               killed++
               createdAtKill.push(created(handle, ws))
@@ -429,18 +396,10 @@ layer(emulatorLayer({ seed: "empty" }), { timeout: 30_000, excludeTestServices: 
         expect(fs.statSync(csv).size).toBeGreaterThan(4 * 1024 * 1024)
         const journal = path.join(dir, "j.sqlite")
         const args = ["import-csv", "--workspace", ws, "--csv", csv, "--journal", journal]
-        const { child, done } = start(handle, args)
         // Interrupted once rows flow (the first progress line), well before the end of the plan.
-        yield* Effect.promise(() => new Promise<void>((resolve) => {
-          const onData = (d: Buffer) => {
-            if (!d.toString().includes("rows read")) return
-            child.stderr!.off("data", onData)
-            resolve()
-          }
-          child.stderr!.on("data", onData)
-        }))
-        child.kill("SIGINT")
-        const r = yield* Effect.promise(() => done)
+        const r = yield* Effect.promise(() =>
+          runCli(args, { env: connectionEnv(handle), stop: { when: (printed) => printed.stderr.includes("rows read"), signal: "SIGINT" } })
+        )
         expect(r.code).toBe(130)
         expect(r.stderr.trim().split("\n").at(-1)).toBe("worksync: interrupted")
         expect(r.stderr).not.toMatch(/FATAL|Error:|\n\s+at /)

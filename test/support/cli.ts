@@ -16,12 +16,12 @@ export interface CliResult {
 const BIN = new URL("../../bin/worksync.js", import.meta.url).pathname
 
 /**
- * What stops a command from outside: polled every 2 ms; once `when()` holds, the child gets
+ * What stops a command from outside: polled every 2 ms; once `when` holds, the child gets
  * `signal`, so a kill lands by the work done (records the service holds, a journal's
- * state), never by the clock.
+ * state, what the command printed so far), never by the clock.
  */
 export interface StopWhen {
-  readonly when: () => boolean
+  readonly when: (printed: { readonly stdout: string; readonly stderr: string }) => boolean
   readonly signal: NodeJS.Signals
 }
 
@@ -41,7 +41,7 @@ export const runCli = (
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
     const stop = options.stop
     const watch = stop === undefined ? undefined : setInterval(() => {
-      if (!stop.when()) return
+      if (!stop.when({ stdout, stderr })) return
       clearInterval(watch)
       child.kill(stop.signal)
     }, 2)
