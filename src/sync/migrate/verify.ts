@@ -23,6 +23,7 @@ import type { UidLookup } from "../../connectors/files/relink.ts"
 import type { CopySummary } from "../../connectors/files/copy.ts"
 import { fileUidLookup } from "../../connectors/files/uid-map.ts"
 import { stableFileScan } from "../../streams/stable-scan.ts"
+import { scratchRecords } from "../../store/scratch-records.ts"
 import type { RunRow, SnapshotStoreService } from "../../store/snapshot.ts"
 import type { JournalApi } from "../../store/journal.ts"
 import { recordNamespace } from "../plan.ts"
@@ -138,6 +139,8 @@ export interface VerifyInput {
 
 /** Record reads of the verification in flight at once (the client's limiter still bounds the rate). */
 const VERIFY_CONCURRENCY = 8
+/** The target's files kept in the scratch file per transaction. */
+const FILES_BATCH = 500
 
 const sumDone = (r: ReplayReport) => Object.values(r.doneByKind).reduce((a, b) => a + b, 0)
 
@@ -342,18 +345,21 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
       if (kept !== undefined) (kept ? orderKept : orderNotKept).push(title)
     }
 
-    // Files: every source file mapped to a CONFIRMED target file of the same size.
-    const targetFiles = new Map<string, { size: number; status: string }>()
+    // Files: every source file mapped to a CONFIRMED target file of the same size. The
+    // target's files are kept by uid in a scratch file, as its records are, not in the heap.
+    const targetFiles = yield* scratchRecords("verify-files")
     const scan = yield* stableFileScan(target.workspaceId).pipe(Effect.provideService(RestClient, target.rest))
-    yield* Stream.runForEach(scan.records, (f) => Effect.sync(() => targetFiles.set(f.uid, { size: f.size, status: f.status }))).pipe(
-      Effect.provideService(RestClient, target.rest)
-    )
+    yield* Stream.runForEach(
+      Stream.grouped(scan.records, FILES_BATCH),
+      (fs) => Effect.sync(() => targetFiles.putAll(fs.map((f) => ({ id: f.uid, size: f.size, status: f.status }))))
+    ).pipe(Effect.provideService(RestClient, target.rest))
     yield* Stream.runForEach(input.store.runItems("files", input.run.id, source.workspaceId), (item) =>
       Effect.sync(() => {
         const f = JSON.parse(item) as { uid: string; name: string; size: number; status?: string }
         if (f.status !== undefined && f.status !== "CONFIRMED") return
         const to = typeof uids === "function" ? uids(f.uid) : uids.get(f.uid)
-        const t = to === undefined ? undefined : targetFiles.get(to)
+        const kept = to === undefined ? undefined : targetFiles.get(to)
+        const t = kept === undefined ? undefined : (JSON.parse(kept) as { size: number; status: string })
         if (t === undefined) miss(`file ${f.name} (${f.uid}) is missing on the target`)
         else if (t.size !== f.size || t.status !== "CONFIRMED") miss(`file ${f.name}: ${t.size} bytes ${t.status} on the target, ${f.size} at the source`)
       }))
