@@ -30,23 +30,35 @@ if (mine(["heap-growing-percent"])) setFlagsFromString("--heap-growing-percent=5
 // as the same process (execve keeps its id, open files and signal dispositions) before
 // anything is read or written; V8's code cache below is not tied to this flag. Not for
 // import-csv: its planning allocates a few objects a row for a million rows, and with
-// 8 MB semi-spaces it costs 11-27% more CPU (bench import-plan). Where execve is missing
-// (Windows), the command runs on with V8's default. Help and the version are printed
-// without it: starting node again costs about 40 ms of CPU idle, 120 ms under load. Nor
-// a command started with an IPC channel (a pool worker's job, which reports its plan
-// through it): node has taken the channel's descriptor out of the environment, so the
-// process started again would have none.
+// 8 MB semi-spaces it costs 11-27% more CPU (bench import-plan; 16 MB: 11-19%).
 const args = process.argv.slice(2)
+const semiSpaces = !args.includes("import-csv") &&
+  mine(["max-semi-space-size", "min-semi-space-size", "max-heap-size", "semi-space-growth-factor"])
+// Two arenas of glibc's allocator, not one for each thread that allocates (up to eight a
+// core), each keeping what was freed in it: SQLite's connections, a planning or export
+// thread and node's own threads each filled one. The allocator reads the variable at the
+// process's start, so it is set for the process started again; a value the user gives
+// wins. Other C libraries ignore it. (import-csv's delta pass of 300,000 rows: 243 MB
+// against 252 MB, docs/growth.md "Scratch files' page caches and the C allocator's arenas".)
+const arenas = process.platform === "linux" && process.env.MALLOC_ARENA_MAX === undefined
+// Where execve is missing (Windows), the command runs on with V8's default. Help and the
+// version are printed without either: starting node again costs about 40 ms of CPU idle,
+// 120 ms under load. Nor a command started with an IPC channel (a pool worker's job, which
+// reports its plan through it): node has taken the channel's descriptor out of the
+// environment, so the process started again would have none.
 const quick = args.length === 0 || args.some((a) => a === "--help" || a === "-h" || a === "--version")
 if (
-  typeof process.execve === "function" && process.platform !== "win32" && !quick && !args.includes("import-csv") &&
-  process.channel === undefined &&
-  mine(["max-semi-space-size", "min-semi-space-size", "max-heap-size", "semi-space-growth-factor"])
+  typeof process.execve === "function" && process.platform !== "win32" && !quick && process.channel === undefined &&
+  (semiSpaces || arenas)
 ) {
   try {
-    process.execve(process.execPath, [process.execPath, "--max-semi-space-size=8", ...process.execArgv, ...process.argv.slice(1)], process.env)
+    process.execve(
+      process.execPath,
+      [process.execPath, ...(semiSpaces ? ["--max-semi-space-size=8"] : []), ...process.execArgv, ...process.argv.slice(1)],
+      arenas ? { ...process.env, MALLOC_ARENA_MAX: "2" } : process.env
+    )
   } catch {
-    // not started again: V8's default young generation
+    // not started again: V8's default young generation, the allocator's default arenas
   }
 }
 
