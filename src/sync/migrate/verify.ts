@@ -351,7 +351,7 @@ export const verify = (input: VerifyInput): Effect.Effect<MigrationReport, unkno
     const scan = yield* stableFileScan(target.workspaceId).pipe(Effect.provideService(RestClient, target.rest))
     yield* Stream.runForEach(
       Stream.grouped(scan.records, FILES_BATCH),
-      (fs) => Effect.sync(() => targetFiles.putAll(fs.map((f) => ({ id: f.uid, size: f.size, status: f.status }))))
+      (page) => Effect.sync(() => targetFiles.putAll(page.map((f) => ({ id: f.uid, size: f.size, status: f.status }))))
     ).pipe(Effect.provideService(RestClient, target.rest))
     yield* Stream.runForEach(input.store.runItems("files", input.run.id, source.workspaceId), (item) =>
       Effect.sync(() => {
